@@ -1,0 +1,73 @@
+/**
+ * Runs one helm process: argument array (no shell), bounded time, typed failure. Everything
+ * helm-specific about *what* to run lives in cli-client.ts; this module only knows how.
+ */
+import { execa } from 'execa';
+
+import { helmErrorFromStderr } from './errors.js';
+import { HelmError } from './types.js';
+
+/**
+ * After SIGTERM helm gets this long before SIGKILL. Helm 4 turns SIGTERM into "context canceled"
+ * and records the release as failed; SIGKILL leaves it pending-install/-upgrade (verified).
+ */
+export const KILL_GRACE_MS = 5000;
+
+/** Thrown when we killed helm because its time was up (as opposed to helm's own timeouts). */
+export class HelmKilledError extends HelmError {
+  constructor(
+    action: string,
+    readonly timeoutMs: number,
+  ) {
+    super('timeout', `helm ${action} timed out after ${formatSeconds(timeoutMs)}`, action);
+  }
+}
+
+export interface RunOptions {
+  readonly helmBin: string;
+  readonly env: Readonly<Record<string, string>>;
+  readonly timeoutMs: number;
+  /** For error messages and logs: `upgrade`, `status`, … */
+  readonly action: string;
+  /** Strings that must not appear in an error message (values' string leaves). */
+  readonly secrets?: readonly string[] | undefined;
+  /** SIGTERM → SIGKILL delay; default KILL_GRACE_MS. */
+  readonly killGraceMs?: number | undefined;
+}
+
+export interface RunResult {
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export async function runHelm(args: readonly string[], opts: RunOptions): Promise<RunResult> {
+  if (!Number.isInteger(opts.timeoutMs) || opts.timeoutMs <= 0) {
+    throw new RangeError(`timeoutMs must be a positive integer, got ${opts.timeoutMs}`);
+  }
+  const result = await execa(opts.helmBin, args, {
+    env: opts.env,
+    extendEnv: true,
+    stdin: 'ignore',
+    reject: false,
+    timeout: opts.timeoutMs,
+    killSignal: 'SIGTERM',
+    forceKillAfterDelay: opts.killGraceMs ?? KILL_GRACE_MS,
+    stripFinalNewline: false,
+  });
+  if (result.timedOut) {
+    throw new HelmKilledError(opts.action, opts.timeoutMs);
+  }
+  if (result.failed) {
+    if (result.exitCode === undefined) {
+      // Never ran or died of a signal: helm said nothing useful on stderr.
+      const why = result.signal !== undefined ? `was killed by ${result.signal}` : `could not be started (${result.code ?? 'unknown error'})`;
+      throw new HelmError('failed', `helm ${opts.action}: ${opts.helmBin} ${why}`, opts.action);
+    }
+    throw helmErrorFromStderr(result.stderr, opts.action, opts.secrets);
+  }
+  return { stdout: result.stdout, stderr: result.stderr };
+}
+
+export function formatSeconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(3))}s`;
+}

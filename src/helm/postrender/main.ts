@@ -1,0 +1,27 @@
+/**
+ * Entry point of chartpilot's helm post-renderer: helm pipes the rendered manifest to stdin and
+ * uses stdout as the manifest to apply. The labels/annotations arrive as one JSON argument
+ * (`--post-renderer-args`), or, if absent, in CHARTPILOT_POSTRENDER_SPEC.
+ *
+ * Helm 4 drops a post-renderer's stderr and only reports `plugin "…" exited with error`, so the
+ * messages below mainly help someone running this script by hand.
+ */
+import { text } from 'node:stream/consumers';
+
+import { injectMetadata } from './inject.js';
+import { parsePostRenderSpec, SPEC_ENV } from './spec.js';
+
+async function main(): Promise<void> {
+  const raw = process.argv[2] ?? process.env[SPEC_ENV];
+  if (raw === undefined || raw === '') {
+    throw new Error(`chartpilot post-renderer: no spec given (argument or ${SPEC_ENV})`);
+  }
+  const spec = parsePostRenderSpec(raw);
+  const manifest = await text(process.stdin);
+  process.stdout.write(injectMetadata(manifest, spec));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`chartpilot post-renderer: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exitCode = 1;
+});

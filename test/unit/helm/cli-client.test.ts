@@ -1,0 +1,267 @@
+/**
+ * The client's side of the contract, against a fake helm (test/fixtures/helm/fake-helm.sh) that
+ * records its argv, environment and values file: what is passed how, timeouts, cleanup, error
+ * mapping. That real helm accepts these arguments is the integration test's job.
+ */
+import assert from 'node:assert/strict';
+import { chmod, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { test, type TestContext } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import { createHelmClient, dialectFor, helmTimeoutMs, releaseLabelFlags, type CliHelmClientOptions, type HelmCallEvent } from '../../../src/helm/cli-client.js';
+import { POSTRENDER_PLUGIN_NAME, POSTRENDER_SCRIPT } from '../../../src/helm/postrender/plugin.js';
+import { HelmError, type UpgradeInstallRequest } from '../../../src/helm/types.js';
+
+const FIXTURES = fileURLToPath(new URL('../../../../test/fixtures/helm/', import.meta.url));
+const FAKE_HELM = join(FIXTURES, 'fake-helm.sh');
+await chmod(FAKE_HELM, 0o755); // in case a checkout lost the mode
+
+interface Call {
+  args: string[];
+  env: Record<string, string>;
+  values?: string;
+  valuesMode?: string;
+  valuesPath?: string;
+}
+
+interface Fake {
+  dir: string;
+  events: HelmCallEvent[];
+  client: ReturnType<typeof createHelmClient>;
+  calls(): Promise<Call[]>;
+  /** The single call whose first argument is `cmd`. */
+  call(cmd: string): Promise<Call>;
+}
+
+/** A client on the fake helm; its record directory and plugin directory go away after `t`. */
+async function fake(t: TestContext, env: Record<string, string> = {}, extra: Partial<CliHelmClientOptions> = {}): Promise<Fake> {
+  const dir = await mkdtemp(join(tmpdir(), 'chartpilot-fake-helm-'));
+  const events: HelmCallEvent[] = [];
+  const client = createHelmClient({
+    helmBin: FAKE_HELM,
+    kubeconfig: '/path/to/kubeconfig',
+    env: { FAKE_HELM_DIR: dir, ...env },
+    log: (e) => events.push(e),
+    ...extra,
+  });
+  t.after(async () => {
+    await client.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+  const calls = async (): Promise<Call[]> => {
+    const out: Call[] = [];
+    for (const f of (await readdir(dir)).filter((n) => n.endsWith('.args'))) {
+      const base = join(dir, f.slice(0, -'.args'.length));
+      const read = (suffix: string) => readFile(`${base}${suffix}`, 'utf8').catch(() => undefined);
+      const args = (await readFile(`${base}.args`, 'utf8')).split('\0').slice(0, -1);
+      const env = Object.fromEntries(((await read('.env')) ?? '').split('\n').filter(Boolean).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+      const c: Call = { args, env };
+      const values = await read('.values');
+      if (values !== undefined) c.values = values;
+      const mode = await read('.values-mode');
+      if (mode !== undefined) c.valuesMode = mode.trim();
+      const path = await read('.values-path');
+      if (path !== undefined) c.valuesPath = path;
+      out.push(c);
+    }
+    return out;
+  };
+  const call = async (cmd: string): Promise<Call> => {
+    const matching = (await calls()).filter((c) => c.args[0] === cmd);
+    assert.equal(matching.length, 1, `exactly one helm ${cmd} call`);
+    const [c] = matching;
+    assert.ok(c);
+    return c;
+  };
+  return { dir, events, client, calls, call };
+}
+
+const SECRET = 'hunter2-secret';
+const REQ: UpgradeInstallRequest = {
+  release: 'web',
+  namespace: 'team-a',
+  chart: '/charts/webapp',
+  values: { image: { tag: '1.2.3' }, password: SECRET, list: ['a,b=c', 'x y'] },
+  timeoutMs: 300_000,
+  description: '--looks-like-a-flag',
+  historyMax: 5,
+  releaseLabels: { 'chartpilot.io/fingerprint': 'abc123' },
+  postRender: { labels: { 'chartpilot.io/owner-uid': 'u-1' }, annotations: { 'operator-sdk/primary-resource': 'team-a/web' } },
+};
+
+/**
+ * Replaces `--timeout=<n>ms` by `--timeout=~<max>ms` after checking n is at most `max` and not
+ * much less (helm gets what is left of the budget once the version probe has run).
+ */
+function timeoutArg(args: string[], max: number): string[] {
+  return args.map((a) => {
+    const m = /^--timeout=(\d+)ms$/.exec(a);
+    if (m === null) return a;
+    const n = Number(m[1]);
+    assert.ok(n <= max && n > max - 5000, `${a} is just below ${String(max)}ms`);
+    return `--timeout=~${String(max)}ms`;
+  });
+}
+
+const exists = (p: string): Promise<boolean> => stat(p).then(() => true, () => false);
+
+await test('upgradeInstall: argv for helm 4, values only in a 0600 file that is removed afterwards', async (t) => {
+  const f = await fake(t, { FAKE_HELM_STDOUT: join(FIXTURES, 'upgrade-install.json') });
+  const release = await f.client.upgradeInstall(REQ);
+  assert.equal(release.revision, 1);
+  assert.equal(release.chartName, 'webapp');
+
+  const c = await f.call('upgrade');
+  const file = c.valuesPath;
+  assert.ok(file !== undefined);
+  assert.deepEqual(timeoutArg(c.args, 290_000), [
+    'upgrade',
+    '--install',
+    '--namespace=team-a',
+    '--output=json',
+    '--labels=chartpilot.io/fingerprint=abc123',
+    '--history-max=5',
+    '--description=--looks-like-a-flag',
+    `--post-renderer=${POSTRENDER_PLUGIN_NAME}`,
+    `--post-renderer-args=${JSON.stringify(REQ.postRender)}`,
+    '--timeout=~290000ms',
+    `--values=${file}`,
+    '--',
+    'web',
+    '/charts/webapp',
+  ]);
+  assert.ok(!c.args.some((a) => a.includes(SECRET) || a.includes('1.2.3')), 'no value on the command line');
+  assert.ok(!c.args.some((a) => a === '--wait' || a.startsWith('--wait=') || a.startsWith('--set')));
+  assert.equal(c.valuesMode, '600');
+  assert.deepEqual(JSON.parse(c.values ?? ''), REQ.values);
+  assert.equal(await exists(file), false, 'values file removed');
+  assert.equal(await exists(dirname(file)), false, 'its private directory removed');
+
+  // Environment: kubeconfig, and our plugin directory holding the post-renderer.
+  assert.equal(c.env['KUBECONFIG'], '/path/to/kubeconfig');
+  assert.equal(c.env['CHARTPILOT_POSTRENDER_SCRIPT'], POSTRENDER_SCRIPT);
+  assert.equal(c.env['CHARTPILOT_NODE'], process.execPath);
+  const pluginsDir = c.env['HELM_PLUGINS'] ?? '';
+  assert.match(await readFile(join(pluginsDir, POSTRENDER_PLUGIN_NAME, 'plugin.yaml'), 'utf8'), /type: postrenderer\/v1/);
+  await f.client.close();
+  assert.equal(await exists(pluginsDir), false, 'close() removes the plugin directory');
+
+  assert.deepEqual(f.events.map((e) => [e.action, e.release, e.namespace, e.outcome]), [['upgrade', 'web', 'team-a', 'success']]);
+});
+
+await test('upgradeInstall: force and disableHooks map to helm 4 flags; version is asked once', async (t) => {
+  const f = await fake(t, { FAKE_HELM_STDOUT: join(FIXTURES, 'upgrade-second.json') });
+  await f.client.upgradeInstall({ ...REQ, postRender: undefined, releaseLabels: undefined, force: true, disableHooks: true });
+  await f.client.upgradeInstall({ ...REQ, postRender: undefined });
+  const calls = await f.calls();
+  assert.equal(calls.filter((c) => c.args[0] === 'version').length, 1);
+  const forced = calls.find((c) => c.args.includes('--force-conflicts'));
+  assert.ok(forced);
+  assert.ok(forced.args.includes('--server-side=true'));
+  assert.ok(forced.args.includes('--no-hooks'));
+  assert.ok(!forced.args.includes('--force-replace'), 'helm 4 refuses --force-replace with server-side apply');
+  assert.ok(!calls.some((c) => c.args.some((a) => a.startsWith('--post-renderer'))));
+});
+
+await test('helm 3 gets --force and an executable post-renderer', async (t) => {
+  const f = await fake(t, { FAKE_HELM_VERSION: 'v3.17.3', FAKE_HELM_STDOUT: join(FIXTURES, 'upgrade-install.json') });
+  await f.client.upgradeInstall({ ...REQ, force: true });
+  const c = await f.call('upgrade');
+  assert.ok(c.args.includes('--force'));
+  const pr = c.args.find((a) => a.startsWith('--post-renderer='));
+  assert.match(pr ?? '', /\/postrender\.sh$/);
+});
+
+await test('a hung helm is killed after timeoutMs (SIGTERM, then SIGKILL) and leaves no values file', async (t) => {
+  const f = await fake(t, { FAKE_HELM_MODE: 'hang' }, { killGraceMs: 200 });
+  const started = Date.now();
+  await assert.rejects(f.client.upgradeInstall({ ...REQ, timeoutMs: 300 }), (err: unknown) => {
+    assert.ok(err instanceof HelmError);
+    assert.equal(err.kind, 'timeout');
+    assert.equal(err.action, 'upgrade');
+    assert.equal(err.message, 'helm upgrade timed out after 0.3s');
+    return true;
+  });
+  assert.ok(Date.now() - started < 5000, 'SIGKILL followed the grace period');
+  const c = await f.call('upgrade');
+  assert.ok(c.valuesPath !== undefined);
+  assert.equal(await exists(dirname(c.valuesPath)), false, 'values directory removed after the kill');
+  assert.deepEqual(f.events.map((e) => [e.outcome, e.errorKind]), [['error', 'timeout']]);
+});
+
+await test('helm failures become typed HelmErrors with values redacted', async (t) => {
+  const locked = await fake(t, { FAKE_HELM_MODE: 'fail', FAKE_HELM_STDERR: join(FIXTURES, 'stderr/upgrade-locked.txt') });
+  await assert.rejects(locked.client.upgradeInstall({ ...REQ, postRender: undefined }), { name: 'HelmError', kind: 'locked' });
+  assert.deepEqual(locked.events.map((e) => [e.outcome, e.errorKind]), [['error', 'locked']]);
+
+  const schema = await fake(t, { FAKE_HELM_MODE: 'fail', FAKE_HELM_STDERR: join(FIXTURES, 'stderr/template-schema-pattern.txt') });
+  await assert.rejects(schema.client.template({ release: 'web', namespace: 'ns', chart: '/c', values: { password: SECRET }, timeoutMs: 10_000 }), (err: unknown) => {
+    assert.ok(err instanceof HelmError);
+    assert.equal(err.kind, 'render');
+    assert.doesNotMatch(err.message, /hunter2/);
+    return true;
+  });
+});
+
+await test('not found: uninstall resolves not-found, status undefined, history []', async (t) => {
+  const f = await fake(t, { FAKE_HELM_MODE: 'fail', FAKE_HELM_STDERR: join(FIXTURES, 'stderr/uninstall-not-found.txt') });
+  assert.equal(await f.client.uninstall({ release: 'web', namespace: 'ns', timeoutMs: 10_000, wait: true, disableHooks: true }), 'not-found');
+  const c = await f.call('uninstall');
+  assert.deepEqual(c.args, ['uninstall', '--namespace=ns', '--timeout=8000ms', '--wait', '--no-hooks', '--', 'web']);
+
+  const g = await fake(t, { FAKE_HELM_MODE: 'fail', FAKE_HELM_STDERR: join(FIXTURES, 'stderr/status-not-found.txt') });
+  assert.equal(await g.client.status('web', 'ns', 10_000), undefined);
+  assert.deepEqual(await g.client.history('web', 'ns', 10_000), []);
+  const get = await g.call('get');
+  assert.deepEqual(get.args.slice(0, 3), ['get', 'all', '--namespace=ns']);
+  assert.match(get.args[3] ?? '', /^--template=@@chartpilot-[0-9a-f]{24}@@name\n/);
+  assert.deepEqual(get.args.slice(4), ['--', 'web']);
+  assert.deepEqual(g.events.map((e) => [e.action, e.outcome]), [['status', 'success'], ['history', 'success']]);
+});
+
+await test('rollback argv: revision positional, force mapped, no values', async (t) => {
+  const f = await fake(t);
+  await f.client.rollback({ release: 'web', namespace: 'ns', timeoutMs: 60_000, revision: 3, force: true });
+  const c = await f.call('rollback');
+  assert.deepEqual(timeoutArg(c.args, 50_000), ['rollback', '--namespace=ns', '--server-side=true', '--force-conflicts', '--timeout=~50000ms', '--', 'web', '3']);
+});
+
+await test('a missing helm binary is a failed HelmError, not a crash', async () => {
+  const client = createHelmClient({ helmBin: '/nonexistent/helm' });
+  await assert.rejects(client.history('web', 'ns', 5000), (err: unknown) => {
+    assert.ok(err instanceof HelmError);
+    assert.equal(err.kind, 'failed');
+    assert.match(err.message, /could not be started/);
+    return true;
+  });
+});
+
+await test('bad input is rejected before helm runs', async (t) => {
+  assert.throws(() => createHelmClient({ helmBin: '' }), TypeError);
+  assert.throws(() => createHelmClient({ helmBin: 'helm', killGraceMs: -1 }), RangeError);
+  const f = await fake(t);
+  await assert.rejects(f.client.upgradeInstall({ ...REQ, release: '' }), TypeError);
+  await assert.rejects(f.client.upgradeInstall({ ...REQ, timeoutMs: 0 }), RangeError);
+  await assert.rejects(f.client.upgradeInstall({ ...REQ, releaseLabels: { status: 'x' } }), /invalid release label key/);
+  await assert.rejects(f.client.rollback({ release: 'web', namespace: 'ns', timeoutMs: 1000, revision: 0 }), RangeError);
+  assert.deepEqual(await f.calls(), []);
+});
+
+await test('a throwing log callback does not fail the call', async (t) => {
+  const f = await fake(t, {}, { log: () => { throw new Error('metrics broke'); } });
+  await f.client.rollback({ release: 'web', namespace: 'ns', timeoutMs: 10_000 });
+});
+
+await test('helpers: helm timeout below ours, dialects, release label flags', () => {
+  assert.equal(helmTimeoutMs(300_000), 290_000);
+  assert.equal(helmTimeoutMs(10_000), 8_000);
+  assert.equal(helmTimeoutMs(1), 1);
+  assert.equal(dialectFor('v4.1.4').major, 4);
+  assert.equal(dialectFor('v3.17.3\n').major, 3);
+  assert.throws(() => dialectFor('v2.16.0'), /unsupported helm version/);
+  assert.deepEqual(releaseLabelFlags({ a: 'b', 'x.io/y': '' }), ['--labels=a=b', '--labels=x.io/y=']);
+  assert.throws(() => releaseLabelFlags({ a: 'b,c' }), /invalid value/);
+  assert.throws(() => releaseLabelFlags({ owner: 'me' }), /invalid release label key/);
+});
