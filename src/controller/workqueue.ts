@@ -1,0 +1,257 @@
+/**
+ * A keyed work queue with the guarantees a controller needs (those of client-go's workqueue):
+ * - adds of a key that is already waiting coalesce into one item;
+ * - a key is never processed by two workers at once: an add while it runs marks it dirty, and it
+ *   runs once more after the current run finishes;
+ * - a failing key is retried with per-key exponential backoff (reset by a success);
+ * - `requeueAfterMs` and `addAfter` schedule a later run, and an immediate add always wins over a
+ *   scheduled one, so an event never waits for a period or a backoff;
+ * - at most `concurrency` handlers run at once; `shutdown` drains.
+ */
+import { realClock, type Clock, type TimerHandle } from './clock.js';
+
+export type WorkResult = { requeueAfterMs?: number } | undefined;
+
+/** Optional hooks, shaped after controller-runtime's workqueue_* metrics. */
+export interface WorkQueueMetrics {
+  /** A key was newly queued (coalesced adds are not counted). */
+  onAdd?(key: string): void;
+  /** Number of keys waiting to run, after every change. */
+  onDepth?(depth: number): void;
+  /** A failed key was scheduled for a retry. */
+  onRetry?(key: string): void;
+  /** Time a key waited from being queued to a worker taking it. */
+  onQueueLatency?(ms: number): void;
+  /** Time a handler took. */
+  onWorkDuration?(ms: number): void;
+}
+
+export interface WorkQueueOptions {
+  name: string;
+  concurrency: number;
+  // eslint-disable-next-line @typescript-eslint/no-invalid-void-type -- a handler that never requeues just returns
+  handler: (key: string, signal: AbortSignal) => Promise<WorkResult | void>;
+  /** Retry backoff per key: baseMs · 2^(failures-1), capped at maxMs; default 500 ms … 5 min. */
+  backoff?: { baseMs: number; maxMs: number };
+  clock?: Clock;
+  metrics?: WorkQueueMetrics;
+  /** Told about every handler failure (before the retry is scheduled); `attempt` counts from 1. */
+  onError?: (key: string, err: unknown, attempt: number) => void;
+  /** [0, 1) source for jitter; replaceable in tests. */
+  random?: () => number;
+}
+
+const DEFAULT_BACKOFF = { baseMs: 500, maxMs: 5 * 60_000 };
+/** Retry delays are spread by up to this fraction so keys failing together do not retry in lockstep. */
+const JITTER = 0.1;
+
+interface Scheduled {
+  at: number;
+  timer: TimerHandle;
+}
+
+export class WorkQueue {
+  private readonly handler: WorkQueueOptions['handler'];
+  private readonly concurrency: number;
+  private readonly backoff: { baseMs: number; maxMs: number };
+  private readonly clock: Clock;
+  private readonly metrics: WorkQueueMetrics;
+  private readonly random: () => number;
+
+  /** Keys waiting for a worker, in order; each also in `queuedAt`. */
+  private readonly ready: string[] = [];
+  private readonly queuedAt = new Map<string, number>();
+  /** Keys currently in a handler. */
+  private readonly running = new Map<string, AbortController>();
+  /** Keys added while running: they go back to `ready` when their run ends. */
+  private readonly dirty = new Set<string>();
+  /** Keys due later (requeue, backoff, addAfter); at most one timer per key, the earliest. */
+  private readonly scheduled = new Map<string, Scheduled>();
+  /** Consecutive failures per key. */
+  private readonly failures = new Map<string, number>();
+  private readonly inFlight = new Set<Promise<void>>();
+
+  private started = false;
+  private stopping = false;
+
+  constructor(private readonly opts: WorkQueueOptions) {
+    if (!(Number.isInteger(opts.concurrency) && opts.concurrency >= 1)) {
+      throw new RangeError(`work queue ${opts.name}: concurrency must be an integer >= 1, got ${opts.concurrency}`);
+    }
+    this.backoff = opts.backoff ?? DEFAULT_BACKOFF;
+    if (!(this.backoff.baseMs > 0 && this.backoff.maxMs >= this.backoff.baseMs)) {
+      throw new RangeError(`work queue ${opts.name}: backoff needs 0 < baseMs <= maxMs`);
+    }
+    this.handler = opts.handler;
+    this.concurrency = opts.concurrency;
+    this.clock = opts.clock ?? realClock;
+    this.metrics = opts.metrics ?? {};
+    this.random = opts.random ?? Math.random;
+  }
+
+  /** Keys waiting for a worker (not counting running or scheduled ones). */
+  get length(): number {
+    return this.ready.length;
+  }
+
+  /** Handlers running now. */
+  get active(): number {
+    return this.running.size;
+  }
+
+  /** Keys with a pending delayed run. */
+  get scheduledCount(): number {
+    return this.scheduled.size;
+  }
+
+  /** Queues `key` to run as soon as a worker is free (and it is not already running). */
+  add(key: string): void {
+    if (this.stopping) return;
+    // An immediate run supersedes any later one: it sees the latest state and schedules its own follow-up.
+    this.unschedule(key);
+    if (this.running.has(key)) {
+      this.dirty.add(key);
+      return;
+    }
+    if (this.queuedAt.has(key)) return;
+    this.enqueue(key);
+    this.pump();
+  }
+
+  /** Queues `key` after `delayMs`; if a run is already scheduled sooner (or queued now), that one stands. */
+  addAfter(key: string, delayMs: number): void {
+    if (this.stopping) return;
+    if (!(delayMs > 0)) {
+      this.add(key);
+      return;
+    }
+    if (this.queuedAt.has(key)) return;
+    const at = this.clock.now() + delayMs;
+    const existing = this.scheduled.get(key);
+    if (existing && existing.at <= at) return;
+    if (existing) this.clock.clearTimeout(existing.timer);
+    const timer = this.clock.setTimeout(() => {
+      this.scheduled.delete(key);
+      this.add(key);
+    }, delayMs);
+    this.scheduled.set(key, { at, timer });
+  }
+
+  /** Begins handing keys to workers (keys added before `start` wait until then). */
+  start(): void {
+    if (this.started || this.stopping) return;
+    this.started = true;
+    this.pump();
+  }
+
+  /**
+   * Stops taking work (queued and scheduled keys are dropped), waits for running handlers, and
+   * aborts their signals once `drainTimeoutMs` has passed (if given). Resolves when all have returned.
+   */
+  async shutdown(opts: { drainTimeoutMs?: number } = {}): Promise<void> {
+    this.stopping = true;
+    for (const s of this.scheduled.values()) this.clock.clearTimeout(s.timer);
+    this.scheduled.clear();
+    this.ready.length = 0;
+    this.queuedAt.clear();
+    this.dirty.clear();
+    this.metrics.onDepth?.(0);
+    if (this.inFlight.size === 0) return;
+    let drainTimer: TimerHandle | undefined;
+    if (opts.drainTimeoutMs !== undefined) {
+      drainTimer = this.clock.setTimeout(() => {
+        for (const c of this.running.values()) c.abort(new Error(`work queue ${this.opts.name} shutting down`));
+      }, opts.drainTimeoutMs);
+    }
+    while (this.inFlight.size > 0) await Promise.all(this.inFlight);
+    if (drainTimer !== undefined) this.clock.clearTimeout(drainTimer);
+  }
+
+  private enqueue(key: string): void {
+    this.ready.push(key);
+    this.queuedAt.set(key, this.clock.now());
+    this.metrics.onAdd?.(key);
+    this.metrics.onDepth?.(this.ready.length);
+  }
+
+  private unschedule(key: string): void {
+    const s = this.scheduled.get(key);
+    if (!s) return;
+    this.clock.clearTimeout(s.timer);
+    this.scheduled.delete(key);
+  }
+
+  private pump(): void {
+    if (!this.started || this.stopping) return;
+    while (this.running.size < this.concurrency && this.ready.length > 0) {
+      const key = this.ready.shift() as string;
+      const queued = this.queuedAt.get(key) ?? this.clock.now();
+      this.queuedAt.delete(key);
+      this.metrics.onDepth?.(this.ready.length);
+      this.metrics.onQueueLatency?.(this.clock.now() - queued);
+      const done = this.process(key)
+        .catch((err: unknown) => {
+          // Only a throwing metrics hook gets here; the key's own failure was handled in process().
+          this.report(key, err, 0);
+        })
+        .finally(() => this.inFlight.delete(done));
+      this.inFlight.add(done);
+    }
+  }
+
+  /** Runs one key; never rejects. */
+  private async process(key: string): Promise<void> {
+    const controller = new AbortController();
+    this.running.set(key, controller);
+    const started = this.clock.now();
+    let result: WorkResult;
+    let failed = false;
+    let error: unknown;
+    try {
+      result = (await this.handler(key, controller.signal)) ?? undefined;
+    } catch (err) {
+      failed = true;
+      error = err;
+    }
+    this.metrics.onWorkDuration?.(this.clock.now() - started);
+    this.running.delete(key);
+    if (this.stopping) return;
+
+    if (failed) {
+      const attempt = (this.failures.get(key) ?? 0) + 1;
+      this.failures.set(key, attempt);
+      this.report(key, error, attempt);
+      this.metrics.onRetry?.(key);
+      this.scheduleAfterRun(key, this.retryDelay(attempt));
+    } else {
+      this.failures.delete(key);
+      const after = result?.requeueAfterMs;
+      this.scheduleAfterRun(key, after === undefined ? undefined : Math.max(0, after));
+    }
+    this.pump();
+  }
+
+  /** After a run: an add that came in meanwhile runs now; otherwise the requested delay, if any. */
+  private scheduleAfterRun(key: string, delayMs: number | undefined): void {
+    if (this.dirty.delete(key)) {
+      // Fresh information arrived while it ran (e.g. the user fixed the spec): do not make it wait.
+      if (!this.queuedAt.has(key)) this.enqueue(key);
+      return;
+    }
+    if (delayMs !== undefined) this.addAfter(key, delayMs);
+  }
+
+  private report(key: string, err: unknown, attempt: number): void {
+    try {
+      this.opts.onError?.(key, err, attempt);
+    } catch {
+      // a broken error reporter must not stop retries
+    }
+  }
+
+  private retryDelay(attempt: number): number {
+    const { baseMs, maxMs } = this.backoff;
+    const exp = Math.min(maxMs, baseMs * 2 ** Math.min(attempt - 1, 52));
+    return Math.min(maxMs, exp * (1 + JITTER * (2 * this.random() - 1)));
+  }
+}
