@@ -1,0 +1,10 @@
+/** Exit codes of the chartpilot command (documented in the README). */
+export const ExitCode = {
+  ok: 0,
+  /** An unexpected internal error. */
+  internal: 1,
+  /** Bad command line or bad watches.yaml: fix the input. */
+  badConfig: 2,
+  /** The environment is not ready: cluster unreachable, CRD missing, RBAC missing, helm missing. */
+  environment: 3,
+} as const;

@@ -1,0 +1,95 @@
+/** The chartpilot command line: dispatches sub-commands and turns every outcome into an exit code. */
+import { readFileSync } from 'node:fs';
+import { parseRunArgs, RUN_HELP } from './args.js';
+import { ExitCode } from './exit-codes.js';
+import { runOperator } from './run.js';
+
+const USAGE = `chartpilot — turn any Helm chart into a Kubernetes API
+
+Usage:
+  chartpilot run [flags]        run the operator (operator-sdk helm-operator flags; see run --help)
+  chartpilot version            print the version
+  chartpilot help               show this help
+
+Exit codes: 0 ok, 1 internal error, 2 bad flags or watches.yaml, 3 cluster/CRD/RBAC/helm not ready.`;
+
+/** How long running helm calls may take to finish after SIGTERM (the pod's grace period is 30 s by default). */
+const SHUTDOWN_GRACE_MS = 25_000;
+
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: string };
+  return pkg.version ?? 'unknown';
+}
+
+async function run(argv: readonly string[]): Promise<number> {
+  const parsed = parseRunArgs(argv, process.env);
+  if (!parsed.ok) {
+    if (parsed.help === true) {
+      process.stdout.write(`${RUN_HELP}\n`);
+      return ExitCode.ok;
+    }
+    for (const p of parsed.problems) process.stderr.write(`error: ${p}\n`);
+    process.stderr.write('run "chartpilot run --help" for the flags\n');
+    return ExitCode.badConfig;
+  }
+  const o = parsed.options;
+  // client-node and helm both read KUBECONFIG, so one setting serves both.
+  if (o.kubeconfig !== undefined) process.env.KUBECONFIG = o.kubeconfig;
+
+  const stop = new AbortController();
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    signals++;
+    if (signals > 1) {
+      process.stderr.write(`received ${signal} again: exiting now\n`);
+      process.exit(ExitCode.internal);
+    }
+    stop.abort();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  try {
+    return await runOperator(
+      {
+        watchesFile: o.watchesFile,
+        reconcilePeriodMs: o.reconcilePeriodMs,
+        maxConcurrentReconciles: o.maxConcurrentReconciles,
+        helmTimeoutMs: o.helmTimeoutMs,
+        watchNamespaces: o.watchNamespaces,
+        helmBin: o.helmBin,
+        logLevel: o.logLevel,
+        shutdownGraceMs: SHUTDOWN_GRACE_MS,
+      },
+      { env: process.env, stderr: (line) => process.stderr.write(`${line}\n`), stop: stop.signal },
+    );
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  }
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'run':
+        return await run(rest);
+      case 'version':
+      case '--version':
+        process.stdout.write(`chartpilot ${packageVersion()}\n`);
+        return ExitCode.ok;
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        process.stdout.write(`${USAGE}\n`);
+        return command === undefined ? ExitCode.badConfig : ExitCode.ok;
+      default:
+        process.stderr.write(`error: unknown command "${command}"\n\n${USAGE}\n`);
+        return ExitCode.badConfig;
+    }
+  } catch (err) {
+    process.stderr.write(`error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    return ExitCode.internal;
+  }
+}

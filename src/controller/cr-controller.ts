@@ -1,0 +1,176 @@
+/**
+ * One controller per watched kind: informers (one per watched namespace, or one for all) feed keys
+ * into a work queue; a worker takes a key, reads the CR from the cache and reconciles it.
+ * Informer callbacks only enqueue; all work happens in the queue's workers.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { Informer } from '../kube/informer.js';
+import type { KubeClient } from '../kube/rest.js';
+import type { ApiResource, KubeObject } from '../kube/types.js';
+import type { Reconciler } from '../reconcile/reconciler.js';
+import type { CustomResource } from '../reconcile/types.js';
+import { WorkQueue, type WorkQueueMetrics } from './workqueue.js';
+
+export interface CrControllerOptions {
+  /** Controller name in logs and metrics (the kind, lower-cased like controller-runtime's). */
+  readonly name: string;
+  readonly resource: ApiResource;
+  readonly client: KubeClient;
+  /** Namespaces to watch; empty = all. */
+  readonly namespaces: readonly string[];
+  readonly labelSelector: string | undefined;
+  readonly concurrency: number;
+  readonly reconciler: Reconciler;
+  readonly log: Logger;
+  readonly queueMetrics?: WorkQueueMetrics;
+  /** Called after every reconcile (for metrics). */
+  readonly onReconciled?: (result: 'success' | 'error' | 'requeue_after', durationMs: number) => void;
+}
+
+export function keyOf(obj: { metadata: { namespace?: string; name: string } }): string {
+  return obj.metadata.namespace === undefined ? obj.metadata.name : `${obj.metadata.namespace}/${obj.metadata.name}`;
+}
+
+function splitKey(key: string): { namespace: string | undefined; name: string } {
+  const i = key.indexOf('/');
+  return i < 0 ? { namespace: undefined, name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
+}
+
+function sameStrings(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
+  return JSON.stringify(a ?? []) === JSON.stringify(b ?? []);
+}
+
+function sameMap(a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>> | undefined): boolean {
+  const ka = Object.keys(a ?? {});
+  if (ka.length !== Object.keys(b ?? {}).length) return false;
+  return ka.every((k) => a?.[k] === b?.[k]);
+}
+
+/**
+ * Whether an update is worth a reconcile: spec (generation), deletion, finalizers, labels or
+ * annotations. Status-only updates — including the ones this operator writes — are not.
+ */
+export function needsReconcile(oldObj: CustomResource, newObj: CustomResource): boolean {
+  const o = oldObj.metadata;
+  const n = newObj.metadata;
+  return (
+    o.generation !== n.generation ||
+    o.deletionTimestamp !== n.deletionTimestamp ||
+    !sameStrings(o.finalizers, n.finalizers) ||
+    !sameMap(o.annotations, n.annotations) ||
+    !sameMap(o.labels, n.labels)
+  );
+}
+
+export class CrController {
+  private readonly informers = new Map<string, Informer<KubeObject>>();
+  private readonly queue: WorkQueue;
+  private readonly byUid = new Map<string, string>();
+
+  constructor(private readonly opts: CrControllerOptions) {
+    this.queue = new WorkQueue({
+      name: opts.name,
+      concurrency: opts.concurrency,
+      handler: (key) => this.process(key),
+      ...(opts.queueMetrics === undefined ? {} : { metrics: opts.queueMetrics }),
+      onError: (key, err, attempt) => {
+        const { namespace, name } = splitKey(key);
+        opts.log.warn({ namespace, name, attempt, err: err instanceof Error ? err.message : String(err) }, 'reconcile failed; will retry');
+      },
+    });
+  }
+
+  get name(): string {
+    return this.opts.name;
+  }
+
+  start(): void {
+    const namespaces = this.opts.resource.namespaced && this.opts.namespaces.length > 0 ? this.opts.namespaces : [undefined];
+    for (const namespace of namespaces) {
+      const informer = new Informer<KubeObject>({
+        client: this.opts.client,
+        resource: this.opts.resource,
+        ...(namespace === undefined ? {} : { namespace }),
+        ...(this.opts.labelSelector === undefined ? {} : { labelSelector: this.opts.labelSelector }),
+        log: this.opts.log,
+        handlers: {
+          onAdd: (obj) => {
+            this.track(obj);
+            this.queue.add(keyOf(obj));
+          },
+          onUpdate: (oldObj, newObj) => {
+            this.track(newObj);
+            if (needsReconcile(oldObj, newObj)) this.queue.add(keyOf(newObj));
+          },
+          onDelete: (obj) => {
+            if (obj.metadata.uid !== undefined) this.byUid.delete(obj.metadata.uid);
+            // Nothing to do for a deleted CR: with our finalizer, deletion arrives as an update.
+          },
+        },
+      });
+      this.informers.set(namespace ?? '', informer);
+      informer.start();
+    }
+    this.queue.start();
+  }
+
+  async stop(drainTimeoutMs: number): Promise<void> {
+    await Promise.all([...this.informers.values()].map((i) => i.stop()));
+    await this.queue.shutdown({ drainTimeoutMs });
+  }
+
+  hasSynced(): boolean {
+    return [...this.informers.values()].every((i) => i.hasSynced());
+  }
+
+  async waitForSync(signal?: AbortSignal): Promise<void> {
+    await Promise.all([...this.informers.values()].map((i) => i.waitForSync(signal)));
+  }
+
+  /** The first error an informer hit (e.g. Forbidden on LIST), for start-up diagnostics. */
+  lastError(): unknown {
+    for (const i of this.informers.values()) if (i.lastError !== undefined) return i.lastError;
+    return undefined;
+  }
+
+  enqueue(key: string): void {
+    this.queue.add(key);
+  }
+
+  /** Every known CR of this kind (after a chart change, every release must be upgraded). */
+  enqueueAll(): void {
+    for (const i of this.informers.values()) for (const obj of i.list()) this.queue.add(keyOf(obj));
+  }
+
+  /** The key of the CR with this uid, if it is cached (dependents name their owner by uid). */
+  keyForUid(uid: string): string | undefined {
+    return this.byUid.get(uid);
+  }
+
+  get(key: string): CustomResource | undefined {
+    const { namespace, name } = splitKey(key);
+    const informer = this.informers.get(namespace ?? '') ?? this.informers.get('');
+    return informer?.get(namespace, name);
+  }
+
+  private track(obj: KubeObject): void {
+    if (obj.metadata.uid !== undefined) this.byUid.set(obj.metadata.uid, keyOf(obj));
+  }
+
+  private async process(key: string): Promise<{ requeueAfterMs?: number }> {
+    const cr = this.get(key);
+    if (cr === undefined) return {};
+    const reconcileID = randomUUID();
+    const log = this.opts.log.child({ namespace: cr.metadata.namespace, name: cr.metadata.name, reconcileID });
+    const started = performance.now();
+    try {
+      const result = await this.opts.reconciler.reconcile(cr, log);
+      this.opts.onReconciled?.(result.requeueAfterMs === undefined ? 'success' : 'requeue_after', performance.now() - started);
+      return result;
+    } catch (err) {
+      this.opts.onReconciled?.('error', performance.now() - started);
+      throw err;
+    }
+  }
+}

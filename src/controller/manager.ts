@@ -1,0 +1,146 @@
+/**
+ * Turns validated watches entries into running controllers: resolves each kind's API resource,
+ * computes its chart digest, and wires reconciler, informers and queue together.
+ */
+import type { Logger } from 'pino';
+import { gvkKey, type WatchEntry } from '../config/types.js';
+import type { HelmClient } from '../helm/types.js';
+import type { KubeClient } from '../kube/rest.js';
+import type { ApiResource } from '../kube/types.js';
+import type { EventSink } from '../reconcile/ports.js';
+import { Reconciler, type ReconcileTarget } from '../reconcile/reconciler.js';
+import { chartDigest } from './chart-digest.js';
+import { createCrWriter } from './cr-writer.js';
+import { CrController } from './cr-controller.js';
+import { createReleaseStore } from './release-store.js';
+import type { WorkQueueMetrics } from './workqueue.js';
+
+export interface ManagerOptions {
+  readonly client: KubeClient;
+  readonly helm: HelmClient;
+  readonly events: EventSink;
+  readonly log: Logger;
+  readonly watchNamespaces: readonly string[];
+  readonly defaultReconcilePeriodMs: number;
+  readonly defaultConcurrency: number;
+  readonly helmTimeoutMs: number;
+  readonly historyMax: number;
+  readonly processStartedAt: number;
+  readonly queueMetrics?: (controller: string) => WorkQueueMetrics;
+  readonly onReconciled?: (controller: string, result: 'success' | 'error' | 'requeue_after', durationMs: number) => void;
+}
+
+/**
+ * A running controller. `current` is mutated in place on reload: the reconciler reads the target
+ * through a closure over this very object.
+ */
+interface Running {
+  readonly controller: CrController;
+  readonly current: { entry: WatchEntry; target: ReconcileTarget };
+}
+
+export function ownerKindOf(entry: WatchEntry): string {
+  return entry.group === '' ? entry.kind : `${entry.kind}.${entry.group}`;
+}
+
+export async function targetFor(entry: WatchEntry, defaultPeriodMs: number): Promise<ReconcileTarget> {
+  return {
+    ownerKind: ownerKindOf(entry),
+    chartPath: entry.chartPath,
+    chartDigest: await chartDigest(entry.chartPath),
+    overrides: entry.overrideValues,
+    reconcilePeriodMs: entry.reconcilePeriodMs ?? defaultPeriodMs,
+  };
+}
+
+export class Manager {
+  private readonly running = new Map<string, Running>();
+  private readonly releases;
+
+  constructor(private readonly opts: ManagerOptions) {
+    this.releases = createReleaseStore(opts.client);
+  }
+
+  /** Starts a controller for `entry` (its resource already resolved). */
+  async add(entry: WatchEntry, resource: ApiResource): Promise<void> {
+    const { opts } = this;
+    const key = gvkKey(entry);
+    const name = entry.kind.toLowerCase();
+    const log = opts.log.child({ controller: name });
+    const current = { entry, target: await targetFor(entry, opts.defaultReconcilePeriodMs) };
+    const reconciler = new Reconciler({
+      helm: opts.helm,
+      releases: this.releases,
+      writer: createCrWriter(opts.client, resource),
+      events: opts.events,
+      clock: { now: Date.now },
+      helmTimeoutMs: opts.helmTimeoutMs,
+      processStartedAt: opts.processStartedAt,
+      historyMax: opts.historyMax,
+      target: () => current.target,
+    });
+    const controller = new CrController({
+      name,
+      resource,
+      client: opts.client,
+      namespaces: opts.watchNamespaces,
+      labelSelector: entry.labelSelector,
+      concurrency: entry.maxConcurrentReconciles ?? opts.defaultConcurrency,
+      reconciler,
+      log,
+      ...(opts.queueMetrics === undefined ? {} : { queueMetrics: opts.queueMetrics(name) }),
+      ...(opts.onReconciled === undefined
+        ? {}
+        : { onReconciled: (result: 'success' | 'error' | 'requeue_after', ms: number) => opts.onReconciled?.(name, result, ms) }),
+    });
+    this.running.set(key, { controller, current });
+    controller.start();
+    log.info({ kind: entry.kind, group: entry.group, version: entry.version, chart: entry.chartPath }, 'controller started');
+  }
+
+  /** Stops and forgets the controller of `entry`'s kind. */
+  async remove(key: string, drainTimeoutMs: number): Promise<void> {
+    const running = this.running.get(key);
+    if (running === undefined) return;
+    this.running.delete(key);
+    await running.controller.stop(drainTimeoutMs);
+  }
+
+  /** The chart or an entry's settings changed: new target, and every CR of the kind re-checked. */
+  async refresh(key: string, entry: WatchEntry): Promise<boolean> {
+    const running = this.running.get(key);
+    if (running === undefined) return false;
+    const next = await targetFor(entry, this.opts.defaultReconcilePeriodMs);
+    const prev = running.current.target;
+    running.current.entry = entry;
+    running.current.target = next;
+    const changed =
+      prev.chartDigest !== next.chartDigest ||
+      prev.chartPath !== next.chartPath ||
+      JSON.stringify(prev.overrides) !== JSON.stringify(next.overrides) ||
+      prev.reconcilePeriodMs !== next.reconcilePeriodMs;
+    if (changed) running.controller.enqueueAll();
+    return changed;
+  }
+
+  entries(): WatchEntry[] {
+    return [...this.running.values()].map((r) => r.current.entry);
+  }
+
+  controllers(): CrController[] {
+    return [...this.running.values()].map((r) => r.controller);
+  }
+
+  hasSynced(): boolean {
+    return this.controllers().every((c) => c.hasSynced());
+  }
+
+  async waitForSync(signal?: AbortSignal): Promise<void> {
+    await Promise.all(this.controllers().map((c) => c.waitForSync(signal)));
+  }
+
+  async stop(drainTimeoutMs: number): Promise<void> {
+    const all = [...this.running.keys()];
+    await Promise.all(all.map((k) => this.remove(k, drainTimeoutMs)));
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * Start-up checks that turn the classic silent hangs (unreachable API server, missing CRD, missing
+ * RBAC) into one clear message naming what is missing and how to fix it.
+ */
+import { apiVersionOf, type WatchEntry } from '../config/types.js';
+import { KubeApiError } from '../kube/errors.js';
+import type { KubeClient } from '../kube/rest.js';
+import type { ApiResource } from '../kube/types.js';
+
+export class PreflightError extends Error {
+  override readonly name = 'PreflightError';
+  constructor(readonly problems: readonly string[]) {
+    super(problems.join('\n'));
+  }
+}
+
+export async function checkApiServer(client: KubeClient, server: string): Promise<string> {
+  try {
+    const v = await client.request<{ gitVersion?: string }>('GET', '/version', { timeoutMs: 10_000 });
+    return v.gitVersion ?? 'unknown';
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    throw new PreflightError([
+      `cannot reach the Kubernetes API server at ${server}: ${why}. Check KUBECONFIG (or the pod's service account) and that the cluster is running.`,
+    ]);
+  }
+}
+
+/** Finds the API resource of every watched kind; a kind without a CRD is a start-up error. */
+export async function resolveResources(client: KubeClient, entries: readonly WatchEntry[]): Promise<Map<WatchEntry, ApiResource>> {
+  const found = new Map<WatchEntry, ApiResource>();
+  const problems: string[] = [];
+  for (const entry of entries) {
+    const apiVersion = apiVersionOf(entry);
+    try {
+      found.set(entry, await client.resourceFor(apiVersion, entry.kind));
+    } catch (err) {
+      if (err instanceof KubeApiError && err.status === 404) {
+        problems.push(
+          `the cluster has no CustomResourceDefinition for kind ${entry.kind} in ${apiVersion}: install it first ` +
+            `(chartpilot generate crd --watches-file <file> | kubectl apply -f -)`,
+        );
+      } else {
+        throw err;
+      }
+    }
+  }
+  if (problems.length > 0) throw new PreflightError(problems);
+  return found;
+}
+
+interface Check {
+  readonly verb: string;
+  readonly group: string;
+  readonly resource: string;
+  readonly subresource?: string;
+  readonly namespace: string | undefined;
+}
+
+function describeCheck(c: Check): string {
+  const res = `${c.resource}${c.subresource === undefined ? '' : `/${c.subresource}`}${c.group === '' ? '' : `.${c.group}`}`;
+  return `${c.verb} ${res} ${c.namespace === undefined ? 'in all namespaces' : `in namespace ${c.namespace}`}`;
+}
+
+/** The permissions the operator cannot run without, for its kinds and Helm's storage. */
+export function requiredChecks(resources: readonly ApiResource[], namespaces: readonly string[]): Check[] {
+  const scopes: (string | undefined)[] = namespaces.length === 0 ? [undefined] : [...namespaces];
+  const checks: Check[] = [];
+  for (const namespace of scopes) {
+    for (const r of resources) {
+      for (const verb of ['list', 'watch', 'get', 'patch']) checks.push({ verb, group: r.group, resource: r.plural, namespace });
+      checks.push({ verb: 'patch', group: r.group, resource: r.plural, subresource: 'status', namespace });
+    }
+    for (const verb of ['list', 'get', 'create', 'update', 'delete']) checks.push({ verb, group: '', resource: 'secrets', namespace });
+    checks.push({ verb: 'create', group: '', resource: 'events', namespace });
+  }
+  return checks;
+}
+
+/** Asks the API server (SelfSubjectAccessReview) whether this identity may do each required thing. */
+export async function checkPermissions(client: KubeClient, checks: readonly Check[]): Promise<void> {
+  const denied: string[] = [];
+  await Promise.all(
+    checks.map(async (c) => {
+      const review = await client.request<{ status?: { allowed?: boolean } }>(
+        'POST',
+        '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+        {
+          body: {
+            apiVersion: 'authorization.k8s.io/v1',
+            kind: 'SelfSubjectAccessReview',
+            spec: {
+              resourceAttributes: {
+                verb: c.verb,
+                group: c.group,
+                resource: c.resource,
+                ...(c.subresource === undefined ? {} : { subresource: c.subresource }),
+                ...(c.namespace === undefined ? {} : { namespace: c.namespace }),
+              },
+            },
+          },
+        },
+      );
+      if (review.status?.allowed !== true) denied.push(describeCheck(c));
+    }),
+  );
+  if (denied.length > 0) {
+    denied.sort();
+    throw new PreflightError([
+      `the operator's identity is missing permissions it needs: ${denied.join('; ')}. ` +
+        `Grant them (chartpilot generate rbac writes a Role that does) and start again.`,
+    ]);
+  }
+}

@@ -1,0 +1,148 @@
+/**
+ * Hot reload: watches watches.yaml and every chart it names; after a burst of edits settles, the
+ * new configuration is loaded and applied kind by kind. An invalid edit keeps the last good
+ * configuration running and says what is wrong (log line and the reload-result callback).
+ */
+import { watch, type FSWatcher } from 'chokidar';
+import type { Logger } from 'pino';
+import { gvkKey, type WatchEntry } from '../config/types.js';
+import { loadWatches } from '../config/watches.js';
+import type { ApiResource } from '../kube/types.js';
+import type { Manager } from './manager.js';
+import { diffEntries } from './reload-plan.js';
+
+export interface ReloaderOptions {
+  readonly watchesFile: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly manager: Manager;
+  readonly log: Logger;
+  /** Finds the API resource of each new kind (throws a PreflightError when a CRD is missing). */
+  readonly resolve: (entries: readonly WatchEntry[]) => Promise<Map<WatchEntry, ApiResource>>;
+  /** Edits closer together than this are one reload. */
+  readonly debounceMs?: number;
+  readonly drainTimeoutMs?: number;
+  /** Told about every reload attempt (for metrics and tests). */
+  readonly onResult?: (result: { ok: boolean; problems: readonly string[] }) => void;
+}
+
+export class ConfigReloader {
+  private watcher: FSWatcher | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private watchedCharts = new Set<string>();
+
+  constructor(private readonly opts: ReloaderOptions) {}
+
+  start(): void {
+    this.watchedCharts = new Set(this.opts.manager.entries().map((e) => e.chartPath));
+    // atomic: editors and ConfigMap mounts replace files by rename; treat that as a change.
+    this.watcher = watch([this.opts.watchesFile, ...this.watchedCharts], { ignoreInitial: true, atomic: true });
+    this.watcher.on('all', (_event, path) => {
+      this.opts.log.debug({ path }, 'configuration file changed');
+      this.schedule();
+    });
+    this.watcher.on('error', (err) => {
+      this.opts.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'file watcher error');
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.watcher?.close();
+    this.watcher = undefined;
+    await this.running;
+  }
+
+  private schedule(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.trigger();
+    }, this.opts.debounceMs ?? 500);
+    this.timer.unref();
+  }
+
+  /** Runs one reload at a time; edits during a reload cause exactly one more. */
+  private trigger(): void {
+    if (this.running !== undefined) {
+      this.again = true;
+      return;
+    }
+    this.running = this.reload()
+      .catch((err: unknown) => {
+        this.opts.log.error({ err: err instanceof Error ? err.message : String(err) }, 'reload failed; keeping the running configuration');
+        this.opts.onResult?.({ ok: false, problems: [String(err)] });
+      })
+      .finally(() => {
+        this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          this.trigger();
+        }
+      });
+  }
+
+  /** Loads the files now and applies them (also used directly by tests). */
+  async reload(): Promise<void> {
+    const { opts } = this;
+    const loaded = await loadWatches(opts.watchesFile, opts.env);
+    if (!loaded.ok) {
+      for (const problem of loaded.problems) opts.log.error({ problem }, 'invalid watches.yaml edit ignored; the last good configuration keeps running');
+      opts.onResult?.({ ok: false, problems: loaded.problems });
+      return;
+    }
+
+    const changes = diffEntries(opts.manager.entries(), loaded.entries);
+    const toStart = changes.flatMap((c) => (c.kind === 'add' || c.kind === 'restart' ? [c.entry] : []));
+    // Resolve new kinds before stopping anything, so a missing CRD leaves the old controller running.
+    const problems: string[] = [];
+    let resources = new Map<WatchEntry, ApiResource>();
+    try {
+      resources = await opts.resolve(toStart);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      problems.push(message);
+      opts.log.error({ problem: message }, 'watches.yaml names a kind the cluster does not serve; that entry is not started');
+    }
+
+    let changed = 0;
+    for (const change of changes) {
+      switch (change.kind) {
+        case 'remove':
+          await opts.manager.remove(change.key, opts.drainTimeoutMs ?? 25_000);
+          opts.log.info({ key: change.key }, 'controller stopped: its watches entry was removed');
+          changed++;
+          break;
+        case 'add':
+        case 'restart': {
+          const resource = resources.get(change.entry);
+          if (resource === undefined) break;
+          if (change.kind === 'restart') await opts.manager.remove(gvkKey(change.entry), opts.drainTimeoutMs ?? 25_000);
+          await opts.manager.add(change.entry, resource);
+          changed++;
+          break;
+        }
+        case 'refresh':
+          if (await opts.manager.refresh(gvkKey(change.entry), change.entry)) {
+            opts.log.info({ kind: change.entry.kind }, 'chart or settings changed: every resource of this kind will be upgraded');
+            changed++;
+          }
+          break;
+      }
+    }
+    this.rewatchCharts();
+    opts.log.info({ changes: changed }, 'configuration reloaded');
+    opts.onResult?.({ ok: problems.length === 0, problems });
+  }
+
+  private rewatchCharts(): void {
+    const next = new Set(this.opts.manager.entries().map((e) => e.chartPath));
+    const gone = [...this.watchedCharts].filter((p) => !next.has(p));
+    const added = [...next].filter((p) => !this.watchedCharts.has(p));
+    if (gone.length > 0) this.watcher?.unwatch(gone);
+    if (added.length > 0) this.watcher?.add(added);
+    this.watchedCharts = next;
+  }
+}

@@ -1,0 +1,73 @@
+/** Names chartpilot shares with operator-sdk, so a user can switch images and keep their CRs. */
+
+export const FINALIZER = 'helm.sdk.operatorframework.io/uninstall-release';
+/** Older operator-sdk releases used this one; removed on delete so such CRs are not stuck. */
+export const LEGACY_FINALIZER = 'uninstall-helm-release';
+
+const ANNOTATION_PREFIX = 'helm.sdk.operatorframework.io/';
+
+export const Annotations = {
+  upgradeForce: `${ANNOTATION_PREFIX}upgrade-force`,
+  rollbackForce: `${ANNOTATION_PREFIX}rollback-force`,
+  uninstallWait: `${ANNOTATION_PREFIX}uninstall-wait`,
+  reconcilePeriod: `${ANNOTATION_PREFIX}reconcile-period`,
+  installDisableHooks: `${ANNOTATION_PREFIX}install-disable-hooks`,
+  upgradeDisableHooks: `${ANNOTATION_PREFIX}upgrade-disable-hooks`,
+  uninstallDisableHooks: `${ANNOTATION_PREFIX}uninstall-disable-hooks`,
+  pauseReconcile: `${ANNOTATION_PREFIX}pause-reconcile`,
+  installDescription: `${ANNOTATION_PREFIX}install-description`,
+  upgradeDescription: `${ANNOTATION_PREFIX}upgrade-description`,
+  uninstallDescription: `${ANNOTATION_PREFIX}uninstall-description`,
+} as const;
+
+/** operator-sdk's annotations on dependents it cannot own through an ownerReference. */
+export const PRIMARY_RESOURCE_ANNOTATION = 'operator-sdk/primary-resource';
+export const PRIMARY_RESOURCE_TYPE_ANNOTATION = 'operator-sdk/primary-resource-type';
+
+/** Labels chartpilot puts on Helm's release record (the release Secret). */
+export const ReleaseLabels = {
+  fingerprint: 'chartpilot.io/fingerprint',
+  ownerKind: 'chartpilot.io/owner-kind',
+} as const;
+
+/** Label on every object chartpilot deploys, so dependent watches cache only ours. */
+export const OWNER_UID_LABEL = 'chartpilot.io/owner-uid';
+
+export const ConditionTypes = {
+  initialized: 'Initialized',
+  deployed: 'Deployed',
+  releaseFailed: 'ReleaseFailed',
+  irreconcilable: 'Irreconcilable',
+  ready: 'Ready',
+  paused: 'Paused',
+} as const;
+
+/** operator-sdk's condition reasons. */
+export const Reasons = {
+  installSuccessful: 'InstallSuccessful',
+  upgradeSuccessful: 'UpgradeSuccessful',
+  uninstallSuccessful: 'UninstallSuccessful',
+  installError: 'InstallError',
+  upgradeError: 'UpgradeError',
+  reconcileError: 'ReconcileError',
+  uninstallError: 'UninstallError',
+} as const;
+
+/** Helm's own limit on release names (it stores them in labels and Secret names). */
+export const MAX_RELEASE_NAME_LENGTH = 53;
+const RELEASE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** Why a CR name cannot be a Helm release name, or undefined when it can. */
+export function releaseNameProblem(name: string): string | undefined {
+  if (name.length > MAX_RELEASE_NAME_LENGTH) {
+    return (
+      `the resource name "${name}" is ${name.length} characters long, but Helm release names ` +
+      `(chartpilot uses the resource name) may have at most ${MAX_RELEASE_NAME_LENGTH}; ` +
+      `recreate the resource with a shorter name`
+    );
+  }
+  if (!RELEASE_NAME.test(name)) {
+    return `the resource name "${name}" is not a valid Helm release name (lower-case DNS subdomain); recreate the resource with a valid name`;
+  }
+  return undefined;
+}

@@ -1,0 +1,324 @@
+/**
+ * One reconcile of one custom resource: observe, plan (pure), act, repeat until the plan is done,
+ * then write the status once. Side effects go through the ports, so this runs unchanged against
+ * fakes in unit tests and against the real cluster and helm in integration tests.
+ */
+import type { Logger } from 'pino';
+import { HelmError, type HelmClient, type HelmRelease } from '../helm/types.js';
+import { parseCrOptions, type CrOptions } from './annotations.js';
+import { canonicalJson, fingerprint } from './fingerprint.js';
+import {
+  FINALIZER,
+  LEGACY_FINALIZER,
+  OWNER_UID_LABEL,
+  PRIMARY_RESOURCE_ANNOTATION,
+  PRIMARY_RESOURCE_TYPE_ANNOTATION,
+  Reasons,
+  ReleaseLabels,
+  releaseNameProblem,
+} from './names.js';
+import { latestRevision, plan, type Plan } from './plan.js';
+import type { Clock, CrWriter, EventSink, ReleaseStore } from './ports.js';
+import { clip, nextStatus, type Outcome, type ReleaseInfo } from './status.js';
+import type { CustomResource } from './types.js';
+import { mergeValues } from './values.js';
+
+/** What a watches entry resolves to right now; replaced as a whole when the chart or entry changes. */
+export interface ReconcileTarget {
+  /** `Kind.group` of the watched kind. */
+  readonly ownerKind: string;
+  readonly chartPath: string;
+  /** Digest of the chart's content (changes → every CR of the kind upgrades). */
+  readonly chartDigest: string;
+  /** watches.yaml overrideValues (`--set` paths → strings); keys are named in events, values never. */
+  readonly overrides: Readonly<Record<string, string>>;
+  /** Periodic requeue; 0 disables it. */
+  readonly reconcilePeriodMs: number;
+}
+
+export interface ReconcilerOptions {
+  readonly helm: HelmClient;
+  readonly releases: ReleaseStore;
+  readonly writer: CrWriter;
+  readonly events: EventSink;
+  readonly clock: Clock;
+  readonly helmTimeoutMs: number;
+  readonly processStartedAt: number;
+  readonly historyMax: number;
+  readonly target: () => ReconcileTarget;
+}
+
+export interface ReconcileResult {
+  readonly requeueAfterMs?: number;
+}
+
+/** A reconcile that failed after recording why on the CR; the queue retries it with backoff. */
+export class ReconcileFailure extends Error {
+  override readonly name = 'ReconcileFailure';
+  constructor(
+    readonly reason: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** Plans are re-made after each step; a healthy sequence needs at most four (e.g. unlock, clear, install). */
+const MAX_STEPS = 6;
+
+function releaseInfo(r: HelmRelease): ReleaseInfo {
+  return {
+    name: r.name,
+    namespace: r.namespace,
+    revision: r.revision,
+    chartName: r.chartName,
+    chartVersion: r.chartVersion,
+    appVersion: r.appVersion,
+    notes: r.notes,
+  };
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export class Reconciler {
+  constructor(private readonly opts: ReconcilerOptions) {}
+
+  async reconcile(initial: CustomResource, log: Logger): Promise<ReconcileResult> {
+    const { opts } = this;
+    let cr = initial;
+    const name = cr.metadata.name;
+    const namespace = cr.metadata.namespace ?? 'default';
+    const target = opts.target();
+
+    const parsed = parseCrOptions(cr.metadata.annotations);
+    const crOptions: CrOptions | undefined = parsed.ok ? parsed.options : undefined;
+    const values = mergeValues(cr.spec, target.overrides);
+    const problem =
+      releaseNameProblem(name) ??
+      (parsed.ok ? undefined : parsed.problems.join('; ')) ??
+      (values.ok ? undefined : values.problem);
+    const desiredFingerprint = fingerprint({
+      chartDigest: target.chartDigest,
+      values: values.ok ? values.values : null,
+      options: { ownerUid: cr.metadata.uid ?? '', ownerKind: target.ownerKind },
+    });
+    const period = crOptions?.reconcilePeriodMs ?? target.reconcilePeriodMs;
+    const requeue: ReconcileResult = period > 0 ? { requeueAfterMs: period } : {};
+
+    for (let step = 0; step < MAX_STEPS; step++) {
+      const revisions = await opts.releases.revisions(namespace, name);
+      const finalizers = cr.metadata.finalizers ?? [];
+      const next: Plan = plan({
+        deleting: cr.metadata.deletionTimestamp !== undefined,
+        hasFinalizer: finalizers.includes(FINALIZER) || finalizers.includes(LEGACY_FINALIZER),
+        paused: crOptions?.paused ?? false,
+        problem,
+        desiredFingerprint,
+        ownerKind: target.ownerKind,
+        revisions,
+        now: opts.clock.now(),
+        processStartedAt: opts.processStartedAt,
+        helmTimeoutMs: opts.helmTimeoutMs,
+        statusRevision: cr.status?.deployedRelease?.revision,
+      });
+      log.debug({ plan: next.kind, step }, 'planned');
+
+      switch (next.kind) {
+        case 'none': {
+          let release: ReleaseInfo | undefined;
+          if (next.refreshStatus) {
+            const status = await opts.helm.status(name, namespace, opts.helmTimeoutMs);
+            release = status === undefined ? undefined : releaseInfo(status);
+          }
+          await this.writeStatus(cr, { kind: 'current', release });
+          return requeue;
+        }
+        case 'paused':
+          await this.writeStatus(cr, { kind: 'paused' });
+          return {};
+        case 'irreconcilable':
+        case 'conflict':
+          opts.events.emit(cr, 'Warning', Reasons.reconcileError, next.message);
+          await this.writeStatus(cr, { kind: 'irreconcilable', message: next.message });
+          // Retrying cannot help; a change to the resource (or the chart) triggers the next attempt.
+          return {};
+        case 'add-finalizer':
+          cr = await opts.writer.setFinalizers(cr, [...finalizers, FINALIZER]);
+          continue;
+        case 'unlock':
+          await opts.releases.deleteRevision(namespace, next.revision);
+          opts.events.emit(
+            cr,
+            'Warning',
+            'ReleaseUnlocked',
+            `revision ${next.revision.revision} was left ${next.revision.status} by an interrupted operation; its lock was removed so the release can proceed`,
+          );
+          log.warn({ revision: next.revision.revision, status: next.revision.status }, 'removed stale pending revision');
+          continue;
+        case 'wait-pending':
+          log.info({ revision: next.revision.revision, retryAfterMs: next.retryAfterMs }, 'release has an operation in progress');
+          return { requeueAfterMs: next.retryAfterMs };
+        case 'clear-failed-release':
+          await this.uninstall(cr, name, namespace, crOptions, 'failed release cleared before installing again');
+          continue;
+        case 'install':
+        case 'upgrade':
+          if (!values.ok || crOptions === undefined) throw new Error('unreachable: plan installs an irreconcilable resource');
+          await this.deploy(cr, next.kind, values.values, desiredFingerprint, crOptions, target, log);
+          return requeue;
+        case 'uninstall':
+          await this.uninstall(cr, name, namespace, crOptions, 'resource deleted');
+          continue;
+        case 'remove-finalizer':
+          await opts.writer.setFinalizers(
+            cr,
+            finalizers.filter((f) => f !== FINALIZER && f !== LEGACY_FINALIZER),
+          );
+          return {};
+      }
+    }
+    throw new ReconcileFailure(Reasons.reconcileError, `no stable plan after ${MAX_STEPS} steps`);
+  }
+
+  private async deploy(
+    cr: CustomResource,
+    action: 'install' | 'upgrade',
+    values: Record<string, unknown>,
+    desiredFingerprint: string,
+    crOptions: CrOptions,
+    target: ReconcileTarget,
+    log: Logger,
+  ): Promise<void> {
+    const { opts } = this;
+    const name = cr.metadata.name;
+    const namespace = cr.metadata.namespace ?? 'default';
+    const install = action === 'install';
+    const started = opts.clock.now();
+    let release: HelmRelease;
+    try {
+      release = await opts.helm.upgradeInstall({
+        release: name,
+        namespace,
+        chart: target.chartPath,
+        values,
+        timeoutMs: opts.helmTimeoutMs,
+        force: !install && crOptions.upgradeForce,
+        disableHooks: install ? crOptions.installDisableHooks : crOptions.upgradeDisableHooks,
+        description: install ? crOptions.installDescription : crOptions.upgradeDescription,
+        historyMax: opts.historyMax,
+        releaseLabels: { [ReleaseLabels.fingerprint]: desiredFingerprint, [ReleaseLabels.ownerKind]: target.ownerKind },
+        postRender: {
+          labels: cr.metadata.uid === undefined ? {} : { [OWNER_UID_LABEL]: cr.metadata.uid },
+          annotations: {
+            [PRIMARY_RESOURCE_ANNOTATION]: `${namespace}/${name}`,
+            [PRIMARY_RESOURCE_TYPE_ANNOTATION]: target.ownerKind,
+          },
+        },
+      });
+    } catch (err) {
+      return this.recoverFailedDeploy(cr, action, crOptions, err, log);
+    }
+    log.info({ action, revision: release.revision, durationMs: opts.clock.now() - started }, 'release deployed');
+    opts.events.emit(
+      cr,
+      'Normal',
+      install ? Reasons.installSuccessful : Reasons.upgradeSuccessful,
+      `${install ? 'installed' : 'upgraded'} release ${name} to revision ${release.revision} (chart ${release.chartName}-${release.chartVersion})`,
+    );
+    for (const key of Object.keys(target.overrides)) {
+      opts.events.emit(
+        cr,
+        'Warning',
+        'OverrideValuesInUse',
+        `chart value "${key}" is set by the operator's watches.yaml overrideValues and wins over the resource's spec`,
+      );
+    }
+    await this.writeStatus(cr, { kind: 'deployed', action, release: releaseInfo(release) });
+  }
+
+  /** After a failed install or upgrade: undo what Helm left behind, record why, and fail the reconcile. */
+  private async recoverFailedDeploy(
+    cr: CustomResource,
+    action: 'install' | 'upgrade',
+    crOptions: CrOptions,
+    err: unknown,
+    log: Logger,
+  ): Promise<never> {
+    const { opts } = this;
+    const name = cr.metadata.name;
+    const namespace = cr.metadata.namespace ?? 'default';
+    const reason = action === 'install' ? Reasons.installError : Reasons.upgradeError;
+    let message = `helm ${action} failed: ${errorMessage(err)}`;
+    log.warn({ action, errorKind: err instanceof HelmError ? err.kind : 'unknown' }, 'helm failed');
+
+    try {
+      const revisions = await opts.releases.revisions(namespace, name);
+      const latest = latestRevision(revisions);
+      if (action === 'install' && latest !== undefined && !revisions.some((r) => r.status === 'deployed' || r.status === 'superseded')) {
+        // A failed first install leaves half a release; remove it so the next attempt starts clean.
+        await opts.helm.uninstall({ release: name, namespace, timeoutMs: opts.helmTimeoutMs });
+        message += '; the partial release was uninstalled';
+      } else if (action === 'upgrade' && latest?.status === 'failed') {
+        const good = revisions
+          .filter((r) => r.revision < latest.revision && (r.status === 'deployed' || r.status === 'superseded'))
+          .reduce<number | undefined>((max, r) => (max === undefined || r.revision > max ? r.revision : max), undefined);
+        if (good !== undefined) {
+          await opts.helm.rollback({
+            release: name,
+            namespace,
+            revision: good,
+            force: crOptions.rollbackForce,
+            timeoutMs: opts.helmTimeoutMs,
+          });
+          message += `; rolled back to revision ${good}`;
+          opts.events.emit(cr, 'Normal', 'RollbackSuccessful', `rolled back release ${name} to revision ${good} after a failed upgrade`);
+        }
+      }
+    } catch (cleanupErr) {
+      message += `; cleaning up after it also failed: ${errorMessage(cleanupErr)}`;
+    }
+
+    opts.events.emit(cr, 'Warning', reason, clip(message));
+    await this.writeStatus(cr, { kind: 'failed', reason, message });
+    throw new ReconcileFailure(reason, message, { cause: err });
+  }
+
+  private async uninstall(
+    cr: CustomResource,
+    name: string,
+    namespace: string,
+    crOptions: CrOptions | undefined,
+    why: string,
+  ): Promise<void> {
+    const { opts } = this;
+    try {
+      const result = await opts.helm.uninstall({
+        release: name,
+        namespace,
+        timeoutMs: opts.helmTimeoutMs,
+        disableHooks: crOptions?.uninstallDisableHooks ?? false,
+        description: crOptions?.uninstallDescription,
+      });
+      if (result === 'uninstalled') {
+        opts.events.emit(cr, 'Normal', Reasons.uninstallSuccessful, `uninstalled release ${name} (${why})`);
+      }
+    } catch (err) {
+      const message = `helm uninstall failed: ${errorMessage(err)}`;
+      opts.events.emit(cr, 'Warning', Reasons.uninstallError, clip(message));
+      await this.writeStatus(cr, { kind: 'failed', reason: Reasons.uninstallError, message });
+      throw new ReconcileFailure(Reasons.uninstallError, message, { cause: err });
+    }
+  }
+
+  /** Writes the status only when it changed, so an idle operator makes no API writes. */
+  private async writeStatus(cr: CustomResource, outcome: Outcome): Promise<void> {
+    const now = new Date(this.opts.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const status = nextStatus(cr.status, outcome, cr.metadata.generation, now);
+    if (canonicalJson(status) === canonicalJson(cr.status ?? {})) return;
+    await this.opts.writer.patchStatus(cr, status);
+  }
+}
+

@@ -1,0 +1,105 @@
+/**
+ * The CR's next status as a pure function of its current status and what this reconcile did.
+ * Conditions follow operator-sdk's types and reasons so dashboards built for it keep working.
+ */
+import { removeCondition, setCondition } from './conditions.js';
+import { ConditionTypes, Reasons } from './names.js';
+import type { Condition, CrStatus, DeployedRelease } from './types.js';
+
+export interface ReleaseInfo {
+  readonly name: string;
+  readonly namespace: string;
+  readonly revision: number;
+  readonly chartName: string;
+  readonly chartVersion: string;
+  readonly appVersion: string;
+  readonly notes: string;
+}
+
+export type Outcome =
+  | { readonly kind: 'deployed'; readonly action: 'install' | 'upgrade'; readonly release: ReleaseInfo }
+  /** Nothing changed; `release` is set when its details were fetched to repair the status. */
+  | { readonly kind: 'current'; readonly release: ReleaseInfo | undefined }
+  | { readonly kind: 'failed'; readonly reason: string; readonly message: string }
+  | { readonly kind: 'irreconcilable'; readonly message: string }
+  | { readonly kind: 'paused' }
+  | { readonly kind: 'uninstalled' };
+
+/** metav1.Condition allows 32 KiB; Helm errors rarely need more than a few lines. */
+const MAX_MESSAGE = 8_000;
+
+export function clip(message: string): string {
+  return message.length <= MAX_MESSAGE ? message : `${message.slice(0, MAX_MESSAGE - 14)}… (truncated)`;
+}
+
+function deployedRelease(r: ReleaseInfo): DeployedRelease {
+  return {
+    name: r.name,
+    namespace: r.namespace,
+    revision: r.revision,
+    chart: r.chartName,
+    version: r.chartVersion,
+    appVersion: r.appVersion,
+  };
+}
+
+export function nextStatus(current: CrStatus | undefined, outcome: Outcome, generation: number | undefined, now: string): CrStatus {
+  const gen = generation;
+  let conditions: Condition[] = [...(current?.conditions ?? [])];
+  const set = (type: string, status: Condition['status'], reason: string, message: string): void => {
+    conditions = setCondition(conditions, { type, status, reason, message: clip(message) }, gen, now);
+  };
+  let release = current?.deployedRelease;
+
+  set(ConditionTypes.initialized, 'True', 'Initialized', 'chartpilot has seen this resource');
+  if (outcome.kind !== 'paused') conditions = removeCondition(conditions, ConditionTypes.paused);
+
+  switch (outcome.kind) {
+    case 'deployed': {
+      const reason = outcome.action === 'install' ? Reasons.installSuccessful : Reasons.upgradeSuccessful;
+      set(ConditionTypes.deployed, 'True', reason, outcome.release.notes);
+      conditions = removeCondition(conditions, ConditionTypes.releaseFailed);
+      conditions = removeCondition(conditions, ConditionTypes.irreconcilable);
+      release = deployedRelease(outcome.release);
+      break;
+    }
+    case 'current': {
+      if (outcome.release !== undefined) {
+        const reason = outcome.release.revision > 1 ? Reasons.upgradeSuccessful : Reasons.installSuccessful;
+        set(ConditionTypes.deployed, 'True', reason, outcome.release.notes);
+        release = deployedRelease(outcome.release);
+      }
+      conditions = removeCondition(conditions, ConditionTypes.releaseFailed);
+      conditions = removeCondition(conditions, ConditionTypes.irreconcilable);
+      break;
+    }
+    case 'failed':
+      set(ConditionTypes.releaseFailed, 'True', outcome.reason, outcome.message);
+      conditions = removeCondition(conditions, ConditionTypes.irreconcilable);
+      break;
+    case 'irreconcilable':
+      set(ConditionTypes.irreconcilable, 'True', Reasons.reconcileError, outcome.message);
+      break;
+    case 'paused':
+      set(
+        ConditionTypes.paused,
+        'True',
+        'ReconcilePaused',
+        'reconciliation is paused by the annotation helm.sdk.operatorframework.io/pause-reconcile; remove it to resume',
+      );
+      break;
+    case 'uninstalled':
+      set(ConditionTypes.deployed, 'False', Reasons.uninstallSuccessful, 'the release was uninstalled');
+      conditions = removeCondition(conditions, ConditionTypes.releaseFailed);
+      release = undefined;
+      break;
+  }
+
+  const { conditions: _c, deployedRelease: _d, observedGeneration: _o, ...rest } = current ?? {};
+  return {
+    ...rest,
+    ...(gen === undefined ? {} : { observedGeneration: gen }),
+    conditions,
+    ...(release === undefined ? {} : { deployedRelease: release }),
+  };
+}

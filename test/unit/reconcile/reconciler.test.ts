@@ -1,0 +1,210 @@
+import assert from 'node:assert/strict';
+import { beforeEach, describe, it } from 'node:test';
+import pino from 'pino';
+import { HelmError } from '../../../src/helm/types.js';
+import { FINALIZER } from '../../../src/reconcile/names.js';
+import type { CrWriter, EventSink } from '../../../src/reconcile/ports.js';
+import { Reconciler, ReconcileFailure, type ReconcileTarget } from '../../../src/reconcile/reconciler.js';
+import type { CrStatus, CustomResource } from '../../../src/reconcile/types.js';
+import { HelmWorld } from '../fakes/helm-world.js';
+
+const log = pino({ level: 'silent' });
+
+class RecordingWriter implements CrWriter {
+  statuses: CrStatus[] = [];
+  finalizerWrites = 0;
+  patchStatus(_cr: CustomResource, status: CrStatus): Promise<void> {
+    this.statuses.push(status);
+    return Promise.resolve();
+  }
+  setFinalizers(cr: CustomResource, finalizers: readonly string[]): Promise<CustomResource> {
+    this.finalizerWrites++;
+    return Promise.resolve({ ...cr, metadata: { ...cr.metadata, finalizers } });
+  }
+  get last(): CrStatus | undefined {
+    return this.statuses.at(-1);
+  }
+}
+
+class RecordingEvents implements EventSink {
+  events: { type: string; reason: string; message: string }[] = [];
+  emit(_cr: CustomResource, type: string, reason: string, message: string): void {
+    this.events.push({ type, reason, message });
+  }
+}
+
+function cr(overrides: Partial<CustomResource['metadata']> = {}, spec: unknown = { replicas: 1 }, status?: CrStatus): CustomResource {
+  return {
+    apiVersion: 'apps.example.com/v1',
+    kind: 'WebApp',
+    metadata: { name: 'demo', namespace: 'ns1', uid: 'uid-1', generation: 1, resourceVersion: '1', finalizers: [FINALIZER], ...overrides },
+    spec,
+    ...(status === undefined ? {} : { status }),
+  };
+}
+
+describe('Reconciler', () => {
+  let world: HelmWorld;
+  let writer: RecordingWriter;
+  let events: RecordingEvents;
+  let target: ReconcileTarget;
+  let reconciler: Reconciler;
+
+  beforeEach(() => {
+    world = new HelmWorld();
+    writer = new RecordingWriter();
+    events = new RecordingEvents();
+    target = {
+      ownerKind: 'WebApp.apps.example.com',
+      chartPath: '/charts/webapp',
+      chartDigest: 'digest-1',
+      overrides: {},
+      reconcilePeriodMs: 60_000,
+    };
+    reconciler = new Reconciler({
+      helm: world.helm,
+      releases: world.store,
+      writer,
+      events,
+      clock: { now: () => world.now },
+      helmTimeoutMs: 300_000,
+      processStartedAt: world.now - 1000,
+      historyMax: 10,
+      target: () => target,
+    });
+  });
+
+  it('adds the finalizer, installs, records status and requeues after the period', async () => {
+    const result = await reconciler.reconcile(cr({ finalizers: [] }), log);
+    assert.equal(writer.finalizerWrites, 1);
+    assert.deepEqual(world.calls, ['upgradeInstall ns1/demo']);
+    assert.equal(result.requeueAfterMs, 60_000);
+    const status = writer.last;
+    assert.equal(status?.deployedRelease?.revision, 1);
+    assert.equal(status.observedGeneration, 1);
+    const deployed = status.conditions?.find((c) => c.type === 'Deployed');
+    assert.equal(deployed?.status, 'True');
+    assert.equal(deployed.reason, 'InstallSuccessful');
+    assert.equal(deployed.message, 'notes for demo');
+    assert.ok(events.events.some((e) => e.reason === 'InstallSuccessful'));
+  });
+
+  it('runs no helm process and writes nothing when the release is current', async () => {
+    await reconciler.reconcile(cr(), log);
+    const status = writer.last;
+    world.calls.length = 0;
+    writer.statuses = [];
+    await reconciler.reconcile(cr({}, { replicas: 1 }, status), log);
+    assert.deepEqual(world.calls, []);
+    assert.equal(writer.statuses.length, 0);
+  });
+
+  it('upgrades on a spec change and on a chart change', async () => {
+    await reconciler.reconcile(cr(), log);
+    await reconciler.reconcile(cr({ generation: 2 }, { replicas: 2 }, writer.last), log);
+    assert.equal(writer.last?.deployedRelease?.revision, 2);
+    assert.equal(writer.last.conditions?.find((c) => c.type === 'Deployed')?.reason, 'UpgradeSuccessful');
+    target = { ...target, chartDigest: 'digest-2' };
+    await reconciler.reconcile(cr({ generation: 2 }, { replicas: 2 }, writer.last), log);
+    assert.equal(writer.last.deployedRelease.revision, 3);
+  });
+
+  it('passes overrides over the spec and names each overridden key in a warning event', async () => {
+    target = { ...target, overrides: { 'image.repository': 'mirror/app' } };
+    await reconciler.reconcile(cr({}, { image: { repository: 'user/app', tag: '1' } }), log);
+    assert.deepEqual(world.history('ns1', 'demo')[0]?.values, { image: { repository: 'mirror/app', tag: '1' } });
+    const warning = events.events.find((e) => e.reason === 'OverrideValuesInUse');
+    assert.match(warning?.message ?? '', /image\.repository/);
+    assert.doesNotMatch(warning?.message ?? '', /mirror\/app/);
+  });
+
+  it('uninstalls a failed first install, records InstallError and fails the reconcile', async () => {
+    world.failNext = { error: new HelmError('failed', 'object is invalid', 'upgrade'), recorded: true };
+    await assert.rejects(reconciler.reconcile(cr(), log), ReconcileFailure);
+    assert.deepEqual(world.calls, ['upgradeInstall ns1/demo', 'uninstall ns1/demo']);
+    const failed = writer.last?.conditions?.find((c) => c.type === 'ReleaseFailed');
+    assert.equal(failed?.reason, 'InstallError');
+    assert.match(failed.message, /object is invalid/);
+  });
+
+  it('rolls back a failed upgrade to the last good revision and recovers when fixed', async () => {
+    await reconciler.reconcile(cr(), log);
+    world.failNext = { error: new HelmError('failed', 'Deployment is invalid', 'upgrade'), recorded: true };
+    await assert.rejects(reconciler.reconcile(cr({ generation: 2 }, { replicas: 2 }, writer.last), log), ReconcileFailure);
+    assert.deepEqual(world.calls.slice(-2), ['upgradeInstall ns1/demo', 'rollback ns1/demo 1']);
+    assert.equal(writer.last?.conditions?.find((c) => c.type === 'ReleaseFailed')?.reason, 'UpgradeError');
+    await reconciler.reconcile(cr({ generation: 3 }, { replicas: 3 }, writer.last), log);
+    assert.equal(writer.last.conditions.find((c) => c.type === 'ReleaseFailed'), undefined);
+    assert.equal(world.history('ns1', 'demo').at(-1)?.status, 'deployed');
+  });
+
+  it('keeps the deployed release when a render error stops an upgrade', async () => {
+    await reconciler.reconcile(cr(), log);
+    world.failNext = { error: new HelmError('render', 'template: webapp/templates/x.yaml:3: bad', 'upgrade'), recorded: false };
+    await assert.rejects(reconciler.reconcile(cr({ generation: 2 }, { replicas: 2 }, writer.last), log));
+    assert.equal(world.history('ns1', 'demo').length, 1);
+    assert.equal(world.calls.includes('rollback ns1/demo 1'), false);
+  });
+
+  it('unlocks a release left pending by a crash and then upgrades it', async () => {
+    world.seed('ns1', 'demo', [
+      { revision: 1, status: 'deployed', fingerprint: 'old', ownerKind: target.ownerKind, createdAt: new Date(world.now - 60_000).toISOString(), secretName: 's1', values: {} },
+      { revision: 2, status: 'pending-upgrade', fingerprint: 'x', ownerKind: target.ownerKind, createdAt: new Date(world.now - 30_000).toISOString(), secretName: 's2', values: {} },
+    ]);
+    await reconciler.reconcile(cr(), log);
+    assert.deepEqual(world.calls, ['deleteRevision ns1 2', 'upgradeInstall ns1/demo']);
+    assert.ok(events.events.some((e) => e.reason === 'ReleaseUnlocked'));
+    assert.equal(world.history('ns1', 'demo').at(-1)?.status, 'deployed');
+  });
+
+  it('refuses a name longer than Helm allows and installs nothing', async () => {
+    const long = 'a'.repeat(60);
+    const result = await reconciler.reconcile(cr({ name: long }), log);
+    assert.deepEqual(world.calls, []);
+    assert.deepEqual(result, {});
+    const irreconcilable = writer.last?.conditions?.find((c) => c.type === 'Irreconcilable');
+    assert.equal(irreconcilable?.status, 'True');
+    assert.match(irreconcilable.message, /60 characters.*at most 53/);
+  });
+
+  it('refuses a spec that is not a map', async () => {
+    await reconciler.reconcile(cr({}, ['a', 'b']), log);
+    assert.deepEqual(world.calls, []);
+    assert.match(writer.last?.conditions?.find((c) => c.type === 'Irreconcilable')?.message ?? '', /spec must be a map.*a list/);
+  });
+
+  it('uninstalls on delete, then removes both finalizers', async () => {
+    await reconciler.reconcile(cr(), log);
+    const deleting = cr({ deletionTimestamp: '2026-01-01T10:01:00Z', finalizers: [FINALIZER, 'uninstall-helm-release', 'other'] }, {}, writer.last);
+    let removed: readonly string[] | undefined;
+    writer.setFinalizers = (c, f) => {
+      removed = f;
+      return Promise.resolve({ ...c, metadata: { ...c.metadata, finalizers: f } });
+    };
+    await reconciler.reconcile(deleting, log);
+    assert.ok(world.calls.includes('uninstall ns1/demo'));
+    assert.deepEqual(removed, ['other']);
+  });
+
+  it('lets a resource go whose release is already gone', async () => {
+    let removed = false;
+    writer.setFinalizers = (c, f) => {
+      removed = f.length === 0;
+      return Promise.resolve(c);
+    };
+    await reconciler.reconcile(cr({ deletionTimestamp: '2026-01-01T10:01:00Z' }), log);
+    assert.equal(removed, true);
+    assert.deepEqual(world.calls, []);
+  });
+
+  it('does no Helm work while paused and says so', async () => {
+    await reconciler.reconcile(cr({ annotations: { 'helm.sdk.operatorframework.io/pause-reconcile': 'true' } }), log);
+    assert.deepEqual(world.calls, []);
+    assert.equal(writer.last?.conditions?.find((c) => c.type === 'Paused')?.status, 'True');
+  });
+
+  it('reports an invalid annotation value', async () => {
+    await reconciler.reconcile(cr({ annotations: { 'helm.sdk.operatorframework.io/upgrade-force': 'yes' } }), log);
+    assert.match(writer.last?.conditions?.find((c) => c.type === 'Irreconcilable')?.message ?? '', /upgrade-force is "yes", expected "true" or "false"/);
+  });
+});
