@@ -1,0 +1,144 @@
+/**
+ * Puts a drifted or deleted object back as the chart rendered it, with server-side apply.
+ *
+ * Apply (not update or merge patch) because it touches only the fields in the body: a label or a
+ * sidecar someone else added stays, and a deleted object is simply created. The field manager
+ * must be the one Helm uses (`helm`, verified with Helm 4.1.4, which applies server-side by
+ * default): applying as another manager with force would make that manager co-own the chart's
+ * fields, and the next `helm upgrade` that changes one of them would fail with
+ * `conflict with "<manager>"` (verified on a real cluster). Applying as `helm`, the body must also
+ * be what Helm applies: the manifest plus the ownership label and annotations Helm adds at apply
+ * time — a field `helm` owned that is missing from our body would be removed from the object.
+ */
+import { KubeApiError, isNotFound } from '../kube/errors.js';
+import type { KubeClient } from '../kube/rest.js';
+import type { ApiResource, KubeObject, ObjectMeta } from '../kube/types.js';
+import { specHash } from './spec-hash.js';
+import type { DesiredObject } from './types.js';
+
+export type RepairOutcome = 'created' | 'updated' | 'unchanged';
+
+/** The field manager Helm (4, server-side apply) uses; repairs must use the same. */
+export const HELM_FIELD_MANAGER = 'helm';
+
+/** What Helm adds to every object it applies (and checks before adopting an existing one). */
+export const HelmOwnership = {
+  managedByLabel: 'app.kubernetes.io/managed-by',
+  managedByValue: 'Helm',
+  releaseNameAnnotation: 'meta.helm.sh/release-name',
+  releaseNamespaceAnnotation: 'meta.helm.sh/release-namespace',
+} as const;
+
+export interface RepairOptions {
+  /**
+   * The release the object belongs to, so the body carries Helm's ownership metadata as Helm's
+   * own apply does. Without it the metadata is copied from the live object when there is one; a
+   * recreated object then lacks it until the next `helm upgrade` adds it back.
+   */
+  readonly release?: { readonly name: string; readonly namespace: string } | undefined;
+  /** The object as the caller last saw it (null: known to be missing); saves a GET. */
+  readonly current?: KubeObject | null | undefined;
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** A repair the API server refused (immutable field, admission webhook, missing RBAC, …). */
+export class RepairError extends Error {
+  override readonly name = 'RepairError';
+  /** The API's StatusReason (Invalid, Forbidden, Conflict, NotFound, …) or Unknown. */
+  readonly reason: string;
+  constructor(message: string, options: { cause: unknown }) {
+    super(message, options);
+    this.reason = options.cause instanceof KubeApiError ? options.cause.reason : 'Unknown';
+  }
+}
+
+/** Field managers are limited to 128 characters by the API server. */
+const MAX_FIELD_MANAGER_LENGTH = 128;
+
+/**
+ * Server-side applies `desired` (force: the chart's fields win over whoever changed them) and
+ * tells whether that created the object, changed it, or found nothing to change.
+ */
+export async function repairObject(
+  client: KubeClient,
+  resource: ApiResource,
+  desired: DesiredObject,
+  fieldManager: string,
+  opts: RepairOptions = {},
+): Promise<RepairOutcome> {
+  if (fieldManager === '' || fieldManager.length > MAX_FIELD_MANAGER_LENGTH) {
+    throw new RangeError(`fieldManager must be 1..${MAX_FIELD_MANAGER_LENGTH} characters`);
+  }
+  if (resource.kind !== desired.kind || resource.apiVersion !== desired.apiVersion) {
+    throw new TypeError(`resource ${resource.kind}.${resource.apiVersion} does not serve ${desired.kind}.${desired.apiVersion}`);
+  }
+  const namespace = resource.namespaced ? desired.namespace : undefined;
+  if (resource.namespaced && namespace === undefined) throw new TypeError(`${desired.kind} ${desired.name} is namespaced but has no namespace`);
+  const path = client.pathFor(resource, namespace, desired.name);
+  const where = `${desired.kind} ${namespace === undefined ? '' : `${namespace}/`}${desired.name}`;
+
+  try {
+    const before = opts.current !== undefined ? opts.current : await getOrNull(client, path, opts.signal);
+    const body = applyBody(desired, namespace, opts.release ?? helmReleaseOf(before));
+    const after = await client.request<KubeObject>('PATCH', path, {
+      body,
+      contentType: 'application/apply-patch+yaml',
+      query: { fieldManager, force: true },
+      signal: opts.signal,
+    });
+    if (before === null) return 'created';
+    // Not the resourceVersion: a controller's status write between our GET and PATCH bumps it.
+    return specHash(after) === specHash(before) ? 'unchanged' : 'updated';
+  } catch (err) {
+    if (err instanceof KubeApiError) throw new RepairError(`cannot repair ${where}: ${err.message}`, { cause: err });
+    throw err;
+  }
+}
+
+/**
+ * The apply body: the rendered object, in its namespace, with Helm's ownership metadata, without
+ * anything that would turn the apply into something else (a resourceVersion would make it a
+ * conditional update; status is not ours to set).
+ */
+export function applyBody(
+  desired: DesiredObject,
+  namespace: string | undefined,
+  release: { readonly name: string; readonly namespace: string } | undefined,
+): KubeObject {
+  const obj = structuredClone(desired.object);
+  const { status: _status, ...rest } = obj;
+  const metadata: ObjectMeta = { ...obj.metadata, name: desired.name };
+  delete metadata.resourceVersion;
+  delete metadata.uid;
+  delete metadata.managedFields;
+  delete metadata.creationTimestamp;
+  delete metadata.generation;
+  if (namespace === undefined) delete metadata.namespace;
+  else metadata.namespace = namespace;
+  if (release !== undefined) {
+    metadata.labels = { ...metadata.labels, [HelmOwnership.managedByLabel]: HelmOwnership.managedByValue };
+    metadata.annotations = {
+      ...metadata.annotations,
+      [HelmOwnership.releaseNameAnnotation]: release.name,
+      [HelmOwnership.releaseNamespaceAnnotation]: release.namespace,
+    };
+  }
+  return { ...rest, apiVersion: desired.apiVersion, kind: desired.kind, metadata };
+}
+
+/** The release named by a live object's Helm ownership annotations, if it has them. */
+function helmReleaseOf(live: KubeObject | null): { name: string; namespace: string } | undefined {
+  const a = live?.metadata.annotations;
+  const name = a?.[HelmOwnership.releaseNameAnnotation];
+  const namespace = a?.[HelmOwnership.releaseNamespaceAnnotation];
+  return name !== undefined && namespace !== undefined ? { name, namespace } : undefined;
+}
+
+async function getOrNull(client: KubeClient, path: string, signal: AbortSignal | undefined): Promise<KubeObject | null> {
+  try {
+    return await client.request<KubeObject>('GET', path, { signal });
+  } catch (err) {
+    if (isNotFound(err)) return null;
+    throw err;
+  }
+}
