@@ -9,9 +9,12 @@ import type { KubeClient } from '../kube/rest.js';
 import type { ApiResource } from '../kube/types.js';
 import type { EventSink } from '../reconcile/ports.js';
 import { Reconciler, type ReconcileTarget } from '../reconcile/reconciler.js';
+import { ScopeMap } from '../dependents/scopes.js';
+import { DependentWatcher } from '../dependents/watcher.js';
 import { chartDigest } from './chart-digest.js';
 import { createCrWriter } from './cr-writer.js';
 import { CrController } from './cr-controller.js';
+import { ReleaseKeeper } from './release-keeper.js';
 import { createReleaseStore } from './release-store.js';
 import type { WorkQueueMetrics } from './workqueue.js';
 
@@ -50,15 +53,35 @@ export async function targetFor(entry: WatchEntry, defaultPeriodMs: number): Pro
     chartDigest: await chartDigest(entry.chartPath),
     overrides: entry.overrideValues,
     reconcilePeriodMs: entry.reconcilePeriodMs ?? defaultPeriodMs,
+    watchDependentResources: entry.watchDependentResources,
+    allowClusterScoped: entry.allowClusterScoped,
+    allowCrossNamespace: entry.allowCrossNamespace,
   };
 }
 
 export class Manager {
   private readonly running = new Map<string, Running>();
   private readonly releases;
+  /** One watcher of every kind any release has, shared by all controllers. */
+  private readonly dependents: DependentWatcher;
+  private readonly keeper: ReleaseKeeper;
 
   constructor(private readonly opts: ManagerOptions) {
     this.releases = createReleaseStore(opts.client);
+    const log = opts.log.child({ controller: 'dependents' });
+    this.dependents = new DependentWatcher({
+      client: opts.client,
+      namespaces: opts.watchNamespaces,
+      log,
+      // A dependent changed (spec, status or existence): its owner re-checks drift and readiness.
+      onChange: (ownerUid) => {
+        for (const r of this.running.values()) {
+          const key = r.controller.keyForUid(ownerUid);
+          if (key !== undefined) r.controller.enqueue(key);
+        }
+      },
+    });
+    this.keeper = new ReleaseKeeper({ client: opts.client, watcher: this.dependents, scopes: new ScopeMap({ client: opts.client, log }), log });
   }
 
   /** Starts a controller for `entry` (its resource already resolved). */
@@ -78,6 +101,7 @@ export class Manager {
       processStartedAt: opts.processStartedAt,
       historyMax: opts.historyMax,
       target: () => current.target,
+      keeper: this.keeper,
     });
     const controller = new CrController({
       name,
@@ -142,5 +166,6 @@ export class Manager {
   async stop(drainTimeoutMs: number): Promise<void> {
     const all = [...this.running.keys()];
     await Promise.all(all.map((k) => this.remove(k, drainTimeoutMs)));
+    await this.dependents.stop();
   }
 }

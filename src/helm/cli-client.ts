@@ -4,6 +4,7 @@
  * values only through a private file, every call bounded by its timeout.
  */
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { delimiter } from 'node:path';
 
 import { stringLeaves } from './errors.js';
@@ -161,8 +162,11 @@ export function createHelmClient(opts: CliHelmClientOptions): CliHelmClient {
     }
   }
 
-  /** Flags and environment that make helm run our post-renderer with `spec`. */
-  async function postRenderSetup(spec: PostRenderSpec, d: Dialect): Promise<{ flags: string[]; env: Record<string, string> }> {
+  /**
+   * Flags and environment that make helm run our post-renderer with `spec`. A refusal is written
+   * to `errorFile`, since helm drops the plugin's stderr.
+   */
+  async function postRenderSetup(spec: PostRenderSpec, d: Dialect, errorFile: string): Promise<{ flags: string[]; env: Record<string, string> }> {
     const p = await plugin();
     const userPlugins = baseEnv['HELM_PLUGINS'] ?? process.env['HELM_PLUGINS'] ?? '';
     return {
@@ -170,7 +174,7 @@ export function createHelmClient(opts: CliHelmClientOptions): CliHelmClient {
         // Helm 4 names a postrenderer/v1 plugin; helm 3 runs an executable.
         `--post-renderer=${d.major >= 4 ? POSTRENDER_PLUGIN_NAME : p.wrapper}`,
         // One argument, appended verbatim to the plugin's command line (no splitting on commas).
-        `--post-renderer-args=${serializePostRenderSpec(spec)}`,
+        `--post-renderer-args=${serializePostRenderSpec(spec, errorFile)}`,
       ],
       env: {
         ...p.env,
@@ -211,18 +215,26 @@ export function createHelmClient(opts: CliHelmClientOptions): CliHelmClient {
         if (req.description !== undefined) flags.push(`--description=${req.description}`);
         if (req.force === true) flags.push(...d.force);
         if (req.disableHooks === true) flags.push('--no-hooks');
-        let env = baseEnv;
-        if (req.postRender !== undefined) {
-          const pr = await postRenderSetup(req.postRender, d);
-          flags.push(...pr.flags);
-          env = { ...baseEnv, ...pr.env };
-        }
         const secrets = stringLeaves(req.values);
         const out = await withValuesFile(
           req.values,
-          (file) => {
-            const args = ['upgrade', ...flags, `--timeout=${String(helmTimeoutMs(remaining()))}ms`, `--values=${file}`, '--', req.release, req.chart];
-            return run(args, 'upgrade', remaining(), env, secrets);
+          async (file) => {
+            let env = baseEnv;
+            const runFlags = [...flags];
+            const errorFile = `${file}.refusal`;
+            if (req.postRender !== undefined) {
+              const pr = await postRenderSetup(req.postRender, d, errorFile);
+              runFlags.push(...pr.flags);
+              env = { ...baseEnv, ...pr.env };
+            }
+            const args = ['upgrade', ...runFlags, `--timeout=${String(helmTimeoutMs(remaining()))}ms`, `--values=${file}`, '--', req.release, req.chart];
+            try {
+              return await run(args, 'upgrade', remaining(), env, secrets);
+            } catch (err) {
+              const refusal = await readFile(errorFile, 'utf8').catch(() => undefined);
+              if (refusal !== undefined) throw new HelmError('render', refusal, 'upgrade', { cause: err });
+              throw err;
+            }
           },
           opts.tempDir,
         );

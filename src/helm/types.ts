@@ -58,6 +58,25 @@ export interface PostRenderSpec {
   readonly labels: Readonly<Record<string, string>>;
   /** Extra annotations to add to every object. */
   readonly annotations: Readonly<Record<string, string>>;
+  /** Ownership and confinement; without it objects only get the labels and annotations. */
+  readonly owner?: PostRenderOwner | undefined;
+}
+
+/**
+ * How rendered objects relate to the custom resource they were rendered for. Objects in the
+ * CR's namespace get a controller ownerReference (the garbage collector then removes them with
+ * the CR); an ownerReference on a cluster-scoped or other-namespace object is invalid and makes
+ * the garbage collector delete it, so those get `nonOwnedAnnotations` instead — or are refused.
+ */
+export interface PostRenderOwner {
+  readonly reference: { readonly apiVersion: string; readonly kind: string; readonly name: string; readonly uid: string };
+  /** The CR's (and release's) namespace. */
+  readonly namespace: string;
+  /** `apiVersion/Kind` of every cluster-scoped kind the API server serves. */
+  readonly clusterScopedKinds: readonly string[];
+  readonly nonOwnedAnnotations: Readonly<Record<string, string>>;
+  readonly allowClusterScoped: boolean;
+  readonly allowCrossNamespace: boolean;
 }
 
 export interface UninstallRequest extends ReleaseRequestBase {

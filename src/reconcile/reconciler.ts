@@ -4,7 +4,7 @@
  * fakes in unit tests and against the real cluster and helm in integration tests.
  */
 import type { Logger } from 'pino';
-import { HelmError, type HelmClient, type HelmRelease } from '../helm/types.js';
+import { HelmError, type HelmClient, type HelmRelease, type PostRenderSpec } from '../helm/types.js';
 import { parseCrOptions, type CrOptions } from './annotations.js';
 import { canonicalJson, fingerprint } from './fingerprint.js';
 import {
@@ -18,7 +18,7 @@ import {
   releaseNameProblem,
 } from './names.js';
 import { latestRevision, plan, type Plan } from './plan.js';
-import type { Clock, CrWriter, EventSink, ReleaseStore } from './ports.js';
+import type { Clock, CrWriter, EventSink, KeepResult, ReleaseKeeperPort, ReleaseStore } from './ports.js';
 import { clip, nextStatus, type Outcome, type ReleaseInfo } from './status.js';
 import type { CustomResource } from './types.js';
 import { mergeValues } from './values.js';
@@ -34,6 +34,11 @@ export interface ReconcileTarget {
   readonly overrides: Readonly<Record<string, string>>;
   /** Periodic requeue; 0 disables it. */
   readonly reconcilePeriodMs: number;
+  /** Watch the release's objects: drift repair and readiness (operator-sdk's watchDependentResources). */
+  readonly watchDependentResources: boolean;
+  /** Confinement: cluster-scoped / other-namespace objects are refused unless allowed. */
+  readonly allowClusterScoped: boolean;
+  readonly allowCrossNamespace: boolean;
 }
 
 export interface ReconcilerOptions {
@@ -46,6 +51,8 @@ export interface ReconcilerOptions {
   readonly processStartedAt: number;
   readonly historyMax: number;
   readonly target: () => ReconcileTarget;
+  /** Drift, readiness and inventory; without it releases are only installed and upgraded. */
+  readonly keeper?: ReleaseKeeperPort | undefined;
 }
 
 export interface ReconcileResult {
@@ -103,7 +110,12 @@ export class Reconciler {
     const desiredFingerprint = fingerprint({
       chartDigest: target.chartDigest,
       values: values.ok ? values.values : null,
-      options: { ownerUid: cr.metadata.uid ?? '', ownerKind: target.ownerKind },
+      options: {
+        ownerUid: cr.metadata.uid ?? '',
+        ownerKind: target.ownerKind,
+        allowClusterScoped: target.allowClusterScoped,
+        allowCrossNamespace: target.allowCrossNamespace,
+      },
     });
     const period = crOptions?.reconcilePeriodMs ?? target.reconcilePeriodMs;
     const requeue: ReconcileResult = period > 0 ? { requeueAfterMs: period } : {};
@@ -128,12 +140,15 @@ export class Reconciler {
 
       switch (next.kind) {
         case 'none': {
+          if (cr.metadata.deletionTimestamp !== undefined) return {};
           let release: ReleaseInfo | undefined;
           if (next.refreshStatus) {
             const status = await opts.helm.status(name, namespace, opts.helmTimeoutMs);
             release = status === undefined ? undefined : releaseInfo(status);
           }
-          await this.writeStatus(cr, { kind: 'current', release });
+          const revision = latestRevision(revisions)?.revision;
+          const kept = revision === undefined ? undefined : await this.keep(cr, target, { revision, repair: true });
+          await this.writeStatus(cr, { kind: 'current', release, kept });
           return requeue;
         }
         case 'paused':
@@ -173,6 +188,7 @@ export class Reconciler {
           await this.uninstall(cr, name, namespace, crOptions, 'resource deleted');
           continue;
         case 'remove-finalizer':
+          opts.keeper?.forget(namespace, name);
           await opts.writer.setFinalizers(
             cr,
             finalizers.filter((f) => f !== FINALIZER && f !== LEGACY_FINALIZER),
@@ -210,13 +226,7 @@ export class Reconciler {
         description: install ? crOptions.installDescription : crOptions.upgradeDescription,
         historyMax: opts.historyMax,
         releaseLabels: { [ReleaseLabels.fingerprint]: desiredFingerprint, [ReleaseLabels.ownerKind]: target.ownerKind },
-        postRender: {
-          labels: cr.metadata.uid === undefined ? {} : { [OWNER_UID_LABEL]: cr.metadata.uid },
-          annotations: {
-            [PRIMARY_RESOURCE_ANNOTATION]: `${namespace}/${name}`,
-            [PRIMARY_RESOURCE_TYPE_ANNOTATION]: target.ownerKind,
-          },
-        },
+        postRender: await this.postRender(cr, target),
       });
     } catch (err) {
       return this.recoverFailedDeploy(cr, action, crOptions, err, log);
@@ -236,7 +246,63 @@ export class Reconciler {
         `chart value "${key}" is set by the operator's watches.yaml overrideValues and wins over the resource's spec`,
       );
     }
-    await this.writeStatus(cr, { kind: 'deployed', action, release: releaseInfo(release) });
+    // Caches still show the previous objects right after an upgrade: inventory and readiness
+    // now, drift repair on the next quiet pass.
+    const kept = await this.keep(cr, target, { revision: release.revision, manifest: release.manifest, repair: false }).catch((err: unknown) => {
+      log.warn({ err: errorMessage(err) }, 'deployed, but could not inspect the release objects');
+      return undefined;
+    });
+    await this.writeStatus(cr, { kind: 'deployed', action, release: releaseInfo(release), kept });
+  }
+
+  /** Labels every object with its owner; owns what it may, annotates or refuses the rest. */
+  private async postRender(cr: CustomResource, target: ReconcileTarget): Promise<PostRenderSpec> {
+    const uid = cr.metadata.uid;
+    const namespace = cr.metadata.namespace ?? 'default';
+    const nonOwned = {
+      [PRIMARY_RESOURCE_ANNOTATION]: `${namespace}/${cr.metadata.name}`,
+      [PRIMARY_RESOURCE_TYPE_ANNOTATION]: target.ownerKind,
+    };
+    // Without knowing which kinds are cluster-scoped an ownerReference could land on one (and the
+    // garbage collector would delete it), so ownership needs the keeper's discovery.
+    if (uid === undefined || cr.apiVersion === undefined || cr.kind === undefined || this.opts.keeper === undefined) {
+      return { labels: uid === undefined ? {} : { [OWNER_UID_LABEL]: uid }, annotations: nonOwned };
+    }
+    return {
+      labels: { [OWNER_UID_LABEL]: uid },
+      annotations: {},
+      owner: {
+        reference: { apiVersion: cr.apiVersion, kind: cr.kind, name: cr.metadata.name, uid },
+        namespace,
+        clusterScopedKinds: await this.opts.keeper.clusterScopedKinds(),
+        nonOwnedAnnotations: nonOwned,
+        allowClusterScoped: target.allowClusterScoped,
+        allowCrossNamespace: target.allowCrossNamespace,
+      },
+    };
+  }
+
+  /** Inventory, readiness and (on quiet passes) drift repair; repairs are announced as events. */
+  private async keep(
+    cr: CustomResource,
+    target: ReconcileTarget,
+    at: { revision: number; manifest?: string; repair: boolean },
+  ): Promise<KeepResult | undefined> {
+    const keeper = this.opts.keeper;
+    if (keeper === undefined) return undefined;
+    const kept = await keeper.keep({
+      namespace: cr.metadata.namespace ?? 'default',
+      release: cr.metadata.name,
+      revision: at.revision,
+      manifest: at.manifest,
+      watch: target.watchDependentResources,
+      repair: at.repair,
+    });
+    for (const r of kept.repaired) {
+      const what = r.action === 'created' ? 'was missing; recreated it' : `had drifted (${r.fields.slice(0, 5).join(', ')}); set it back`;
+      this.opts.events.emit(cr, 'Warning', 'DriftRepaired', `${r.object} ${what} as the chart says (revision ${at.revision} unchanged)`);
+    }
+    return kept;
   }
 
   /** After a failed install or upgrade: undo what Helm left behind, record why, and fail the reconcile. */

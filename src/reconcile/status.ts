@@ -4,6 +4,7 @@
  */
 import { removeCondition, setCondition } from './conditions.js';
 import { ConditionTypes, Reasons } from './names.js';
+import type { KeepResult } from './ports.js';
 import type { Condition, CrStatus, DeployedRelease } from './types.js';
 
 export interface ReleaseInfo {
@@ -17,9 +18,9 @@ export interface ReleaseInfo {
 }
 
 export type Outcome =
-  | { readonly kind: 'deployed'; readonly action: 'install' | 'upgrade'; readonly release: ReleaseInfo }
+  | { readonly kind: 'deployed'; readonly action: 'install' | 'upgrade'; readonly release: ReleaseInfo; readonly kept: KeepResult | undefined }
   /** Nothing changed; `release` is set when its details were fetched to repair the status. */
-  | { readonly kind: 'current'; readonly release: ReleaseInfo | undefined }
+  | { readonly kind: 'current'; readonly release: ReleaseInfo | undefined; readonly kept: KeepResult | undefined }
   | { readonly kind: 'failed'; readonly reason: string; readonly message: string }
   | { readonly kind: 'irreconcilable'; readonly message: string }
   | { readonly kind: 'paused' }
@@ -93,6 +94,16 @@ export function nextStatus(current: CrStatus | undefined, outcome: Outcome, gene
       conditions = removeCondition(conditions, ConditionTypes.releaseFailed);
       release = undefined;
       break;
+  }
+
+  if ((outcome.kind === 'deployed' || outcome.kind === 'current') && outcome.kept !== undefined) {
+    const { readiness, inventory } = outcome.kept;
+    if (release !== undefined) release = { ...release, inventory };
+    if (readiness === undefined) {
+      set(ConditionTypes.ready, 'Unknown', 'ReadinessNotTracked', 'readiness is not tracked: dependent resources are not watched (watchDependentResources: false) or not yet cached');
+    } else {
+      set(ConditionTypes.ready, readiness.ready ? 'True' : 'False', readiness.reason, readiness.message);
+    }
   }
 
   const { conditions: _c, deployedRelease: _d, observedGeneration: _o, ...rest } = current ?? {};

@@ -1,4 +1,5 @@
 /** Shapes the reconciler reads and writes on a custom resource. */
+import type { InventoryItem } from './ports.js';
 
 export interface Condition {
   readonly type: string;
@@ -18,6 +19,8 @@ export interface DeployedRelease {
   readonly appVersion?: string;
   /** Kept only where a user opts in (operator-sdk wrote the whole manifest here). */
   readonly manifest?: string;
+  /** Which objects the release consists of (not their content, which would bloat the status). */
+  readonly inventory?: readonly InventoryItem[];
 }
 
 export interface CrStatus {

@@ -6,7 +6,7 @@
  */
 import { isMap, isSeq, parseAllDocuments, type Document } from 'yaml';
 
-import type { PostRenderSpec } from '../types.js';
+import type { PostRenderOwner, PostRenderSpec } from '../types.js';
 
 /**
  * Parse as YAML 1.1 because helm decodes manifests with sigs.k8s.io/yaml (go-yaml, YAML 1.1):
@@ -19,6 +19,14 @@ export class PostRenderInputError extends Error {
   override readonly name = 'PostRenderInputError';
 }
 
+/** The chart renders objects its watches entry does not allow; nothing may be applied. */
+export class PostRenderRefusal extends Error {
+  override readonly name = 'PostRenderRefusal';
+}
+
+/** How many refused objects a message names before summarising. */
+const MAX_NAMED = 5;
+
 export function injectMetadata(manifest: string, spec: PostRenderSpec): string {
   const docs = parseAllDocuments(manifest, PARSE_OPTIONS);
   if (!Array.isArray(docs)) {
@@ -26,6 +34,7 @@ export function injectMetadata(manifest: string, spec: PostRenderSpec): string {
     return manifest;
   }
   const out: string[] = [];
+  const refused: string[] = [];
   for (const doc of docs) {
     const firstError = doc.errors[0];
     if (firstError !== undefined) {
@@ -36,10 +45,10 @@ export function injectMetadata(manifest: string, spec: PostRenderSpec): string {
       const items = doc.get('items');
       if (typeof kind === 'string' && kind.endsWith('List') && isSeq(items)) {
         items.items.forEach((_item, i) => {
-          if (isMap(doc.getIn(['items', i]))) injectInto(doc, ['items', i], spec);
+          if (isMap(doc.getIn(['items', i]))) injectInto(doc, ['items', i], spec, refused);
         });
       } else {
-        injectInto(doc, [], spec);
+        injectInto(doc, [], spec, refused);
       }
     }
     const text = doc.toString({ lineWidth: 0 });
@@ -47,12 +56,60 @@ export function injectMetadata(manifest: string, spec: PostRenderSpec): string {
     // with one, so emit it uniformly rather than relying on what the parser remembered.
     out.push(text.startsWith('---') ? text : `---\n${text}`);
   }
+  if (refused.length > 0 && spec.owner !== undefined) throw new PostRenderRefusal(refusalMessage(refused, spec.owner));
   return out.join('');
 }
 
-function injectInto(doc: Document, prefix: readonly (string | number)[], spec: PostRenderSpec): void {
+function refusalMessage(refused: readonly string[], owner: PostRenderOwner): string {
+  const named = refused.slice(0, MAX_NAMED).join(', ');
+  const more = refused.length > MAX_NAMED ? ` and ${refused.length - MAX_NAMED} more` : '';
+  return (
+    `the chart renders objects outside the namespace of ${owner.reference.kind} ${owner.namespace}/${owner.reference.name}, ` +
+    `which its watches entry does not allow: ${named}${more}. Nothing was applied. If this chart should create them, ` +
+    `set allowClusterScoped: true (cluster-scoped objects) or allowCrossNamespace: true (other namespaces) on the watches entry`
+  );
+}
+
+function injectInto(doc: Document, prefix: readonly (string | number)[], spec: PostRenderSpec, refused: string[]): void {
   setAll(doc, [...prefix, 'metadata', 'labels'], spec.labels);
   setAll(doc, [...prefix, 'metadata', 'annotations'], spec.annotations);
+  if (spec.owner !== undefined) placeOwnership(doc, prefix, spec.owner, refused);
+}
+
+/**
+ * Same-namespace objects get a controller ownerReference to the CR; cluster-scoped and
+ * other-namespace objects cannot (the garbage collector would delete them), so they get
+ * operator-sdk's primary-resource annotations — or are refused unless the entry allows them.
+ */
+function placeOwnership(doc: Document, prefix: readonly (string | number)[], owner: PostRenderOwner, refused: string[]): void {
+  const apiVersion = String(doc.getIn([...prefix, 'apiVersion']) ?? '');
+  const kind = String(doc.getIn([...prefix, 'kind']) ?? '');
+  const name = String(doc.getIn([...prefix, 'metadata', 'name']) ?? '');
+  const rawNamespace = doc.getIn([...prefix, 'metadata', 'namespace']);
+  if (owner.clusterScopedKinds.includes(`${apiVersion}/${kind}`)) {
+    if (!owner.allowClusterScoped) refused.push(`cluster-scoped ${kind} ${name}`);
+    else setAll(doc, [...prefix, 'metadata', 'annotations'], owner.nonOwnedAnnotations);
+    return;
+  }
+  const namespace = typeof rawNamespace === 'string' && rawNamespace !== '' ? rawNamespace : owner.namespace;
+  if (namespace !== owner.namespace) {
+    if (!owner.allowCrossNamespace) refused.push(`${kind} ${name} in namespace ${namespace}`);
+    else setAll(doc, [...prefix, 'metadata', 'annotations'], owner.nonOwnedAnnotations);
+    return;
+  }
+  addOwnerReference(doc, [...prefix, 'metadata', 'ownerReferences'], owner);
+}
+
+function addOwnerReference(doc: Document, path: readonly (string | number)[], owner: PostRenderOwner): void {
+  const existing = doc.getIn(path);
+  const refs: unknown = isSeq(existing) ? existing.toJSON() : [];
+  const list = Array.isArray(refs) ? (refs as Record<string, unknown>[]) : [];
+  if (list.some((r) => r['uid'] === owner.reference.uid)) return;
+  // An object may have only one controller; a chart that already names one keeps it.
+  const controller = !list.some((r) => r['controller'] === true);
+  const ref = { ...owner.reference, controller, blockOwnerDeletion: true };
+  if (isSeq(existing)) existing.add(doc.createNode(ref));
+  else doc.setIn(path, doc.createNode([ref]));
 }
 
 function setAll(doc: Document, path: readonly (string | number)[], entries: Readonly<Record<string, string>>): void {

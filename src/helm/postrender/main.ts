@@ -6,9 +6,10 @@
  * Helm 4 drops a post-renderer's stderr and only reports `plugin "…" exited with error`, so the
  * messages below mainly help someone running this script by hand.
  */
+import { writeFileSync } from 'node:fs';
 import { text } from 'node:stream/consumers';
 
-import { injectMetadata } from './inject.js';
+import { injectMetadata, PostRenderRefusal } from './inject.js';
 import { parsePostRenderSpec, SPEC_ENV } from './spec.js';
 
 async function main(): Promise<void> {
@@ -18,7 +19,13 @@ async function main(): Promise<void> {
   }
   const spec = parsePostRenderSpec(raw);
   const manifest = await text(process.stdin);
-  process.stdout.write(injectMetadata(manifest, spec));
+  try {
+    process.stdout.write(injectMetadata(manifest, spec));
+  } catch (err) {
+    // helm drops our stderr: a refusal reaches the operator (and the CR's status) through this file.
+    if (err instanceof PostRenderRefusal && spec.errorFile !== undefined) writeFileSync(spec.errorFile, err.message, { mode: 0o600 });
+    throw err;
+  }
 }
 
 main().catch((err: unknown) => {

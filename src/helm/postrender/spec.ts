@@ -1,31 +1,83 @@
 /** The post-renderer's input contract, shared by the client (writer) and the script (reader). */
-import type { PostRenderSpec } from '../types.js';
+import type { PostRenderOwner, PostRenderSpec } from '../types.js';
 
 /** Fallback channel for the spec when no argument is given (e.g. a hand-run script). */
 export const SPEC_ENV = 'CHARTPILOT_POSTRENDER_SPEC';
 
-export function serializePostRenderSpec(spec: PostRenderSpec): string {
-  return JSON.stringify({ labels: spec.labels, annotations: spec.annotations });
+/** What the script receives: the spec plus where to explain a refusal (helm drops its stderr). */
+export interface PostRenderInput extends PostRenderSpec {
+  readonly errorFile?: string | undefined;
+}
+
+export function serializePostRenderSpec(spec: PostRenderSpec, errorFile?: string): string {
+  return JSON.stringify({
+    labels: spec.labels,
+    annotations: spec.annotations,
+    ...(spec.owner === undefined ? {} : { owner: spec.owner }),
+    ...(errorFile === undefined ? {} : { errorFile }),
+  });
 }
 
 /** Validates strictly: a malformed spec must fail the render, not produce unlabelled objects. */
-export function parsePostRenderSpec(raw: string): PostRenderSpec {
+export function parsePostRenderSpec(raw: string): PostRenderInput {
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
   } catch (err) {
     throw new Error('post-render spec is not valid JSON', { cause: err });
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+  if (!isObject(parsed)) {
     throw new Error('post-render spec must be a JSON object with "labels" and "annotations"');
   }
-  const obj = parsed as Record<string, unknown>;
-  return { labels: stringMap(obj['labels'], 'labels'), annotations: stringMap(obj['annotations'], 'annotations') };
+  const errorFile = parsed['errorFile'];
+  if (errorFile !== undefined && typeof errorFile !== 'string') throw new Error('post-render spec: "errorFile" must be a string');
+  return {
+    labels: stringMap(parsed['labels'], 'labels'),
+    annotations: stringMap(parsed['annotations'], 'annotations'),
+    ...(parsed['owner'] === undefined ? {} : { owner: parseOwner(parsed['owner']) }),
+    ...(errorFile === undefined ? {} : { errorFile }),
+  };
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function str(v: unknown, field: string): string {
+  if (typeof v !== 'string' || v === '') throw new Error(`post-render spec: "${field}" must be a non-empty string`);
+  return v;
+}
+
+function bool(v: unknown, field: string): boolean {
+  if (typeof v !== 'boolean') throw new Error(`post-render spec: "${field}" must be a boolean`);
+  return v;
+}
+
+function parseOwner(value: unknown): PostRenderOwner {
+  if (!isObject(value) || !isObject(value['reference'])) throw new Error('post-render spec: "owner" must be an object with a "reference"');
+  const ref = value['reference'];
+  const kinds = value['clusterScopedKinds'];
+  if (!Array.isArray(kinds) || !kinds.every((k) => typeof k === 'string')) {
+    throw new Error('post-render spec: "owner.clusterScopedKinds" must be a list of strings');
+  }
+  return {
+    reference: {
+      apiVersion: str(ref['apiVersion'], 'owner.reference.apiVersion'),
+      kind: str(ref['kind'], 'owner.reference.kind'),
+      name: str(ref['name'], 'owner.reference.name'),
+      uid: str(ref['uid'], 'owner.reference.uid'),
+    },
+    namespace: str(value['namespace'], 'owner.namespace'),
+    clusterScopedKinds: kinds,
+    nonOwnedAnnotations: stringMap(value['nonOwnedAnnotations'], 'owner.nonOwnedAnnotations'),
+    allowClusterScoped: bool(value['allowClusterScoped'], 'owner.allowClusterScoped'),
+    allowCrossNamespace: bool(value['allowCrossNamespace'], 'owner.allowCrossNamespace'),
+  };
 }
 
 function stringMap(value: unknown, field: string): Record<string, string> {
   if (value === undefined) return {};
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+  if (!isObject(value)) {
     throw new Error(`post-render spec: "${field}" must be an object of strings`);
   }
   const out: Record<string, string> = {};

@@ -125,7 +125,8 @@ await test('upgradeInstall: argv for helm 4, values only in a 0600 file that is 
     '--history-max=5',
     '--description=--looks-like-a-flag',
     `--post-renderer=${POSTRENDER_PLUGIN_NAME}`,
-    `--post-renderer-args=${JSON.stringify(REQ.postRender)}`,
+    // The refusal file sits beside the values file, in the same private directory.
+    `--post-renderer-args=${JSON.stringify({ ...REQ.postRender, errorFile: `${file}.refusal` })}`,
     '--timeout=~290000ms',
     `--values=${file}`,
     '--',

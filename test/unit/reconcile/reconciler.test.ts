@@ -60,6 +60,9 @@ describe('Reconciler', () => {
       chartDigest: 'digest-1',
       overrides: {},
       reconcilePeriodMs: 60_000,
+      watchDependentResources: true,
+      allowClusterScoped: false,
+      allowCrossNamespace: false,
     };
     reconciler = new Reconciler({
       helm: world.helm,

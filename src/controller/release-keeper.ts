@@ -1,0 +1,126 @@
+/**
+ * Keeps a deployed release the way the chart says, between Helm operations: watches the kinds its
+ * objects have, recreates deleted objects and sets back fields someone changed (server-side apply
+ * as Helm's own field manager, so a later upgrade does not conflict), and tells readiness — all
+ * from caches and the stored manifest, with no helm process and no new revision.
+ */
+import type { Logger } from 'pino';
+import { parseManifest, inventoryOf, type InventoryEntry } from '../dependents/manifest.js';
+import { driftedFields } from '../dependents/drift.js';
+import { readinessOf, type Readiness } from '../dependents/readiness.js';
+import { readReleaseManifest } from '../dependents/release-record.js';
+import { HELM_FIELD_MANAGER, repairObject } from '../dependents/repair.js';
+import type { ScopeMap } from '../dependents/scopes.js';
+import { describeRef, type DesiredObject } from '../dependents/types.js';
+import type { DependentWatcher } from '../dependents/watcher.js';
+import { KubeApiError } from '../kube/errors.js';
+import type { KubeClient } from '../kube/rest.js';
+import type { KubeObject } from '../kube/types.js';
+import type { KeepInput, KeepResult, ReleaseKeeperPort, Repair } from '../reconcile/ports.js';
+
+export interface ReleaseKeeperOptions {
+  readonly client: KubeClient;
+  readonly watcher: DependentWatcher;
+  readonly scopes: ScopeMap;
+  readonly log: Logger;
+  /** How long to wait for a newly watched kind's first LIST before judging without it. */
+  readonly syncTimeoutMs?: number;
+}
+
+/** Cluster-scoped kinds change rarely (a CRD install); re-read discovery at most this often. */
+const SCOPES_MAX_AGE_MS = 10 * 60_000;
+
+export class ReleaseKeeper implements ReleaseKeeperPort {
+  /** Desired objects per release, by revision: parsed once, not on every pass. */
+  private readonly desired = new Map<string, { revision: number; objects: DesiredObject[] }>();
+  private scopesLoadedAt = Number.NEGATIVE_INFINITY;
+
+  constructor(private readonly opts: ReleaseKeeperOptions) {}
+
+  async clusterScopedKinds(): Promise<readonly string[]> {
+    if (performance.now() - this.scopesLoadedAt > SCOPES_MAX_AGE_MS) {
+      await this.opts.scopes.refresh();
+      this.scopesLoadedAt = performance.now();
+    }
+    return this.opts.scopes.clusterScopedKinds();
+  }
+
+  forget(namespace: string, release: string): void {
+    this.desired.delete(`${namespace}/${release}`);
+  }
+
+  async keep(input: KeepInput): Promise<KeepResult> {
+    const objects = await this.desiredObjects(input);
+    const inventory: InventoryEntry[] = inventoryOf(objects);
+    if (!input.watch) return { inventory, repaired: [], readiness: undefined };
+
+    const { watcher } = this.opts;
+    const kinds = new Map(objects.map((o) => [`${o.apiVersion}/${o.kind}`, o]));
+    for (const o of kinds.values()) {
+      try {
+        await watcher.ensureWatching(o.apiVersion, o.kind);
+      } catch (err) {
+        this.opts.log.warn({ kind: o.kind, err: errorText(err) }, 'cannot watch a kind of this release; its objects are not kept');
+      }
+    }
+    try {
+      await watcher.waitForSync(AbortSignal.timeout(this.opts.syncTimeoutMs ?? 20_000));
+    } catch {
+      this.opts.log.warn('dependent caches not synced in time; drift and readiness wait for the next pass');
+      return { inventory, repaired: [], readiness: undefined };
+    }
+
+    const repaired: Repair[] = [];
+    if (input.repair) {
+      for (const o of objects) {
+        if (!watcher.isWatching(o.apiVersion, o.kind)) continue;
+        const repair = await this.repairIfDrifted(o, watcher.get(o.apiVersion, o.kind, o.namespace, o.name), input);
+        if (repair !== undefined) repaired.push(repair);
+      }
+    }
+    const watched = objects.filter((o) => watcher.isWatching(o.apiVersion, o.kind));
+    const readiness: Readiness = readinessOf(watched.map((o) => ({ ...o, live: watcher.get(o.apiVersion, o.kind, o.namespace, o.name) })));
+    return { inventory, repaired, readiness };
+  }
+
+  private async desiredObjects(input: KeepInput): Promise<DesiredObject[]> {
+    const key = `${input.namespace}/${input.release}`;
+    const cached = this.desired.get(key);
+    if (cached?.revision === input.revision) return cached.objects;
+    const manifest = input.manifest ?? (await readReleaseManifest(this.opts.client, input.namespace, input.release, input.revision)) ?? '';
+    const objects = parseManifest(manifest, input.namespace, (apiVersion, kind) => this.opts.scopes.isNamespaced(apiVersion, kind));
+    this.desired.set(key, { revision: input.revision, objects });
+    return objects;
+  }
+
+  /**
+   * The cache says `desired` is missing or drifted. Caches lag behind the API server (e.g. right
+   * after an upgrade), so the object is read fresh and only repaired when it really differs.
+   */
+  private async repairIfDrifted(desired: DesiredObject, cached: KubeObject | undefined, input: KeepInput): Promise<Repair | undefined> {
+    if (cached?.metadata.deletionTimestamp !== undefined) return undefined; // being deleted: recreate once gone
+    if (cached !== undefined && driftedFields(desired.object, cached).length === 0) return undefined;
+    const resource = await this.opts.client.resourceFor(desired.apiVersion, desired.kind);
+    const path = this.opts.client.pathFor(resource, resource.namespaced ? desired.namespace : undefined, desired.name);
+    let current: KubeObject | null;
+    try {
+      current = await this.opts.client.request<KubeObject>('GET', path);
+    } catch (err) {
+      if (!(err instanceof KubeApiError && err.status === 404)) throw err;
+      current = null;
+    }
+    if (current?.metadata.deletionTimestamp !== undefined) return undefined;
+    const fields = current === null ? [] : driftedFields(desired.object, current);
+    if (current !== null && fields.length === 0) return undefined;
+    const action = await repairObject(this.opts.client, resource, desired, HELM_FIELD_MANAGER, {
+      release: { name: input.release, namespace: input.namespace },
+      current,
+    });
+    if (action === 'unchanged') return undefined;
+    return { object: describeRef(desired), action, fields };
+  }
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,124 @@
+/**
+ * Step 3 proof: the operator keeps what it deployed the way the chart says (drift repair without a
+ * new revision), owns what it may, tells readiness from the workloads, and refuses objects
+ * outside the CR's namespace unless the watches entry allows them — real cluster, real helm.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { newNamespace, testCluster, waitFor } from './harness.js';
+import { FIXTURE_CHARTS, SAMPLE_CHART, applyCr, condition, eventsFor, helmList, installCrd, startOperator, testKind, waitForCr } from './operator-harness.js';
+
+interface Obj {
+  metadata: { labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: { kind: string; name: string; controller?: boolean }[] };
+  spec?: { replicas?: number };
+}
+
+describe('keeping the release true', () => {
+  it('recreates a deleted object and restores a changed field without a new revision, keeping others’ labels', async (t) => {
+    const cluster = await testCluster();
+    const k = testKind('Drift');
+    await installCrd(cluster, k);
+    const ns = await newNamespace(t, 'drift');
+    const op = await startOperator(t, cluster, { namespaces: [ns], watches: [{ kind: k, chart: SAMPLE_CHART }] });
+    await applyCr(cluster, k, ns, 'web', { replicaCount: 2 });
+    const deployed = await waitForCr(cluster, k, ns, 'web', 'Deployed', (cr) => condition(cr, 'Deployed')?.status === 'True', op);
+    const inventory = (deployed.status?.deployedRelease as { inventory?: { kind: string; name: string }[] } | undefined)?.inventory ?? [];
+    assert.deepEqual(inventory.map((i) => `${i.kind}/${i.name}`).sort(), ['ConfigMap/web-content', 'Deployment/web', 'Service/web']);
+
+    const svc = JSON.parse((await cluster.kubectl(['get', 'service', 'web', '-n', ns, '-o', 'json'])).stdout) as Obj;
+    assert.deepEqual(
+      svc.metadata.ownerReferences?.map((r) => `${r.kind}/${r.name}/${String(r.controller)}`),
+      [`${k.kind}/web/true`],
+      'same-namespace objects are owned by the CR',
+    );
+
+    await cluster.kubectl(['label', 'deployment', 'web', '-n', ns, 'team=payments']);
+    await cluster.kubectl(['scale', 'deployment', 'web', '-n', ns, '--replicas=5']);
+    await waitFor('replicas restored to 2', async () => {
+      const d = JSON.parse((await cluster.kubectl(['get', 'deployment', 'web', '-n', ns, '-o', 'json'])).stdout) as Obj;
+      return d.spec?.replicas === 2 ? d : undefined;
+    }, { timeoutMs: 30_000 });
+    const d = JSON.parse((await cluster.kubectl(['get', 'deployment', 'web', '-n', ns, '-o', 'json'])).stdout) as Obj;
+    assert.equal(d.metadata.labels?.['team'], 'payments', 'a label someone else added survives');
+
+    await cluster.kubectl(['delete', 'service', 'web', '-n', ns, '--wait=true']);
+    await waitFor('service recreated', async () => (await cluster.kubectl(['get', 'service', 'web', '-n', ns], { allowFail: true })).exitCode === 0, {
+      timeoutMs: 30_000,
+    });
+
+    const releases = await helmList(cluster, ns);
+    assert.equal(String(releases[0]?.revision), '1', 'drift repair creates no Helm revision');
+    const events = (await eventsFor(cluster, ns, 'web')).filter((e) => e.reason === 'DriftRepaired');
+    assert.ok(events.some((e) => e.message.startsWith('Deployment web had drifted (spec.replicas)')), JSON.stringify(events));
+    assert.ok(events.some((e) => e.message.startsWith('Service web was missing; recreated it')), JSON.stringify(events));
+    assert.equal(op.helmCalls().filter((c) => c.startsWith('upgrade')).length, 1, 'no helm run for a repair');
+
+    // A helm upgrade after repairs still applies cleanly (repairs use Helm's field manager).
+    await applyCr(cluster, k, ns, 'web', { replicaCount: 3 });
+    await waitForCr(cluster, k, ns, 'web', 'revision 2', (cr) => cr.status?.deployedRelease?.revision === 2 && condition(cr, 'ReleaseFailed') === undefined, op);
+  });
+
+  it('keeps Ready=False with a reason while pods cannot run, then turns it True', async (t) => {
+    const cluster = await testCluster();
+    const k = testKind('Ready');
+    await installCrd(cluster, k);
+    const ns = await newNamespace(t, 'ready');
+    const pool = `pool-${randomBytes(3).toString('hex')}`;
+    const op = await startOperator(t, cluster, { namespaces: [ns], watches: [{ kind: k, chart: SAMPLE_CHART }] });
+    await applyCr(cluster, k, ns, 'app', { replicaCount: 2, nodeSelector: { pool } });
+    const waiting = await waitForCr(cluster, k, ns, 'app', 'Ready=False', (cr) => condition(cr, 'Deployed')?.status === 'True' && condition(cr, 'Ready')?.status === 'False', op);
+    assert.equal(condition(waiting, 'Ready')?.reason, 'DeploymentNotAvailable');
+    assert.match(condition(waiting, 'Ready')?.message ?? '', /Deployment app: 0\/2/);
+
+    // A node the pods may run on appears: kwok runs them, the Deployment becomes available.
+    const node = `kwok-${pool}`;
+    t.after(async () => {
+      await cluster.kubectl(['delete', 'node', node, '--wait=false'], { allowFail: true });
+    });
+    await cluster.kubectl(['apply', '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Node',
+        metadata: { name: node, annotations: { 'kwok.x-k8s.io/node': 'fake' }, labels: { type: 'kwok', pool, 'kubernetes.io/hostname': node } },
+        status: { allocatable: { cpu: '8', memory: '16Gi', pods: '100' }, capacity: { cpu: '8', memory: '16Gi', pods: '100' } },
+      }),
+    });
+    const ready = await waitForCr(cluster, k, ns, 'app', 'Ready=True', (cr) => condition(cr, 'Ready')?.status === 'True', op, 120_000);
+    assert.equal(condition(ready, 'Ready')?.reason, 'AllResourcesReady');
+    assert.equal(ready.status?.deployedRelease?.revision, 1);
+  });
+
+  it('refuses cluster-scoped objects unless the entry allows them, then annotates instead of owning', async (t) => {
+    const cluster = await testCluster();
+    const refused = testKind('Confined');
+    const allowed = testKind('Allowed');
+    await installCrd(cluster, refused);
+    await installCrd(cluster, allowed);
+    const ns = await newNamespace(t, 'confine');
+    const op = await startOperator(t, cluster, {
+      namespaces: [ns],
+      watches: [
+        { kind: refused, chart: `${FIXTURE_CHARTS}/cluster-scoped` },
+        { kind: allowed, chart: `${FIXTURE_CHARTS}/cluster-scoped`, extra: { allowClusterScoped: true } },
+      ],
+    });
+    const suffix = randomBytes(3).toString('hex');
+    await applyCr(cluster, refused, ns, `no-${suffix}`, {});
+    const cr = await waitForCr(cluster, refused, ns, `no-${suffix}`, 'ReleaseFailed', (c) => condition(c, 'ReleaseFailed')?.status === 'True', op);
+    const message = condition(cr, 'ReleaseFailed')?.message ?? '';
+    assert.match(message, new RegExp(`cluster-scoped ClusterRole no-${suffix}-reader`));
+    assert.match(message, /allowClusterScoped: true/);
+    assert.equal((await cluster.kubectl(['get', 'clusterrole', `no-${suffix}-reader`], { allowFail: true })).exitCode, 1, 'nothing applied');
+
+    await applyCr(cluster, allowed, ns, `yes-${suffix}`, {});
+    await waitForCr(cluster, allowed, ns, `yes-${suffix}`, 'Deployed', (c) => condition(c, 'Deployed')?.status === 'True', op);
+    t.after(async () => {
+      await cluster.kubectl(['delete', 'clusterrole', `yes-${suffix}-reader`, '--wait=false'], { allowFail: true });
+    });
+    const role = JSON.parse((await cluster.kubectl(['get', 'clusterrole', `yes-${suffix}-reader`, '-o', 'json'])).stdout) as Obj;
+    assert.equal(role.metadata.ownerReferences, undefined, 'no ownerReference on a cluster-scoped object');
+    assert.equal(role.metadata.annotations?.['operator-sdk/primary-resource'], `${ns}/yes-${suffix}`);
+    assert.equal(role.metadata.annotations?.['operator-sdk/primary-resource-type'], `${allowed.kind}.${allowed.group}`);
+  });
+});
