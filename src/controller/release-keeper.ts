@@ -16,7 +16,7 @@ import type { DependentWatcher } from '../dependents/watcher.js';
 import { KubeApiError } from '../kube/errors.js';
 import type { KubeClient } from '../kube/rest.js';
 import type { KubeObject } from '../kube/types.js';
-import type { KeepInput, KeepResult, ReleaseKeeperPort, Repair } from '../reconcile/ports.js';
+import type { InventoryItem, KeepInput, KeepResult, ReleaseKeeperPort, Repair } from '../reconcile/ports.js';
 
 export interface ReleaseKeeperOptions {
   readonly client: KubeClient;
@@ -47,6 +47,22 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
 
   forget(namespace: string, release: string): void {
     this.desired.delete(`${namespace}/${release}`);
+  }
+
+  async remaining(items: readonly InventoryItem[]): Promise<InventoryItem[]> {
+    const left: InventoryItem[] = [];
+    for (const item of items) {
+      const resource = await this.opts.client.resourceFor(item.apiVersion, item.kind).catch(() => undefined);
+      if (resource === undefined) continue; // the kind itself is gone (e.g. its CRD was removed)
+      try {
+        const live = await this.opts.client.request<KubeObject>('GET', this.opts.client.pathFor(resource, resource.namespaced ? item.namespace : undefined, item.name));
+        // Helm keeps these on purpose; waiting for them would wait forever.
+        if (live.metadata.annotations?.['helm.sh/resource-policy'] !== 'keep') left.push(item);
+      } catch (err) {
+        if (!(err instanceof KubeApiError && err.status === 404)) throw err;
+      }
+    }
+    return left;
   }
 
   async keep(input: KeepInput): Promise<KeepResult> {

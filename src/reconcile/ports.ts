@@ -77,4 +77,6 @@ export interface ReleaseKeeperPort {
   clusterScopedKinds(): Promise<readonly string[]>;
   /** The release is gone: drop what is remembered about it. */
   forget(namespace: string, release: string): void;
+  /** Which of these objects still exist (for uninstall-wait). */
+  remaining(items: readonly InventoryItem[]): Promise<InventoryItem[]>;
 }

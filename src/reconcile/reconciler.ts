@@ -71,6 +71,9 @@ export class ReconcileFailure extends Error {
   }
 }
 
+/** How often uninstall-wait looks again for objects still being deleted. */
+const UNINSTALL_WAIT_POLL_MS = 2_000;
+
 /** Plans are re-made after each step; a healthy sequence needs at most four (e.g. unlock, clear, install). */
 const MAX_STEPS = 6;
 
@@ -187,13 +190,26 @@ export class Reconciler {
         case 'uninstall':
           await this.uninstall(cr, name, namespace, crOptions, 'resource deleted');
           continue;
-        case 'remove-finalizer':
+        case 'remove-finalizer': {
+          // uninstall-wait: the resource stays until every object of its release is really gone
+          // (finalizers, terminating pods), so whoever waits on its deletion waits for all of it.
+          const inventory = cr.status?.deployedRelease?.inventory ?? [];
+          if (crOptions?.uninstallWait === true && opts.keeper !== undefined && inventory.length > 0) {
+            const left = await opts.keeper.remaining(inventory);
+            if (left.length > 0) {
+              const named = left.slice(0, 3).map((i) => `${i.kind} ${i.name}`).join(', ');
+              const more = left.length > 3 ? ` and ${left.length - 3} more` : '';
+              await this.writeStatus(cr, { kind: 'uninstalling', message: `release uninstalled; waiting for ${named}${more} to be deleted (uninstall-wait)` });
+              return { requeueAfterMs: UNINSTALL_WAIT_POLL_MS };
+            }
+          }
           opts.keeper?.forget(namespace, name);
           await opts.writer.setFinalizers(
             cr,
             finalizers.filter((f) => f !== FINALIZER && f !== LEGACY_FINALIZER),
           );
           return {};
+        }
       }
     }
     throw new ReconcileFailure(Reasons.reconcileError, `no stable plan after ${MAX_STEPS} steps`);

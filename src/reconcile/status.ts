@@ -24,7 +24,9 @@ export type Outcome =
   | { readonly kind: 'failed'; readonly reason: string; readonly message: string }
   | { readonly kind: 'irreconcilable'; readonly message: string }
   | { readonly kind: 'paused' }
-  | { readonly kind: 'uninstalled' };
+  | { readonly kind: 'uninstalled' }
+  /** Uninstalled, but objects of the release are still being deleted (uninstall-wait). */
+  | { readonly kind: 'uninstalling'; readonly message: string };
 
 /** metav1.Condition allows 32 KiB; Helm errors rarely need more than a few lines. */
 const MAX_MESSAGE = 8_000;
@@ -88,6 +90,9 @@ export function nextStatus(current: CrStatus | undefined, outcome: Outcome, gene
         'ReconcilePaused',
         'reconciliation is paused by the annotation helm.sdk.operatorframework.io/pause-reconcile; remove it to resume',
       );
+      break;
+    case 'uninstalling':
+      set(ConditionTypes.deployed, 'False', Reasons.uninstallSuccessful, outcome.message);
       break;
     case 'uninstalled':
       set(ConditionTypes.deployed, 'False', Reasons.uninstallSuccessful, 'the release was uninstalled');

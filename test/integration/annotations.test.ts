@@ -98,4 +98,40 @@ describe('CR annotations', () => {
     await applyCr(cluster, k, ns, 'bad', {}, { [`${A}reconcile-period`]: '30s' });
     await waitForCr(cluster, k, ns, 'bad', 'Deployed once fixed', (c) => condition(c, 'Deployed')?.status === 'True' && condition(c, 'Irreconcilable') === undefined, op);
   });
+
+  it('uninstall-wait keeps the resource until every object of its release is gone', async (t) => {
+    const cluster = await testCluster();
+    const k = testKind('UninstallWait');
+    await installCrd(cluster, k);
+    const ns = await newNamespace(t, 'uwait');
+    const op = await startOperator(t, cluster, { namespaces: [ns], watches: [{ kind: k, chart: HOOKED }] });
+    await applyCr(cluster, k, ns, 'w', {}, { [`${A}uninstall-wait`]: 'true' });
+    await waitForCr(cluster, k, ns, 'w', 'Deployed with inventory', (cr) => condition(cr, 'Deployed')?.status === 'True', op);
+    // Something else holds one object of the release.
+    await cluster.kubectl(['patch', 'configmap', 'w-main', '-n', ns, '--type=merge', '-p', '{"metadata":{"finalizers":["test.chartpilot.io/hold"]}}']);
+    await cluster.kubectl(['delete', `${k.plural}.${k.group}`, 'w', '-n', ns, '--wait=false']);
+    const waiting = await waitForCr(cluster, k, ns, 'w', 'waiting for objects', (cr) => /waiting for ConfigMap w-main/.test(condition(cr, 'Deployed')?.message ?? ''), op);
+    assert.equal(condition(waiting, 'Deployed')?.status, 'False');
+    assert.deepEqual(await helmList(cluster, ns), [], 'the release itself is uninstalled');
+
+    await cluster.kubectl(['patch', 'configmap', 'w-main', '-n', ns, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+    await waitFor('CR gone once the object is gone', async () => (await getCr(cluster, k, ns, 'w')) === undefined, { timeoutMs: 60_000 });
+  });
+
+  it('leaves objects annotated helm.sh/resource-policy: keep when the resource is deleted', async (t) => {
+    const cluster = await testCluster();
+    const k = testKind('KeepPolicy');
+    await installCrd(cluster, k);
+    const ns = await newNamespace(t, 'keep');
+    const op = await startOperator(t, cluster, { namespaces: [ns], watches: [{ kind: k, chart: `${FIXTURE_CHARTS}/settings` }] });
+    await applyCr(cluster, k, ns, 'kp', { keepExtra: true });
+    await waitForCr(cluster, k, ns, 'kp', 'Deployed', (cr) => condition(cr, 'Deployed')?.status === 'True', op);
+    await cluster.kubectl(['delete', `${k.plural}.${k.group}`, 'kp', '-n', ns, '--wait=false']);
+    await waitFor('CR gone', async () => (await getCr(cluster, k, ns, 'kp')) === undefined, { timeoutMs: 60_000 });
+    await waitFor('release objects removed', async () => !(await exists(cluster, ns, 'configmap', 'kp-settings')), { timeoutMs: 30_000 });
+    assert.equal(await exists(cluster, ns, 'configmap', 'kp-kept'), true, 'the kept object survives');
+    // And nothing lets the garbage collector take it later: it names no owner.
+    const owners = await cluster.kubectl(['get', 'configmap', 'kp-kept', '-n', ns, '-o', 'jsonpath={.metadata.ownerReferences}']);
+    assert.equal(owners.stdout, '');
+  });
 });

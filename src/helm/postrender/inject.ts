@@ -24,6 +24,8 @@ export class PostRenderRefusal extends Error {
   override readonly name = 'PostRenderRefusal';
 }
 
+const KEEP_POLICY_ANNOTATION = 'helm.sh/resource-policy';
+
 /** How many refused objects a message names before summarising. */
 const MAX_NAMED = 5;
 
@@ -95,6 +97,12 @@ function placeOwnership(doc: Document, prefix: readonly (string | number)[], own
   if (namespace !== owner.namespace) {
     if (!owner.allowCrossNamespace) refused.push(`${kind} ${name} in namespace ${namespace}`);
     else setAll(doc, [...prefix, 'metadata', 'annotations'], owner.nonOwnedAnnotations);
+    return;
+  }
+  // Helm leaves `resource-policy: keep` objects behind on uninstall; an ownerReference would
+  // let the garbage collector delete them with the CR anyway.
+  if (doc.getIn([...prefix, 'metadata', 'annotations', KEEP_POLICY_ANNOTATION]) === 'keep') {
+    setAll(doc, [...prefix, 'metadata', 'annotations'], owner.nonOwnedAnnotations);
     return;
   }
   addOwnerReference(doc, [...prefix, 'metadata', 'ownerReferences'], owner);

@@ -92,3 +92,12 @@ describe('post-render ownership', () => {
     assert.throws(() => parsePostRenderSpec(JSON.stringify({ labels: {}, owner: { reference: {} } })), /owner/);
   });
 });
+
+describe('post-render and helm.sh/resource-policy: keep', () => {
+  it('does not own objects Helm keeps on uninstall, so the garbage collector leaves them too', () => {
+    const kept = `${SAME_NS}  annotations:\n    helm.sh/resource-policy: keep\n`;
+    const [cm] = objects(injectMetadata(kept, spec()));
+    assert.equal(cm?.metadata.ownerReferences, undefined);
+    assert.equal(cm?.metadata.annotations['operator-sdk/primary-resource'], 'team-a/shop');
+  });
+});
