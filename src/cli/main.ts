@@ -15,6 +15,8 @@ Exit codes: 0 ok, 1 internal error, 2 bad flags or watches.yaml, 3 cluster/CRD/R
 
 /** How long running helm calls may take to finish after SIGTERM (the pod's grace period is 30 s by default). */
 const SHUTDOWN_GRACE_MS = 25_000;
+/** After `run` has finished, how long leftovers may keep the process alive. */
+const EXIT_GRACE_MS = 1_000;
 
 function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: string };
@@ -33,6 +35,15 @@ async function run(argv: readonly string[]): Promise<number> {
     return ExitCode.badConfig;
   }
   const o = parsed.options;
+  if (o.metricsSecure || o.metricsRequireRbac) {
+    // Refused rather than ignored: serving plain HTTP to someone who asked for TLS and
+    // authorization would expose what they meant to protect.
+    process.stderr.write(
+      `error: ${o.metricsSecure ? '--metrics-secure' : '--metrics-require-rbac'} is not supported yet: chartpilot serves metrics over plain HTTP only; ` +
+        'remove the flag and protect the endpoint another way (a NetworkPolicy, or a kube-rbac-proxy sidecar in front of a localhost --metrics-bind-address)\n',
+    );
+    return ExitCode.badConfig;
+  }
   // client-node and helm both read KUBECONFIG, so one setting serves both.
   if (o.kubeconfig !== undefined) process.env.KUBECONFIG = o.kubeconfig;
 
@@ -49,7 +60,7 @@ async function run(argv: readonly string[]): Promise<number> {
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   try {
-    return await runOperator(
+    const code = await runOperator(
       {
         watchesFile: o.watchesFile,
         reconcilePeriodMs: o.reconcilePeriodMs,
@@ -59,9 +70,18 @@ async function run(argv: readonly string[]): Promise<number> {
         helmBin: o.helmBin,
         logLevel: o.logLevel,
         shutdownGraceMs: SHUTDOWN_GRACE_MS,
+        metricsBindAddress: o.metricsBindAddress,
+        healthProbeBindAddress: o.healthProbeBindAddress,
+        leaderElection: o.leaderElect ? { id: o.leaderElectionId, namespace: o.leaderElectionNamespace } : undefined,
+        ignoredFlags: o.ignoredFlags,
+        version: packageVersion(),
       },
       { env: process.env, stderr: (line) => process.stderr.write(`${line}\n`), stop: stop.signal },
     );
+    // Normally nothing is left and the process ends by itself; if anything still holds the event
+    // loop (a helm process after a lost lease, a socket), the exit code must not wait for it.
+    setTimeout(() => process.exit(code), EXIT_GRACE_MS).unref();
+    return code;
   } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);

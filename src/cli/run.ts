@@ -1,16 +1,25 @@
 /**
  * `chartpilot run`: load watches.yaml, check the cluster, start one controller per kind, and run
  * until SIGTERM/SIGINT. Every way start-up can fail ends in one clear message and an exit code.
+ * With leader election, only the replica holding the Lease starts controllers; the others serve
+ * probes and metrics and wait.
  */
 import type { Logger } from 'pino';
+import type { WatchEntry } from '../config/types.js';
 import { loadWatches } from '../config/watches.js';
+import { defaultLeaseName, KubeLeaseStore, LeaderElector, newIdentity, resolveLeaseNamespace } from '../controller/leader-election.js';
 import { Manager } from '../controller/manager.js';
 import { ConfigReloader } from '../controller/reloader.js';
 import { checkApiServer, checkPermissions, PreflightError, requiredChecks, resolveResources } from '../controller/preflight.js';
 import { createHelmClient } from '../helm/cli-client.js';
 import { createKubeClient, loadKubeConfig } from '../kube/rest.js';
 import { EventRecorder } from '../observe/events.js';
+import type { CheckResult } from '../observe/health-server.js';
+import { ListenError } from '../observe/http-server.js';
 import { createLogger, type LogLevel } from '../observe/logger.js';
+import { OperatorMetrics } from '../observe/metrics.js';
+import { startServers, type Servers } from '../observe/servers.js';
+import type { BindAddress } from './args.js';
 import { ExitCode } from './exit-codes.js';
 
 export interface RunConfig {
@@ -23,6 +32,16 @@ export interface RunConfig {
   readonly logLevel: LogLevel;
   /** How long running helm calls may take to finish on shutdown. */
   readonly shutdownGraceMs: number;
+  /** `--metrics-bind-address`; undefined = no metrics server. */
+  readonly metricsBindAddress?: BindAddress | undefined;
+  /** `--health-probe-bind-address`; undefined = no probe server. */
+  readonly healthProbeBindAddress?: BindAddress | undefined;
+  /** `--leader-elect`: the Lease's name and namespace ('' = derive / detect); undefined = every replica acts. */
+  readonly leaderElection?: { readonly id: string; readonly namespace: string } | undefined;
+  /** operator-sdk flags that were given but change nothing here; logged once. */
+  readonly ignoredFlags?: readonly string[];
+  /** For helm_operator_build_info. */
+  readonly version?: string;
 }
 
 export interface RunIo {
@@ -38,6 +57,9 @@ const HISTORY_MAX = 10;
 export async function runOperator(config: RunConfig, io: RunIo, logger?: Logger): Promise<number> {
   const log = logger ?? createLogger(config.logLevel);
   const startedAt = Date.now();
+  if (config.ignoredFlags !== undefined && config.ignoredFlags.length > 0) {
+    log.warn({ flags: config.ignoredFlags }, 'flags accepted for operator-sdk compatibility have no effect in chartpilot');
+  }
 
   const loaded = await loadWatches(config.watchesFile, io.env);
   if (!loaded.ok) {
@@ -49,6 +71,56 @@ export async function runOperator(config: RunConfig, io: RunIo, logger?: Logger)
     return ExitCode.badConfig;
   }
 
+  let lease: { name: string; namespace: string } | undefined;
+  if (config.leaderElection !== undefined) {
+    const ns = resolveLeaseNamespace(config.leaderElection.namespace, io.env);
+    if (!ns.ok) {
+      io.stderr(`error: ${ns.problem}`);
+      return ExitCode.badConfig;
+    }
+    lease = { name: config.leaderElection.id === '' ? defaultLeaseName(loaded.entries) : config.leaderElection.id, namespace: ns.namespace };
+  }
+
+  const metrics = new OperatorMetrics({ build: { version: config.version ?? 'unknown' } });
+  // Not ready until this replica knows its role; a standby is ready (controller-runtime: readiness
+  // does not depend on leadership), a leader once every informer has synced.
+  let ready: () => CheckResult = () => 'starting: checking the cluster';
+  let servers: Servers;
+  try {
+    servers = await startServers({
+      metrics,
+      metricsAddress: config.metricsBindAddress,
+      healthAddress: config.healthProbeBindAddress,
+      ready: () => ready(),
+      log,
+    });
+  } catch (err) {
+    if (!(err instanceof ListenError)) throw err;
+    io.stderr(`error: ${err.message}; choose another address (0 disables the server)`);
+    return ExitCode.environment;
+  }
+  // A standby waits on unref'd timers only (so may a leader with probes disabled, between watch
+  // connections): this holds the process up until it is told to stop.
+  const keepAlive = setInterval(() => undefined, 3_600_000);
+  try {
+    return await operate(config, io, log, { loaded: loaded.entries, lease, metrics, startedAt, setReady: (check) => (ready = check) });
+  } finally {
+    clearInterval(keepAlive);
+    await servers.close();
+  }
+}
+
+interface Operation {
+  readonly loaded: readonly WatchEntry[];
+  readonly lease: { readonly name: string; readonly namespace: string } | undefined;
+  readonly metrics: OperatorMetrics;
+  readonly startedAt: number;
+  readonly setReady: (check: () => CheckResult) => void;
+}
+
+/** Everything between the probe servers coming up and going down again. */
+async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation): Promise<number> {
+  const { metrics, lease } = op;
   let kubeConfig;
   try {
     kubeConfig = loadKubeConfig();
@@ -57,15 +129,37 @@ export async function runOperator(config: RunConfig, io: RunIo, logger?: Logger)
     return ExitCode.environment;
   }
   const server = kubeConfig.getCurrentCluster()?.server ?? 'unknown';
-  const client = createKubeClient(kubeConfig, { userAgent: 'chartpilot' });
-  const helm = createHelmClient({ helmBin: config.helmBin });
+  const client = createKubeClient(kubeConfig, {
+    userAgent: 'chartpilot',
+    onRequest: (method, _path, status, ms) => {
+      metrics.kubeRequest(method, status, ms);
+    },
+  });
+  const helm = createHelmClient({
+    helmBin: config.helmBin,
+    log: (event) => {
+      metrics.helmCall(event);
+    },
+  });
 
   let resources;
   try {
     const version = await checkApiServer(client, server);
     log.info({ server, version }, 'connected to the API server');
-    resources = await resolveResources(client, loaded.entries);
+    resources = await resolveResources(client, op.loaded);
     await checkPermissions(client, requiredChecks([...resources.values()], config.watchNamespaces));
+    if (lease !== undefined) {
+      await checkPermissions(
+        client,
+        ['get', 'create', 'update'].map((verb) => ({ verb, group: 'coordination.k8s.io', resource: 'leases', namespace: lease.namespace })),
+      );
+      await new KubeLeaseStore(client, lease.namespace, lease.name).checkWritable().catch((err: unknown) => {
+        throw new PreflightError([
+          `cannot create the leader election Lease ${lease.namespace}/${lease.name}: ${err instanceof Error ? err.message : String(err)}; ` +
+            'create that namespace or point --leader-election-namespace at an existing one',
+        ]);
+      });
+    }
     const helmVersion = await helm.version(30_000).catch((err: unknown) => {
       throw new PreflightError([
         `cannot run helm (${config.helmBin}): ${err instanceof Error ? err.message : String(err)}; install helm or set HELM_BIN`,
@@ -80,6 +174,38 @@ export async function runOperator(config: RunConfig, io: RunIo, logger?: Logger)
     throw err;
   }
 
+  // Aborted on SIGTERM/SIGINT, and when leadership is lost (`lost` aborted too).
+  const done = new AbortController();
+  const lost = new AbortController();
+  const onStop = (): void => {
+    done.abort();
+  };
+  io.stop.addEventListener('abort', onStop, { once: true });
+  if (io.stop.aborted) done.abort();
+  let elector: LeaderElector | undefined;
+  if (lease !== undefined) {
+    elector = new LeaderElector({
+      store: new KubeLeaseStore(client, lease.namespace, lease.name),
+      identity: newIdentity(),
+      log,
+      onLeadership: (leader) => {
+        metrics.leader(lease.name, leader);
+      },
+      onLost: () => {
+        lost.abort();
+        done.abort();
+      },
+    });
+    op.setReady(() => true);
+    if (!(await elector.acquire(done.signal))) {
+      await elector.release();
+      io.stop.removeEventListener('abort', onStop);
+      await helm.close();
+      log.info('stopped while standing by');
+      return ExitCode.ok;
+    }
+  }
+
   const events = new EventRecorder({ client, log });
   const manager = new Manager({
     client,
@@ -91,9 +217,21 @@ export async function runOperator(config: RunConfig, io: RunIo, logger?: Logger)
     defaultConcurrency: config.maxConcurrentReconciles,
     helmTimeoutMs: config.helmTimeoutMs,
     historyMax: HISTORY_MAX,
-    processStartedAt: startedAt,
+    processStartedAt: op.startedAt,
+    queueMetrics: (controller) => {
+      metrics.registerController(controller);
+      return metrics.queueMetrics(controller);
+    },
+    onReconciled: (controller, result, ms) => {
+      metrics.reconciled(controller, result, ms);
+    },
   });
+  const reportConcurrency = (): void => {
+    for (const e of manager.entries()) metrics.maxConcurrentReconciles(e.kind.toLowerCase(), e.maxConcurrentReconciles ?? config.maxConcurrentReconciles);
+  };
   for (const [entry, resource] of resources) await manager.add(entry, resource);
+  reportConcurrency();
+  op.setReady(() => (manager.hasSynced() ? true : 'informers have not synced yet'));
   // Edits to watches.yaml or a chart apply without a restart; a bad edit keeps what runs.
   const reloader = new ConfigReloader({
     watchesFile: config.watchesFile,
@@ -102,18 +240,38 @@ export async function runOperator(config: RunConfig, io: RunIo, logger?: Logger)
     log,
     resolve: (entries) => resolveResources(client, entries),
     drainTimeoutMs: config.shutdownGraceMs,
+    onResult: reportConcurrency,
   });
   reloader.start();
 
-  await new Promise<void>((resolve) => {
-    if (io.stop.aborted) resolve();
-    else io.stop.addEventListener('abort', () => { resolve(); }, { once: true });
-  });
+  await whenAborted(done.signal);
+  io.stop.removeEventListener('abort', onStop);
+  const exitOnLoss = (): number => {
+    // Another replica may lead within seconds: stop acting now rather than drain (as
+    // controller-runtime does), and exit so this pod restarts as a standby.
+    log.error({ lease: `${lease?.namespace ?? ''}/${lease?.name ?? ''}` }, 'leader election lost: exiting without waiting for running work');
+    void reloader.stop().catch(() => undefined);
+    void manager.stop(0).catch(() => undefined);
+    void helm.close().catch(() => undefined);
+    return ExitCode.internal;
+  };
+  if (lost.signal.aborted) return exitOnLoss();
   log.info({ graceMs: config.shutdownGraceMs }, 'shutting down: letting running helm calls finish');
   await reloader.stop();
-  await manager.stop(config.shutdownGraceMs);
+  // The lease is renewed while running work drains; should that fail, draining is over too.
+  const drained = await Promise.race([manager.stop(config.shutdownGraceMs).then(() => true), whenAborted(lost.signal).then(() => false)]);
+  if (!drained) return exitOnLoss();
   await events.flush();
   await helm.close();
+  // Only now, with no helm call left running, may another replica take over.
+  await elector?.release();
   log.info('stopped');
   return ExitCode.ok;
+}
+
+function whenAborted(signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => { resolve(); }, { once: true });
+  });
 }

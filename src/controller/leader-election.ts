@@ -1,0 +1,526 @@
+/**
+ * Leader election on a `coordination.k8s.io/v1` Lease, with client-go's algorithm and
+ * controller-runtime's defaults (lease 15 s, renew deadline 10 s, retry 2 s), so one replica acts
+ * and the others stand by.
+ *
+ * - Expiry is judged on this process's monotonic clock from when it last saw the lease *change*,
+ *   never from the timestamps written in it: clocks of two nodes may disagree, the passing of
+ *   time does not.
+ * - Every write carries the resourceVersion it was based on, so two candidates cannot both win.
+ * - The leader gives up (`onLost`) when it could not renew within the renew deadline — before the
+ *   lease can expire for anyone else, so two leaders never act at the same time.
+ * - `release()` hands the lease back (holder '' and a 1 s duration, as client-go's
+ *   ReleaseOnCancel), so a standby takes over at once instead of waiting out the lease.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { gvkKey, type GroupVersionKind } from '../config/types.js';
+import { KubeApiError } from '../kube/errors.js';
+import type { KubeClient } from '../kube/rest.js';
+import { realClock, type Clock, type TimerHandle } from './clock.js';
+
+/** The Lease's spec, as client-go's LeaderElectionRecord. */
+export interface LeaseRecord {
+  /** '' = nobody (a released lease). */
+  readonly holderIdentity: string;
+  readonly leaseDurationSeconds: number;
+  /** RFC 3339 with microseconds (metav1.MicroTime); informational only. */
+  readonly acquireTime: string | undefined;
+  readonly renewTime: string | undefined;
+  readonly leaseTransitions: number;
+}
+
+/** A lease as read (or written): its record and the resourceVersion to write against. */
+export interface LeaseSnapshot {
+  readonly record: LeaseRecord;
+  readonly resourceVersion: string;
+}
+
+/** Someone else wrote the lease first (AlreadyExists on create, Conflict on update). */
+export class LeaseConflictError extends Error {
+  override readonly name = 'LeaseConflictError';
+}
+
+/** Where the lease lives; the Kubernetes implementation is `KubeLeaseStore`, tests use a fake. */
+export interface LeaseStore {
+  /** `namespace/name`, for logs. */
+  readonly description: string;
+  get(): Promise<LeaseSnapshot | undefined>;
+  /** Throws LeaseConflictError when the lease exists already. */
+  create(record: LeaseRecord): Promise<LeaseSnapshot>;
+  /** Throws LeaseConflictError when the lease changed since `base` was read. */
+  update(base: LeaseSnapshot, record: LeaseRecord): Promise<LeaseSnapshot>;
+}
+
+/** The subset of pino's Logger this module writes to. */
+export interface ElectionLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface LeaderElectorOptions {
+  readonly store: LeaseStore;
+  /** Unique per process; see `newIdentity`. */
+  readonly identity: string;
+  readonly log: ElectionLog;
+  readonly leaseDurationMs?: number;
+  readonly renewDeadlineMs?: number;
+  readonly retryPeriodMs?: number;
+  readonly clock?: Clock;
+  /** Wall time for the timestamps written into the lease. */
+  readonly wallClock?: () => Date;
+  /** [0, 1) for retry jitter. */
+  readonly random?: () => number;
+  /** Told of every change of this process's leadership (for the leader_election_master_status gauge). */
+  readonly onLeadership?: (leader: boolean) => void;
+  /**
+   * The leader could not renew within the renew deadline (or lost the lease to someone else):
+   * it must stop acting now. Called at most once; never after `release()`.
+   */
+  readonly onLost?: () => void;
+}
+
+export const LEASE_DURATION_MS = 15_000;
+export const RENEW_DEADLINE_MS = 10_000;
+export const RETRY_PERIOD_MS = 2_000;
+/** client-go's JitterFactor for the acquire loop: waits are retryPeriod × [1, 1.2). */
+const JITTER = 0.2;
+
+/** client-go's identity: host name (the pod name in a pod) plus a random suffix, unique per process. */
+export function newIdentity(): string {
+  return `${hostname()}_${randomUUID()}`;
+}
+
+export class LeaderElector {
+  private readonly store: LeaseStore;
+  private readonly log: ElectionLog;
+  private readonly leaseDurationMs: number;
+  private readonly renewDeadlineMs: number;
+  private readonly retryPeriodMs: number;
+  private readonly clock: Clock;
+  private readonly wallClock: () => Date;
+  private readonly random: () => number;
+
+  /** The lease as last read or written, and when (monotonic) it last changed as we saw it. */
+  private observed: LeaseSnapshot | undefined;
+  private observedAt = 0;
+  private leader = false;
+  private released = false;
+  private lostReported = false;
+  private renewing: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+  private lastProblem: string | undefined;
+  private lastHolder: string | undefined;
+
+  constructor(private readonly opts: LeaderElectorOptions) {
+    this.store = opts.store;
+    this.log = opts.log;
+    this.leaseDurationMs = opts.leaseDurationMs ?? LEASE_DURATION_MS;
+    this.renewDeadlineMs = opts.renewDeadlineMs ?? RENEW_DEADLINE_MS;
+    this.retryPeriodMs = opts.retryPeriodMs ?? RETRY_PERIOD_MS;
+    if (!(this.retryPeriodMs > 0 && this.renewDeadlineMs > this.retryPeriodMs * (1 + JITTER))) {
+      throw new RangeError('leader election: the renew deadline must be longer than the retry period (with jitter)');
+    }
+    if (!(this.leaseDurationMs > this.renewDeadlineMs)) {
+      // Otherwise a standby could take over before a stuck leader notices it has lost.
+      throw new RangeError('leader election: the lease duration must be longer than the renew deadline');
+    }
+    if (opts.identity === '') throw new RangeError('leader election: identity must not be empty');
+    this.clock = opts.clock ?? realClock;
+    this.wallClock = opts.wallClock ?? (() => new Date());
+    this.random = opts.random ?? Math.random;
+  }
+
+  get identity(): string {
+    return this.opts.identity;
+  }
+
+  get isLeader(): boolean {
+    return this.leader;
+  }
+
+  /**
+   * Tries every retry period until this process holds the lease (resolves true; renewal then
+   * runs by itself) or `signal` aborts (resolves false). Never rejects: API errors are logged and
+   * retried, as a standby must survive API server restarts.
+   */
+  async acquire(signal: AbortSignal): Promise<boolean> {
+    if (this.released) throw new Error('leader election: acquire after release');
+    this.opts.onLeadership?.(false);
+    this.log.info({ lease: this.store.description, identity: this.identity }, 'attempting to acquire the leader lease');
+    while (!signal.aborted) {
+      if (await this.tryAcquireOrRenew()) {
+        if (isAborted(signal)) break; // acquired while being stopped: hand it straight back in release()
+        this.setLeader(true);
+        this.log.info({ lease: this.store.description, identity: this.identity }, 'became leader');
+        this.renewing = this.renewLoop();
+        return true;
+      }
+      await this.sleep(this.retryPeriodMs * (1 + JITTER * this.random()), signal);
+    }
+    return false;
+  }
+
+  /**
+   * Stops renewing and, if this process holds the lease, gives it up so a standby need not wait
+   * for it to expire. Call only once nothing acts on the leader's behalf any more. Never rejects.
+   */
+  async release(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    this.wake?.();
+    await this.renewing;
+    this.setLeader(false);
+    // What this process last wrote (or saw) says it holds the lease, and it has not given up on
+    // it: also the case when acquire() won just as it was stopped.
+    const base = this.observed;
+    if (this.lostReported || base?.record.holderIdentity !== this.identity) return;
+    const now = microTime(this.wallClock());
+    try {
+      await this.store.update(base, {
+        holderIdentity: '',
+        leaseDurationSeconds: 1,
+        acquireTime: now,
+        renewTime: now,
+        leaseTransitions: base.record.leaseTransitions,
+      });
+      this.log.info({ lease: this.store.description }, 'released the leader lease');
+    } catch (err) {
+      // Nothing is lost: the lease simply expires after its duration.
+      this.log.warn({ lease: this.store.description, err: message(err) }, 'could not release the leader lease; it will expire by itself');
+    }
+  }
+
+  /** While leader: renew every retry period; give up when a renewal has not succeeded within the renew deadline. */
+  private async renewLoop(): Promise<void> {
+    while (!this.isReleased()) {
+      await this.sleep(this.retryPeriodMs);
+      if (this.isReleased()) return;
+      const deadline = this.clock.now() + this.renewDeadlineMs;
+      let renewed = false;
+      for (;;) {
+        const left = deadline - this.clock.now();
+        if (left <= 0) break;
+        renewed = await this.withDeadline(this.tryAcquireOrRenew(), left);
+        if (renewed || this.isReleased()) break;
+        await this.sleep(Math.min(this.retryPeriodMs, Math.max(0, deadline - this.clock.now())));
+        if (this.isReleased()) break;
+      }
+      if (this.isReleased()) return;
+      if (!renewed) {
+        this.setLeader(false);
+        this.log.error(
+          { lease: this.store.description, identity: this.identity, renewDeadlineMs: this.renewDeadlineMs, lastError: this.lastProblem },
+          'leader election lost: could not renew the lease in time',
+        );
+        if (!this.lostReported) {
+          this.lostReported = true;
+          this.opts.onLost?.();
+        }
+        return;
+      }
+    }
+  }
+
+  /** One round of client-go's tryAcquireOrRenew; true when this process holds the lease afterwards. */
+  private async tryAcquireOrRenew(): Promise<boolean> {
+    const now = microTime(this.wallClock());
+    const fresh: LeaseRecord = {
+      holderIdentity: this.identity,
+      leaseDurationSeconds: Math.ceil(this.leaseDurationMs / 1000),
+      acquireTime: now,
+      renewTime: now,
+      leaseTransitions: 0,
+    };
+
+    // Fast path for the leader: write against what it wrote last, no read needed.
+    if (this.leader && this.observed !== undefined && this.observed.record.holderIdentity === this.identity) {
+      const base = this.observed;
+      try {
+        this.observe(
+          await this.store.update(base, { ...fresh, acquireTime: base.record.acquireTime, leaseTransitions: base.record.leaseTransitions }),
+        );
+        this.problem(undefined);
+        return true;
+      } catch (err) {
+        if (!(err instanceof LeaseConflictError)) {
+          this.problem(`could not renew the lease: ${message(err)}`);
+          return false;
+        }
+        // Someone wrote it meanwhile: read it and decide as any candidate would.
+      }
+    }
+
+    let current: LeaseSnapshot | undefined;
+    try {
+      current = await this.store.get();
+    } catch (err) {
+      this.problem(`could not read the lease: ${message(err)}`);
+      return false;
+    }
+    if (current === undefined) {
+      try {
+        this.observe(await this.store.create(fresh));
+        this.problem(undefined);
+        return true;
+      } catch (err) {
+        if (!(err instanceof LeaseConflictError)) this.problem(`could not create the lease: ${message(err)}`);
+        return false;
+      }
+    }
+
+    if (this.observed === undefined || !sameRecord(current.record, this.observed.record)) this.observe(current);
+    const holder = current.record.holderIdentity;
+    this.noteHolder(holder);
+    const expiresAt = this.observedAt + current.record.leaseDurationSeconds * 1000;
+    if (holder !== '' && holder !== this.identity && this.clock.now() < expiresAt) return false;
+
+    const next: LeaseRecord =
+      holder === this.identity
+        ? { ...fresh, acquireTime: current.record.acquireTime, leaseTransitions: current.record.leaseTransitions }
+        : { ...fresh, leaseTransitions: current.record.leaseTransitions + 1 };
+    try {
+      this.observe(await this.store.update(current, next));
+      this.problem(undefined);
+      return true;
+    } catch (err) {
+      if (!(err instanceof LeaseConflictError)) this.problem(`could not update the lease: ${message(err)}`);
+      return false;
+    }
+  }
+
+  /** A method, not the field: it changes while this object awaits, which narrowing cannot see. */
+  private isReleased(): boolean {
+    return this.released;
+  }
+
+  private observe(snapshot: LeaseSnapshot): void {
+    this.observed = snapshot;
+    this.observedAt = this.clock.now();
+  }
+
+  private setLeader(leader: boolean): void {
+    if (this.leader === leader) return;
+    this.leader = leader;
+    this.opts.onLeadership?.(leader);
+  }
+
+  /** Logs who leads when that changes, so a standby's log says why it waits. */
+  private noteHolder(holder: string): void {
+    if (holder === this.lastHolder || holder === this.identity) return;
+    this.lastHolder = holder;
+    if (holder !== '') this.log.info({ lease: this.store.description, leader: holder }, 'another replica is the leader; standing by');
+  }
+
+  /** Logs an API problem once per distinct message (retries every 2 s would flood the log). */
+  private problem(text: string | undefined): void {
+    if (text !== undefined && text !== this.lastProblem) this.log.warn({ lease: this.store.description }, `leader election: ${text}`);
+    this.lastProblem = text;
+  }
+
+  /** `p`'s result, or false if it has not settled within `ms` (a hung request must not stretch the deadline). */
+  private async withDeadline(p: Promise<boolean>, ms: number): Promise<boolean> {
+    let timer: TimerHandle | undefined;
+    const timeout = new Promise<boolean>((resolve) => {
+      timer = this.clock.setTimeout(() => {
+        this.problem(`renewal did not finish within the renew deadline`);
+        resolve(false);
+      }, ms);
+    });
+    try {
+      return await Promise.race([p, timeout]);
+    } finally {
+      if (timer !== undefined) this.clock.clearTimeout(timer);
+    }
+  }
+
+  /** Waits `ms`, or less if `release()` is called or `signal` aborts. */
+  private sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      if (this.released || signal?.aborted === true) {
+        resolve();
+        return;
+      }
+      const done = (): void => {
+        this.clock.clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        if (this.wake === done) this.wake = undefined;
+        resolve();
+      };
+      const timer = this.clock.setTimeout(done, ms);
+      signal?.addEventListener('abort', done, { once: true });
+      this.wake = done;
+    });
+  }
+}
+
+function isAborted(signal: AbortSignal): boolean {
+  return signal.aborted;
+}
+
+function sameRecord(a: LeaseRecord, b: LeaseRecord): boolean {
+  return (
+    a.holderIdentity === b.holderIdentity &&
+    a.leaseDurationSeconds === b.leaseDurationSeconds &&
+    a.acquireTime === b.acquireTime &&
+    a.renewTime === b.renewTime &&
+    a.leaseTransitions === b.leaseTransitions
+  );
+}
+
+/** metav1.MicroTime: RFC 3339 with exactly six fractional digits. */
+export function microTime(d: Date): string {
+  return d.toISOString().replace(/\.(\d{3})Z$/u, '.$1000Z');
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+interface LeaseObject {
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec?: {
+    holderIdentity?: string;
+    leaseDurationSeconds?: number;
+    acquireTime?: string;
+    renewTime?: string;
+    leaseTransitions?: number;
+  };
+}
+
+/** Each lease request gets half the renew deadline, so one hung call leaves time for a retry. */
+const LEASE_REQUEST_TIMEOUT_MS = RENEW_DEADLINE_MS / 2;
+
+/** The lease as a `coordination.k8s.io/v1` Lease object, written with optimistic concurrency. */
+export class KubeLeaseStore implements LeaseStore {
+  readonly description: string;
+  private readonly path: string;
+  /** Labels and annotations others put on the lease survive our full-object updates. */
+  private meta: Pick<NonNullable<LeaseObject['metadata']>, 'labels' | 'annotations'> = {};
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly namespace: string,
+    private readonly name: string,
+  ) {
+    this.description = `${namespace}/${name}`;
+    this.path = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
+  }
+
+  async get(): Promise<LeaseSnapshot | undefined> {
+    try {
+      return this.snapshot(await this.client.request<LeaseObject>('GET', `${this.path}/${encodeURIComponent(this.name)}`, { timeoutMs: LEASE_REQUEST_TIMEOUT_MS }));
+    } catch (err) {
+      if (err instanceof KubeApiError && err.status === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * Start-up check: a dry-run create fails fast on what would otherwise make a standby retry
+   * forever (a namespace that does not exist, a denied create); an existing lease is fine.
+   */
+  async checkWritable(): Promise<void> {
+    const record: LeaseRecord = { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: undefined, renewTime: undefined, leaseTransitions: 0 };
+    try {
+      await this.client.request('POST', this.path, { query: { dryRun: 'All' }, body: this.body(record, undefined), timeoutMs: LEASE_REQUEST_TIMEOUT_MS });
+    } catch (err) {
+      if (err instanceof KubeApiError && err.status === 409) return;
+      throw err;
+    }
+  }
+
+  async create(record: LeaseRecord): Promise<LeaseSnapshot> {
+    return this.write('POST', this.path, this.body(record, undefined));
+  }
+
+  async update(base: LeaseSnapshot, record: LeaseRecord): Promise<LeaseSnapshot> {
+    return this.write('PUT', `${this.path}/${encodeURIComponent(this.name)}`, this.body(record, base.resourceVersion));
+  }
+
+  private async write(method: 'POST' | 'PUT', path: string, body: LeaseObject): Promise<LeaseSnapshot> {
+    try {
+      return this.snapshot(await this.client.request<LeaseObject>(method, path, { body, timeoutMs: LEASE_REQUEST_TIMEOUT_MS }));
+    } catch (err) {
+      if (err instanceof KubeApiError && err.status === 409) throw new LeaseConflictError(`lease ${this.description} changed meanwhile`, { cause: err });
+      throw err;
+    }
+  }
+
+  private body(record: LeaseRecord, resourceVersion: string | undefined): LeaseObject & { apiVersion: string; kind: string } {
+    return {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: {
+        name: this.name,
+        namespace: this.namespace,
+        ...this.meta,
+        ...(resourceVersion === undefined ? {} : { resourceVersion }),
+      },
+      spec: {
+        holderIdentity: record.holderIdentity,
+        leaseDurationSeconds: record.leaseDurationSeconds,
+        ...(record.acquireTime === undefined ? {} : { acquireTime: record.acquireTime }),
+        ...(record.renewTime === undefined ? {} : { renewTime: record.renewTime }),
+        leaseTransitions: record.leaseTransitions,
+      },
+    };
+  }
+
+  private snapshot(obj: LeaseObject): LeaseSnapshot {
+    const m = obj.metadata ?? {};
+    this.meta = { ...(m.labels === undefined ? {} : { labels: m.labels }), ...(m.annotations === undefined ? {} : { annotations: m.annotations }) };
+    const s = obj.spec ?? {};
+    return {
+      resourceVersion: m.resourceVersion ?? '',
+      record: {
+        holderIdentity: s.holderIdentity ?? '',
+        leaseDurationSeconds: s.leaseDurationSeconds ?? Math.ceil(LEASE_DURATION_MS / 1000),
+        acquireTime: s.acquireTime,
+        renewTime: s.renewTime,
+        leaseTransitions: s.leaseTransitions ?? 0,
+      },
+    };
+  }
+}
+
+/**
+ * The lease name when none is given: stable for a given set of watched kinds (so every replica
+ * of one Deployment agrees on it without configuration) and different for operators that watch
+ * different kinds (so two operators in one namespace never block each other).
+ */
+export function defaultLeaseName(kinds: readonly GroupVersionKind[]): string {
+  const keys = kinds.map((k) => gvkKey(k)).sort();
+  return `chartpilot-${createHash('sha256').update(keys.join('\n')).digest('hex').slice(0, 10)}`;
+}
+
+export const SERVICE_ACCOUNT_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+export type LeaseNamespaceResult = { ok: true; namespace: string; source: string } | { ok: false; problem: string };
+
+/** `--leader-election-namespace`, else the pod's namespace (service account file), else POD_NAMESPACE. */
+export function resolveLeaseNamespace(
+  flag: string,
+  env: Readonly<Record<string, string | undefined>>,
+  readNamespaceFile: () => string | undefined = () => {
+    try {
+      return readFileSync(SERVICE_ACCOUNT_NAMESPACE_FILE, 'utf8');
+    } catch {
+      return undefined;
+    }
+  },
+): LeaseNamespaceResult {
+  if (flag !== '') return { ok: true, namespace: flag, source: '--leader-election-namespace' };
+  const fromFile = readNamespaceFile()?.trim();
+  if (fromFile !== undefined && fromFile !== '') return { ok: true, namespace: fromFile, source: SERVICE_ACCOUNT_NAMESPACE_FILE };
+  const fromEnv = env.POD_NAMESPACE?.trim();
+  if (fromEnv !== undefined && fromEnv !== '') return { ok: true, namespace: fromEnv, source: 'POD_NAMESPACE' };
+  return {
+    ok: false,
+    problem:
+      '--leader-elect needs a namespace for its Lease and none was found: not running in a pod ' +
+      `(${SERVICE_ACCOUNT_NAMESPACE_FILE} is missing) and POD_NAMESPACE is unset; set --leader-election-namespace`,
+  };
+}

@@ -1,0 +1,106 @@
+/**
+ * The small plain-HTTP listener behind the metrics and health endpoints (node:http, no framework:
+ * two read-only GET endpoints do not need one). Listening is awaited, so a taken port is a
+ * start-up error with a clear message rather than an unhandled 'error' event later.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** Where to listen; `host` undefined = every interface (Go's `:8080`). Matches cli/args BindAddress. */
+export interface ListenAddress {
+  readonly host: string | undefined;
+  readonly port: number;
+  /** As the user wrote it, for messages. */
+  readonly text: string;
+}
+
+export class ListenError extends Error {
+  override readonly name = 'ListenError';
+  constructor(
+    readonly what: string,
+    readonly address: ListenAddress,
+    options: { cause: unknown },
+  ) {
+    const code = (options.cause as NodeJS.ErrnoException | undefined)?.code;
+    const why =
+      code === 'EADDRINUSE'
+        ? 'the address is already in use'
+        : code === 'EACCES'
+          ? 'permission denied (ports below 1024 need privileges)'
+          : code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND'
+            ? 'no local interface has that address'
+            : options.cause instanceof Error
+              ? options.cause.message
+              : String(options.cause);
+    super(`cannot listen on ${address.text} for the ${what}: ${why}`, options);
+  }
+}
+
+export type Handler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
+
+export interface RunningServer {
+  /** The bound address as `host:port` (`[v6]:port`), with the real port when 0 was asked for. */
+  readonly address: string;
+  readonly port: number;
+  /** Stops listening and cuts open connections (keep-alive scrapers would otherwise hold it open). */
+  close(): Promise<void>;
+}
+
+export function formatAddress(info: AddressInfo): string {
+  return info.family === 'IPv6' ? `[${info.address}]:${info.port}` : `${info.address}:${info.port}`;
+}
+
+export async function startHttpServer(what: string, address: ListenAddress, handler: Handler): Promise<RunningServer> {
+  const server: Server = createServer((req, res) => {
+    Promise.resolve(handler(req, res)).catch((err: unknown) => {
+      if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
+      res.end(`internal error: ${err instanceof Error ? err.message : String(err)}\n`);
+    });
+  });
+  // Probes and scrapes are tiny; a slow or stuck client must not pin a socket forever.
+  server.requestTimeout = 10_000;
+  server.headersTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: unknown): void => {
+      reject(new ListenError(what, address, { cause: err }));
+    };
+    server.once('error', onError);
+    server.listen({ port: address.port, ...(address.host === undefined ? {} : { host: address.host }) }, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+  const info = server.address() as AddressInfo;
+  let closing: Promise<void> | undefined;
+  return {
+    address: formatAddress(info),
+    port: info.port,
+    close: () => {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => {
+          resolve();
+        });
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}
+
+/** Answers only GET and HEAD; true when the request was refused. */
+export function refuseNonGet(req: IncomingMessage, res: ServerResponse): boolean {
+  if (req.method === 'GET' || req.method === 'HEAD') return false;
+  res.writeHead(405, { Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8' });
+  res.end('method not allowed\n');
+  return true;
+}
+
+export function pathOf(req: IncomingMessage): { path: string; query: URLSearchParams } {
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  return { path: url.pathname, query: url.searchParams };
+}
+
+export function notFound(res: ServerResponse): void {
+  res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' });
+  res.end('404 page not found\n');
+}

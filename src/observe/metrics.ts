@@ -1,0 +1,236 @@
+/**
+ * The operator's Prometheus metrics. Names, labels and buckets follow controller-runtime
+ * (`controller_runtime_*`, `workqueue_*`, `leader_election_master_status`) and operator-sdk
+ * (`helm_operator_build_info`), so dashboards and alerts written for helm-operator keep working;
+ * `chartpilot_*` adds what helm-operator never had (per-call Helm and API request counts).
+ *
+ * A private registry, not prom-client's global one: tests build several operators' worth of
+ * metrics in one process, and a library we load can never leak series into our endpoint.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { WorkQueueMetrics } from '../controller/workqueue.js';
+import type { HelmCallEvent } from '../helm/cli-client.js';
+
+export type ReconcileResult = 'success' | 'error' | 'requeue' | 'requeue_after';
+
+const RECONCILE_RESULTS: readonly ReconcileResult[] = ['success', 'error', 'requeue', 'requeue_after'];
+
+/** controller-runtime's reconcile_time_seconds buckets (v0.15+): fine below 1 s, up to a minute. */
+const RECONCILE_BUCKETS = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0,
+  3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
+];
+/** client-go's workqueue buckets: 10 ns … 10 s, ×10 each. */
+const WORKQUEUE_BUCKETS = [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 10];
+/** A helm call ranges from a quick `status` to an install that waits minutes for hooks. */
+const HELM_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+const KUBE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export interface BuildInfo {
+  readonly version: string;
+  /** Source commit, when the build knows it; '' otherwise (operator-sdk's label is always present). */
+  readonly commit?: string;
+}
+
+export interface OperatorMetricsOptions {
+  readonly build: BuildInfo;
+  /** prom-client's process_* and nodejs_* collectors; default true (tests turn them off). */
+  readonly defaultMetrics?: boolean;
+}
+
+export class OperatorMetrics {
+  readonly registry = new Registry();
+
+  private readonly reconcileTotal: Counter<'controller' | 'result'>;
+  private readonly reconcileErrors: Counter<'controller'>;
+  private readonly reconcileTime: Histogram<'controller'>;
+  private readonly maxConcurrent: Gauge<'controller'>;
+  private readonly activeWorkers: Gauge<'controller'>;
+  private readonly queueDepth: Gauge<'name'>;
+  private readonly queueAdds: Counter<'name'>;
+  private readonly queueRetries: Counter<'name'>;
+  private readonly queueDuration: Histogram<'name'>;
+  private readonly workDuration: Histogram<'name'>;
+  private readonly leaderStatus: Gauge<'name'>;
+  private readonly helmCalls: Counter<'action' | 'outcome' | 'error_kind'>;
+  private readonly helmDuration: Histogram<'action'>;
+  private readonly kubeRequests: Counter<'method' | 'code'>;
+  private readonly kubeDuration: Histogram<'method'>;
+
+  constructor(opts: OperatorMetricsOptions) {
+    const registers = [this.registry];
+    this.reconcileTotal = new Counter({
+      name: 'controller_runtime_reconcile_total',
+      help: 'Total number of reconciliations per controller',
+      labelNames: ['controller', 'result'],
+      registers,
+    });
+    this.reconcileErrors = new Counter({
+      name: 'controller_runtime_reconcile_errors_total',
+      help: 'Total number of reconciliation errors per controller',
+      labelNames: ['controller'],
+      registers,
+    });
+    this.reconcileTime = new Histogram({
+      name: 'controller_runtime_reconcile_time_seconds',
+      help: 'Length of time per reconciliation per controller',
+      labelNames: ['controller'],
+      buckets: RECONCILE_BUCKETS,
+      registers,
+    });
+    this.maxConcurrent = new Gauge({
+      name: 'controller_runtime_max_concurrent_reconciles',
+      help: 'Maximum number of concurrent reconciles per controller',
+      labelNames: ['controller'],
+      registers,
+    });
+    this.activeWorkers = new Gauge({
+      name: 'controller_runtime_active_workers',
+      help: 'Number of currently used workers per controller',
+      labelNames: ['controller'],
+      registers,
+    });
+    this.queueDepth = new Gauge({ name: 'workqueue_depth', help: 'Current depth of workqueue', labelNames: ['name'], registers });
+    this.queueAdds = new Counter({
+      name: 'workqueue_adds_total',
+      help: 'Total number of adds handled by workqueue',
+      labelNames: ['name'],
+      registers,
+    });
+    this.queueRetries = new Counter({
+      name: 'workqueue_retries_total',
+      help: 'Total number of retries handled by workqueue',
+      labelNames: ['name'],
+      registers,
+    });
+    this.queueDuration = new Histogram({
+      name: 'workqueue_queue_duration_seconds',
+      help: 'How long in seconds an item stays in workqueue before being requested',
+      labelNames: ['name'],
+      buckets: WORKQUEUE_BUCKETS,
+      registers,
+    });
+    this.workDuration = new Histogram({
+      name: 'workqueue_work_duration_seconds',
+      help: 'How long in seconds processing an item from workqueue takes',
+      labelNames: ['name'],
+      buckets: WORKQUEUE_BUCKETS,
+      registers,
+    });
+    this.leaderStatus = new Gauge({
+      name: 'leader_election_master_status',
+      help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master',
+      labelNames: ['name'],
+      registers,
+    });
+    const buildInfo = new Gauge({
+      name: 'helm_operator_build_info',
+      help: 'Build information for the helm-operator binary',
+      labelNames: ['commit', 'version'],
+      registers,
+    });
+    buildInfo.labels({ commit: opts.build.commit ?? '', version: opts.build.version }).set(1);
+    this.helmCalls = new Counter({
+      name: 'chartpilot_helm_calls_total',
+      help: 'Helm client calls by action and outcome; error_kind is empty on success',
+      labelNames: ['action', 'outcome', 'error_kind'],
+      registers,
+    });
+    this.helmDuration = new Histogram({
+      name: 'chartpilot_helm_call_duration_seconds',
+      help: 'Duration of Helm client calls (all helm processes of one call)',
+      labelNames: ['action'],
+      buckets: HELM_BUCKETS,
+      registers,
+    });
+    this.kubeRequests = new Counter({
+      name: 'chartpilot_kube_requests_total',
+      help: 'Kubernetes API requests by method and HTTP status code (<error> when no response arrived); WATCH counts watch connections',
+      labelNames: ['method', 'code'],
+      registers,
+    });
+    this.kubeDuration = new Histogram({
+      name: 'chartpilot_kube_request_duration_seconds',
+      help: 'Kubernetes API request latency (for WATCH: until the response headers)',
+      labelNames: ['method'],
+      buckets: KUBE_BUCKETS,
+      registers,
+    });
+    if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /**
+   * Announces a controller: like controller-runtime, every result series exists (at 0) from the
+   * start, so `rate()` and absence alerts work before the first reconcile.
+   */
+  registerController(controller: string): void {
+    for (const result of RECONCILE_RESULTS) this.reconcileTotal.labels({ controller, result }).inc(0);
+    this.reconcileErrors.labels({ controller }).inc(0);
+    this.activeWorkers.labels({ controller }).set(0);
+  }
+
+  maxConcurrentReconciles(controller: string, n: number): void {
+    this.maxConcurrent.labels({ controller }).set(n);
+  }
+
+  /** Manager's `onReconciled` hook. */
+  reconciled(controller: string, result: ReconcileResult, durationMs: number): void {
+    this.reconcileTotal.labels({ controller, result }).inc();
+    if (result === 'error') this.reconcileErrors.labels({ controller }).inc();
+    this.reconcileTime.labels({ controller }).observe(durationMs / 1000);
+  }
+
+  /**
+   * Manager's `queueMetrics` factory. The queue of a controller is named after it, as in
+   * controller-runtime. Active workers are counted from the queue: a worker becomes busy when it
+   * takes a key (queue latency observed) and free when its handler returns (work duration).
+   */
+  queueMetrics(name: string): WorkQueueMetrics {
+    const labels = { name };
+    const controller = { controller: name };
+    this.queueDepth.labels(labels).set(0);
+    this.queueAdds.labels(labels).inc(0);
+    this.queueRetries.labels(labels).inc(0);
+    return {
+      onAdd: () => {
+        this.queueAdds.labels(labels).inc();
+      },
+      onDepth: (depth) => {
+        this.queueDepth.labels(labels).set(depth);
+      },
+      onRetry: () => {
+        this.queueRetries.labels(labels).inc();
+      },
+      onQueueLatency: (ms) => {
+        this.queueDuration.labels(labels).observe(ms / 1000);
+        this.activeWorkers.labels(controller).inc();
+      },
+      onWorkDuration: (ms) => {
+        this.workDuration.labels(labels).observe(ms / 1000);
+        this.activeWorkers.labels(controller).dec();
+      },
+    };
+  }
+
+  /** The helm client's `log` option. */
+  helmCall(event: HelmCallEvent): void {
+    this.helmCalls.labels({ action: event.action, outcome: event.outcome, error_kind: event.errorKind ?? '' }).inc();
+    this.helmDuration.labels({ action: event.action }).observe(event.durationMs / 1000);
+  }
+
+  /** KubeClient's `onRequest` hook. The path is left out on purpose: it would make a series per object. */
+  kubeRequest(method: string, status: number, durationMs: number): void {
+    this.kubeRequests.labels({ method, code: status === 0 ? '<error>' : String(status) }).inc();
+    this.kubeDuration.labels({ method }).observe(durationMs / 1000);
+  }
+
+  /** `leader_election_master_status`: 1 while this process holds the lease `name`, else 0. */
+  leader(name: string, isLeader: boolean): void {
+    this.leaderStatus.labels({ name }).set(isLeader ? 1 : 0);
+  }
+
+  /** The Prometheus text exposition of every metric. */
+  async render(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}

@@ -1,0 +1,332 @@
+/**
+ * Metrics, probes, leader election, graceful shutdown and start-up failures of the real binary
+ * against the real control plane.
+ */
+import assert from 'node:assert/strict';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { newNamespace, testCluster, waitFor } from './harness.js';
+import {
+  SAMPLE_CHART,
+  applyCr,
+  condition,
+  helmList,
+  installCrd,
+  startOperator,
+  testKind,
+  waitForCr,
+  type RunningOperator,
+  type StartOptions,
+} from './operator-harness.js';
+
+const PROBES = ['--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'];
+
+interface LogLine {
+  msg?: string;
+  address?: string;
+  [k: string]: unknown;
+}
+
+function logLines(op: RunningOperator): LogLine[] {
+  return op
+    .logs()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as LogLine);
+}
+
+function logged(op: RunningOperator, msg: string): boolean {
+  return logLines(op).some((l) => l.msg === msg);
+}
+
+/** The address a server logged once it listened (port 0 → the real port). */
+async function listening(op: RunningOperator, msg: 'metrics server listening' | 'health probe server listening'): Promise<string> {
+  return waitFor(msg, () => Promise.resolve(logLines(op).find((l) => l.msg === msg)?.address));
+}
+
+async function get(address: string, path: string): Promise<{ status: number; body: string }> {
+  const res = await fetch(`http://${address}${path}`);
+  return { status: res.status, body: await res.text() };
+}
+
+/** Sum of every sample of `name` whose labels include all of `labels`. */
+function metric(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  let sum: number | undefined;
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$/.exec(line);
+    if (m?.[1] !== name) continue;
+    const have = m[3] ?? '';
+    if (Object.entries(labels).every(([k, v]) => have.includes(`${k}="${v}"`))) sum = (sum ?? 0) + Number(m[4]);
+  }
+  return sum;
+}
+
+/** Resolves with the exit code once the process has ended; fails after `ms`. */
+async function exited(op: RunningOperator, ms: number): Promise<number> {
+  let code: number | undefined;
+  void op.process.then((r) => {
+    code = r.exitCode ?? -1;
+  });
+  return waitFor('operator exit', () => Promise.resolve(code), { timeoutMs: ms, intervalMs: 100 });
+}
+
+/** Waits until `op` has logged `msg`; on timeout the error carries the log tail. */
+async function untilLogged(op: RunningOperator, msg: string, timeoutMs = 60_000): Promise<void> {
+  try {
+    await waitFor(`log "${msg}"`, () => Promise.resolve(logged(op, msg)), { timeoutMs });
+  } catch (err) {
+    throw new Error(`${err instanceof Error ? err.message : String(err)}\noperator log tail:\n${op.logs().split('\n').slice(-40).join('\n')}`, { cause: err });
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => { resolve(); }));
+  return port;
+}
+
+describe('observability', () => {
+  it('serves controller-runtime, workqueue, helm and process metrics, /healthz and /readyz', async (t) => {
+    const cluster = await testCluster();
+    const kind = testKind('Metrics');
+    await installCrd(cluster, kind);
+    const ns = await newNamespace(t, 'metrics');
+    const op = await startOperator(t, cluster, {
+      namespaces: [ns],
+      watches: [{ kind, chart: SAMPLE_CHART, extra: { maxConcurrentReconciles: 3 } }],
+      args: [...PROBES, '--zap-encoder', 'console'],
+    });
+    const metricsAt = await listening(op, 'metrics server listening');
+    const probesAt = await listening(op, 'health probe server listening');
+    assert.match(metricsAt, /^127\.0\.0\.1:\d+$/);
+
+    assert.ok(
+      logLines(op).some((l) => l.msg?.includes('no effect') === true && JSON.stringify(l.flags) === '["--zap-encoder"]'),
+      'ignored operator-sdk flags are named once at start',
+    );
+
+    await waitFor('/readyz 200 once informers synced', async () => (await get(probesAt, '/readyz')).status === 200);
+    assert.deepEqual(await get(probesAt, '/healthz'), { status: 200, body: 'ok\n' });
+
+    await applyCr(cluster, kind, ns, 'scraped', { message: 'hi' });
+    await waitForCr(cluster, kind, ns, 'scraped', 'Deployed', (cr) => condition(cr, 'Deployed')?.status === 'True', op);
+
+    const controller = { controller: 'appmetrics' };
+    const text = await waitFor('reconcile counted', async () => {
+      const r = await get(metricsAt, '/metrics');
+      return (metric(r.body, 'controller_runtime_reconcile_total', controller) ?? 0) > 0 ? r.body : undefined;
+    });
+    for (const result of ['success', 'error', 'requeue', 'requeue_after']) {
+      assert.notEqual(metric(text, 'controller_runtime_reconcile_total', { ...controller, result }), undefined, `result=${result} series exists`);
+    }
+    assert.equal(metric(text, 'controller_runtime_reconcile_errors_total', controller), 0);
+    assert.ok((metric(text, 'controller_runtime_reconcile_time_seconds_count', controller) ?? 0) >= 1);
+    assert.equal(metric(text, 'controller_runtime_max_concurrent_reconciles', controller), 3);
+    assert.notEqual(metric(text, 'controller_runtime_active_workers', controller), undefined);
+    assert.ok((metric(text, 'workqueue_adds_total', { name: 'appmetrics' }) ?? 0) >= 1);
+    assert.notEqual(metric(text, 'workqueue_depth', { name: 'appmetrics' }), undefined);
+    assert.ok((metric(text, 'workqueue_queue_duration_seconds_count', { name: 'appmetrics' }) ?? 0) >= 1);
+    assert.ok((metric(text, 'workqueue_work_duration_seconds_count', { name: 'appmetrics' }) ?? 0) >= 1);
+    assert.ok((metric(text, 'chartpilot_helm_calls_total', { action: 'upgrade', outcome: 'success' }) ?? 0) >= 1);
+    assert.ok((metric(text, 'chartpilot_helm_call_duration_seconds_count', { action: 'upgrade' }) ?? 0) >= 1);
+    assert.ok((metric(text, 'chartpilot_kube_requests_total', { method: 'GET', code: '200' }) ?? 0) >= 1);
+    assert.ok((metric(text, 'chartpilot_kube_requests_total', { method: 'WATCH', code: '200' }) ?? 0) >= 1);
+    assert.equal(metric(text, 'helm_operator_build_info'), 1);
+    assert.ok((metric(text, 'process_cpu_seconds_total') ?? 0) > 0);
+    assert.ok((metric(text, 'process_resident_memory_bytes') ?? 0) > 0);
+    assert.notEqual(metric(text, 'nodejs_eventloop_lag_seconds'), undefined);
+    assert.equal(metric(text, 'leader_election_master_status'), undefined, 'no leader election, no leader series');
+    assert.doesNotMatch(text, /scraped/, 'no per-object labels');
+
+    assert.equal(await op.stop('SIGTERM'), 0);
+    await assert.rejects(fetch(`http://${metricsAt}/metrics`), 'servers are closed on exit');
+  });
+
+  it('lets exactly one of two replicas act, and the standby take over after the leader is killed', async (t) => {
+    const cluster = await testCluster();
+    const kind = testKind('Leader');
+    await installCrd(cluster, kind);
+    const ns = await newNamespace(t, 'leader');
+    const leaseId = `chartpilot-test-${ns}`;
+    const args = [...PROBES, '--leader-elect', '--leader-election-namespace', ns, '--leader-election-id', leaseId];
+    const opts: StartOptions = { namespaces: [ns], watches: [{ kind, chart: SAMPLE_CHART }], args, noWait: true };
+    const a = await startOperator(t, cluster, opts);
+    await untilLogged(a, 'became leader');
+    const b = await startOperator(t, cluster, opts);
+    await untilLogged(b, 'another replica is the leader; standing by');
+
+    // Both are ready: readiness does not depend on leadership.
+    const probesA = await listening(a, 'health probe server listening');
+    const probesB = await listening(b, 'health probe server listening');
+    await waitFor('leader ready', async () => (await get(probesA, '/readyz')).status === 200);
+    assert.equal((await get(probesB, '/readyz')).status, 200);
+    const leaderSeries = { name: leaseId };
+    assert.equal(metric((await get(await listening(a, 'metrics server listening'), '/metrics')).body, 'leader_election_master_status', leaderSeries), 1);
+    assert.equal(metric((await get(await listening(b, 'metrics server listening'), '/metrics')).body, 'leader_election_master_status', leaderSeries), 0);
+
+    await applyCr(cluster, kind, ns, 'first', {});
+    await waitForCr(cluster, kind, ns, 'first', 'Deployed', (cr) => condition(cr, 'Deployed')?.status === 'True', a);
+    assert.ok(a.helmCalls().some((c) => c.startsWith('upgrade ')), a.helmCalls().join(' | '));
+    assert.deepEqual(b.helmCalls(), [], 'the standby runs no helm');
+    assert.equal(logged(b, 'controller started'), false, 'the standby starts no controllers');
+    const lease = JSON.parse((await cluster.kubectl(['get', 'lease', leaseId, '-n', ns, '-o', 'json'])).stdout) as {
+      spec: { holderIdentity: string; leaseDurationSeconds: number };
+    };
+    assert.equal(lease.spec.leaseDurationSeconds, 15);
+    assert.match(lease.spec.holderIdentity, /^[^_]+_[0-9a-f-]{36}$/);
+
+    const killedAt = Date.now();
+    await a.stop('SIGKILL');
+    await untilLogged(b, 'became leader', 30_000);
+    const tookMs = Date.now() - killedAt;
+    assert.ok(tookMs > 5_000, `waited for the lease to expire (${tookMs} ms)`);
+    assert.ok(tookMs < 22_000, `took over within the lease duration plus a retry (${tookMs} ms)`);
+
+    await applyCr(cluster, kind, ns, 'second', {});
+    await waitForCr(cluster, kind, ns, 'second', 'Deployed', (cr) => condition(cr, 'Deployed')?.status === 'True', b);
+    assert.ok(b.helmCalls().some((c) => c.startsWith('upgrade ') && c.includes(' second ')), b.helmCalls().join(' | '));
+  });
+
+  it('hands the lease over at once on SIGTERM', async (t) => {
+    const cluster = await testCluster();
+    const kind = testKind('Handover');
+    await installCrd(cluster, kind);
+    const ns = await newNamespace(t, 'handover');
+    const args = ['--leader-elect', '--leader-election-namespace', ns, '--leader-election-id', 'handover'];
+    const opts: StartOptions = { namespaces: [ns], watches: [{ kind, chart: SAMPLE_CHART }], args, noWait: true };
+    const a = await startOperator(t, cluster, opts);
+    await untilLogged(a, 'became leader');
+    const b = await startOperator(t, cluster, opts);
+    await untilLogged(b, 'another replica is the leader; standing by');
+    const stoppedAt = Date.now();
+    assert.equal(await a.stop('SIGTERM'), 0);
+    assert.ok(logged(a, 'released the leader lease'));
+    await untilLogged(b, 'became leader', 10_000);
+    assert.ok(Date.now() - stoppedAt < 10_000, 'a released lease is taken at the next retry, not after expiry');
+  });
+
+  it('exits non-zero when another identity takes its lease, so the pod restarts as a standby', async (t) => {
+    const cluster = await testCluster();
+    const kind = testKind('Usurped');
+    await installCrd(cluster, kind);
+    const ns = await newNamespace(t, 'usurped');
+    const op = await startOperator(t, cluster, {
+      namespaces: [ns],
+      watches: [{ kind, chart: SAMPLE_CHART }],
+      args: [...PROBES, '--leader-elect', '--leader-election-namespace', ns, '--leader-election-id', 'usurped'],
+      noWait: true,
+    });
+    await untilLogged(op, 'controller started');
+    await cluster.kubectl(['patch', 'lease', 'usurped', '-n', ns, '--type=merge', '-p', JSON.stringify({ spec: { holderIdentity: 'intruder' } })]);
+    const patchedAt = Date.now();
+    assert.equal(await exited(op, 20_000), 1);
+    assert.ok(Date.now() - patchedAt < 15_000, 'stopped within the renew deadline, before the intruder could count on the lease');
+    assert.ok(logged(op, 'leader election lost: exiting without waiting for running work'));
+    const holder = await cluster.kubectl(['get', 'lease', 'usurped', '-n', ns, '-o', 'jsonpath={.spec.holderIdentity}']);
+    assert.equal(holder.stdout, 'intruder', 'a replica that lost never writes the lease again');
+  });
+
+  it('finishes a running install on SIGTERM, exits 0 and leaves no pending release', async (t) => {
+    const cluster = await testCluster();
+    const kind = testKind('Drain');
+    await installCrd(cluster, kind);
+    const ns = await newNamespace(t, 'drain');
+    // A helm that takes a few seconds to start an upgrade: SIGTERM lands while the call runs.
+    const dir = mkdtempSync(join(tmpdir(), 'chartpilot-drain-'));
+    t.after(() => { rmSync(dir, { recursive: true, force: true }); });
+    const marker = join(dir, 'upgrade-started');
+    const slowHelm = join(dir, 'slow-helm.sh');
+    writeFileSync(slowHelm, `#!/bin/sh\nif [ "$1" = upgrade ]; then echo x >> '${marker}'; sleep 4; fi\nexec '${cluster.helmBin}' "$@"\n`);
+    chmodSync(slowHelm, 0o755);
+    const op = await startOperator(t, cluster, { namespaces: [ns], watches: [{ kind, chart: SAMPLE_CHART }], env: { HELM_BIN: slowHelm } });
+
+    await applyCr(cluster, kind, ns, 'midway', {});
+    await waitFor('helm upgrade running', () => Promise.resolve(existsSync(marker)), { intervalMs: 50 });
+    const signalledAt = Date.now();
+    // Not op.stop(): execa follows its SIGTERM with SIGKILL after 5 s, and draining may take longer.
+    process.kill(op.process.pid ?? 0, 'SIGTERM');
+    assert.equal(await exited(op, 30_000), 0);
+    assert.ok(Date.now() - signalledAt >= 3_000, 'waited for the running helm call');
+    assert.equal(readFileSync(marker, 'utf8'), 'x\n', 'no new helm call started after SIGTERM');
+
+    const releases = await helmList(cluster, ns);
+    assert.deepEqual(
+      releases.map((r) => [r.name, r.status]),
+      [['midway', 'deployed']],
+    );
+    const cr = await waitForCr(cluster, kind, ns, 'midway', 'Deployed', (c) => condition(c, 'Deployed') !== undefined, op, 5_000);
+    assert.equal(condition(cr, 'Deployed')?.status, 'True', 'status was written before exiting');
+    assert.ok(logged(op, 'stopped'));
+  });
+
+  it('exits 3 within seconds, naming the server, when the API server is unreachable', async (t) => {
+    const cluster = await testCluster();
+    const port = await freePort();
+    const dir = mkdtempSync(join(tmpdir(), 'chartpilot-unreachable-'));
+    t.after(() => { rmSync(dir, { recursive: true, force: true }); });
+    const kubeconfig = join(dir, 'kubeconfig');
+    writeFileSync(
+      kubeconfig,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'gone', cluster: { server: `https://127.0.0.1:${port}`, 'insecure-skip-tls-verify': true } }],
+        users: [{ name: 'u', user: { token: 'x' } }],
+        contexts: [{ name: 'c', context: { cluster: 'gone', user: 'u' } }],
+        'current-context': 'c',
+      }),
+    );
+    const startedAt = Date.now();
+    const op = await startOperator(t, cluster, {
+      namespaces: [],
+      watches: [{ kind: testKind('Unreachable'), chart: SAMPLE_CHART }],
+      args: PROBES,
+      env: { KUBECONFIG: kubeconfig },
+      noWait: true,
+    });
+    assert.equal(await exited(op, 15_000), 3);
+    assert.ok(Date.now() - startedAt < 15_000);
+    assert.match(op.logs(), new RegExp(`error: cannot reach the Kubernetes API server at https://127\\.0\\.0\\.1:${port}`));
+  });
+
+  it('refuses flags it cannot honour, a missing lease namespace and a taken port, with exit codes 2 and 3', async (t) => {
+    const cluster = await testCluster();
+    const kind = testKind('Refuse');
+    await installCrd(cluster, kind);
+    const watches = [{ kind, chart: SAMPLE_CHART }];
+    const secure = await startOperator(t, cluster, { namespaces: [], watches, args: ['--metrics-secure'], noWait: true });
+    assert.equal(await exited(secure, 10_000), 2);
+    assert.match(secure.logs(), /--metrics-secure is not supported yet/);
+
+    const noNamespace = await startOperator(t, cluster, { namespaces: [], watches, args: ['--leader-elect'], env: { POD_NAMESPACE: '' }, noWait: true });
+    assert.equal(await exited(noNamespace, 10_000), 2);
+    assert.match(noNamespace.logs(), /--leader-elect needs a namespace.*set --leader-election-namespace/);
+
+    const missing = await startOperator(t, cluster, {
+      namespaces: [],
+      watches,
+      args: ['--leader-elect', '--leader-election-namespace', 'no-such-namespace-here'],
+      noWait: true,
+    });
+    assert.equal(await exited(missing, 15_000), 3);
+    assert.match(missing.logs(), /cannot create the leader election Lease no-such-namespace-here\/chartpilot-[0-9a-f]{10}: .*not found/);
+
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    t.after(() => taken.close());
+    const port = (taken.address() as AddressInfo).port;
+    const busy = await startOperator(t, cluster, {
+      namespaces: [],
+      watches,
+      args: ['--health-probe-bind-address', `127.0.0.1:${port}`],
+      noWait: true,
+    });
+    assert.equal(await exited(busy, 10_000), 3);
+    assert.match(busy.logs(), new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port} for the health probe server: the address is already in use`));
+  });
+});

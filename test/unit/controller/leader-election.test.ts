@@ -1,0 +1,381 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  defaultLeaseName,
+  LeaderElector,
+  LeaseConflictError,
+  microTime,
+  resolveLeaseNamespace,
+  type ElectionLog,
+  type LeaseRecord,
+  type LeaseSnapshot,
+  type LeaseStore,
+} from '../../../src/controller/leader-election.js';
+import { FakeClock, settle } from '../fakes/clock.js';
+
+/** One Lease object with resourceVersion semantics, shared by any number of store handles. */
+class FakeLease {
+  snapshot: LeaseSnapshot | undefined;
+  private version = 0;
+  writes = 0;
+
+  put(record: LeaseRecord): LeaseSnapshot {
+    this.writes++;
+    this.snapshot = { record, resourceVersion: String(++this.version) };
+    return this.snapshot;
+  }
+}
+
+/** A LeaseStore over a FakeLease whose failures the test controls. */
+class FakeStore implements LeaseStore {
+  readonly description = 'ns/lock';
+  /** Thrown by every call while set. */
+  failWith: Error | undefined;
+  /** Calls never settle while set (a hung connection). */
+  hang = false;
+  calls = 0;
+
+  constructor(readonly lease: FakeLease) {}
+
+  private async gate(): Promise<void> {
+    this.calls++;
+    await Promise.resolve();
+    if (this.hang) await new Promise<never>(() => undefined);
+    if (this.failWith !== undefined) throw this.failWith;
+  }
+
+  async get(): Promise<LeaseSnapshot | undefined> {
+    await this.gate();
+    return this.lease.snapshot;
+  }
+
+  async create(record: LeaseRecord): Promise<LeaseSnapshot> {
+    await this.gate();
+    if (this.lease.snapshot !== undefined) throw new LeaseConflictError('exists');
+    return this.lease.put(record);
+  }
+
+  async update(base: LeaseSnapshot, record: LeaseRecord): Promise<LeaseSnapshot> {
+    await this.gate();
+    if (this.lease.snapshot?.resourceVersion !== base.resourceVersion) throw new LeaseConflictError('conflict');
+    return this.lease.put(record);
+  }
+}
+
+class Log implements ElectionLog {
+  readonly lines: { level: string; msg: string; obj: object }[] = [];
+  info(obj: object, msg: string): void {
+    this.lines.push({ level: 'info', msg, obj });
+  }
+  warn(obj: object, msg: string): void {
+    this.lines.push({ level: 'warn', msg, obj });
+  }
+  error(obj: object, msg: string): void {
+    this.lines.push({ level: 'error', msg, obj });
+  }
+  has(text: string): boolean {
+    return this.lines.some((l) => l.msg.includes(text));
+  }
+}
+
+interface Candidate {
+  readonly elector: LeaderElector;
+  readonly store: FakeStore;
+  readonly log: Log;
+  readonly leadership: boolean[];
+  lost: number;
+}
+
+function candidate(clock: FakeClock, lease: FakeLease, identity: string): Candidate {
+  const store = new FakeStore(lease);
+  const log = new Log();
+  const c: Candidate = {
+    store,
+    log,
+    leadership: [],
+    lost: 0,
+    elector: new LeaderElector({
+      store,
+      identity,
+      log,
+      clock,
+      wallClock: () => new Date(Date.UTC(2026, 0, 1) + clock.now()),
+      random: () => 0,
+      onLeadership: (l) => c.leadership.push(l),
+      onLost: () => {
+        c.lost++;
+      },
+    }),
+  };
+  return c;
+}
+
+/** Starts `acquire` without awaiting it, so the test can move time while it waits. */
+function acquiring(c: Candidate, signal = new AbortController().signal): { done: boolean; result: boolean | undefined } {
+  const state = { done: false, result: undefined as boolean | undefined };
+  void c.elector.acquire(signal).then((r) => {
+    state.done = true;
+    state.result = r;
+  });
+  return state;
+}
+
+describe('LeaderElector', () => {
+  it('creates a missing lease and leads with controller-runtime defaults', async () => {
+    const clock = new FakeClock();
+    const lease = new FakeLease();
+    const a = candidate(clock, lease, 'a');
+    const s = acquiring(a);
+    await settle();
+    assert.deepEqual(s, { done: true, result: true });
+    assert.equal(a.elector.isLeader, true);
+    assert.deepEqual(a.leadership, [false, true]);
+    const r = lease.snapshot?.record;
+    assert.equal(r?.holderIdentity, 'a');
+    assert.equal(r.leaseDurationSeconds, 15);
+    assert.equal(r.leaseTransitions, 0);
+    assert.match(r.renewTime ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+    assert.ok(a.log.has('became leader'));
+    await a.elector.release();
+  });
+
+  it('renews every retry period while leading, keeping acquireTime and transitions', async () => {
+    const clock = new FakeClock();
+    const lease = new FakeLease();
+    const a = candidate(clock, lease, 'a');
+    acquiring(a);
+    await settle();
+    const first = lease.snapshot?.record;
+    await clock.advance(2_000);
+    const second = lease.snapshot?.record;
+    assert.notEqual(second?.renewTime, first?.renewTime);
+    assert.equal(second?.acquireTime, first?.acquireTime);
+    assert.equal(second?.leaseTransitions, 0);
+    const writes = lease.writes;
+    await clock.advance(10_000);
+    assert.equal(lease.writes - writes, 5, 'one renewal per 2 s');
+    assert.equal(a.lost, 0);
+    await a.elector.release();
+  });
+
+  it('keeps a standby waiting while the leader renews, and lets exactly one lead', async () => {
+    const clock = new FakeClock();
+    const lease = new FakeLease();
+    const a = candidate(clock, lease, 'a');
+    const b = candidate(clock, lease, 'b');
+    acquiring(a);
+    await settle();
+    const sb = acquiring(b);
+    await clock.advance(60_000);
+    assert.equal(sb.done, false, 'b stands by as long as a renews');
+    assert.equal(b.elector.isLeader, false);
+    assert.equal(lease.snapshot?.record.holderIdentity, 'a');
+    assert.ok(b.log.lines.some((l) => l.msg.includes('standing by') && (l.obj as { leader?: string }).leader === 'a'));
+    await a.elector.release();
+    await b.elector.release();
+  });
+
+  it('takes over a lease whose holder stopped renewing, only after the lease duration', async () => {
+    const clock = new FakeClock();
+    const lease = new FakeLease();
+    // A holder that vanished (e.g. SIGKILL): the lease stays as last written.
+    lease.put({ holderIdentity: 'gone', leaseDurationSeconds: 15, acquireTime: undefined, renewTime: undefined, leaseTransitions: 3 });
+    const b = candidate(clock, lease, 'b');
+    const sb = acquiring(b);
+    await settle();
+    await clock.advance(14_000);
+    assert.equal(sb.done, false, 'not before 15 s since b first saw the lease unchanged');
+    await clock.advance(3_000);
+    assert.deepEqual(sb, { done: true, result: true });
+    assert.equal(lease.snapshot?.record.holderIdentity, 'b');
+    assert.equal(lease.snapshot.record.leaseTransitions, 4);
+    await b.elector.release();
+  });
+
+  it('takes over a released lease at the next retry, and release keeps the transition count', async () => {
+    const clock = new FakeClock();
+    const lease = new FakeLease();
+    const a = candidate(clock, lease, 'a');
+    const b = candidate(clock, lease, 'b');
+    acquiring(a);
+    await settle();
+    const sb = acquiring(b);
+    await clock.advance(4_000);
+    await a.elector.release();
+    assert.equal(lease.snapshot?.record.holderIdentity, '');
+    assert.equal(lease.snapshot.record.leaseDurationSeconds, 1);
+    assert.equal(lease.snapshot.record.leaseTransitions, 0);
+    assert.deepEqual(a.leadership, [false, true, false]);
+    assert.ok(a.log.has('released the leader lease'));
+    await clock.advance(2_000);
+    assert.deepEqual(sb, { done: true, result: true });
+    assert.equal(lease.snapshot.record.holderIdentity, 'b');
+    assert.equal(lease.snapshot.record.leaseTransitions, 1);
+    assert.equal(a.lost, 0, 'a release is not a loss');
+    await b.elector.release();
+  });
+
+  it('reports the loss when renewals fail for the renew deadline, before the lease could expire for others', async () => {
+    const clock = new FakeClock();
+    const lease = new FakeLease();
+    const a = candidate(clock, lease, 'a');
+    acquiring(a);
+    await settle();
+    const lastRenewAt = clock.now();
+    a.store.failWith = new Error('connection refused');
+    await clock.advance(11_000);
+    assert.equal(a.lost, 0, 'retries until the renew deadline');
+    assert.equal(a.elector.isLeader, true);
+    await clock.advance(1_000);
+    assert.equal(a.lost, 1);
+    assert.equal(a.elector.isLeader, false);
+    assert.ok(clock.now() - lastRenewAt < 15_000, 'gave up before the lease duration');
+    assert.ok(a.log.lines.some((l) => l.level === 'error' && l.msg.includes('leader election lost')));
+    const warnings = a.log.lines.filter((l) => l.level === 'warn');
+    assert.equal(warnings.length, 1, `the same error is logged once: ${JSON.stringify(warnings)}`);
+    assert.match(warnings[0]?.msg ?? '', /connection refused/);
+    await clock.advance(30_000);
+    assert.equal(a.lost, 1, 'reported once');
+    await a.elector.release();
+    assert.equal(lease.snapshot?.record.holderIdentity, 'a', 'a lost leader does not write the lease');
+  });
+
+  it('survives a failed renewal that recovers within the deadline', async () => {
+    const clock = new FakeClock();
+    const lease = new FakeLease();
+    const a = candidate(clock, lease, 'a');
+    acquiring(a);
+    await settle();
+    a.store.failWith = new Error('etcdserver: leader changed');
+    await clock.advance(6_000);
+    a.store.failWith = undefined;
+    await clock.advance(30_000);
+    assert.equal(a.lost, 0);
+    assert.equal(a.elector.isLeader, true);
+    await a.elector.release();
+  });
+
+  it('gives up when a renewal hangs past the deadline', async () => {
+    const clock = new FakeClock();
+    const lease = new FakeLease();
+    const a = candidate(clock, lease, 'a');
+    acquiring(a);
+    await settle();
+    a.store.hang = true;
+    await clock.advance(12_500);
+    assert.equal(a.lost, 1);
+    assert.equal(a.elector.isLeader, false);
+  });
+
+  it('steps down when another identity has taken the lease', async () => {
+    const clock = new FakeClock();
+    const lease = new FakeLease();
+    const a = candidate(clock, lease, 'a');
+    acquiring(a);
+    await settle();
+    lease.put({ holderIdentity: 'intruder', leaseDurationSeconds: 15, acquireTime: undefined, renewTime: undefined, leaseTransitions: 1 });
+    await clock.advance(12_500);
+    assert.equal(a.lost, 1);
+    assert.equal(lease.snapshot?.record.holderIdentity, 'intruder', 'never overwrites a valid lease of someone else');
+  });
+
+  it('loses a create race without error and keeps trying', async () => {
+    const clock = new FakeClock();
+    const lease = new FakeLease();
+    const a = candidate(clock, lease, 'a');
+    const b = candidate(clock, lease, 'b');
+    const sa = acquiring(a);
+    const sb = acquiring(b);
+    await settle();
+    assert.equal([sa.result, sb.result].filter((r) => r === true).length, 1, 'exactly one wins');
+    const loser = sa.result === true ? b : a;
+    assert.equal(loser.log.lines.filter((l) => l.level === 'warn').length, 0, 'a lost race is not a problem');
+    await a.elector.release();
+    await b.elector.release();
+  });
+
+  it('returns false from acquire when stopped while standing by, without writing', async () => {
+    const clock = new FakeClock();
+    const lease = new FakeLease();
+    lease.put({ holderIdentity: 'other', leaseDurationSeconds: 15, acquireTime: undefined, renewTime: undefined, leaseTransitions: 0 });
+    const b = candidate(clock, lease, 'b');
+    const stop = new AbortController();
+    const sb = acquiring(b, stop.signal);
+    await clock.advance(4_000);
+    stop.abort();
+    await settle();
+    assert.deepEqual(sb, { done: true, result: false });
+    const writes = lease.writes;
+    await b.elector.release();
+    assert.equal(lease.writes, writes);
+    assert.equal(lease.snapshot?.record.holderIdentity, 'other');
+  });
+
+  it('gives back a lease it won just as it was stopped', async () => {
+    const clock = new FakeClock();
+    const lease = new FakeLease();
+    const a = candidate(clock, lease, 'a');
+    const stop = new AbortController();
+    const sa = acquiring(a, stop.signal);
+    stop.abort(); // while the first create is in flight
+    await settle();
+    assert.deepEqual(sa, { done: true, result: false });
+    assert.equal(lease.snapshot?.record.holderIdentity, 'a');
+    await a.elector.release();
+    assert.equal(lease.snapshot.record.holderIdentity, '');
+    assert.deepEqual(a.leadership, [false], 'never reported as leader');
+  });
+
+  it('logs API errors of a standby once per distinct message', async () => {
+    const clock = new FakeClock();
+    const lease = new FakeLease();
+    const b = candidate(clock, lease, 'b');
+    b.store.failWith = new Error('leases.coordination.k8s.io "lock" is forbidden');
+    const sb = acquiring(b);
+    await clock.advance(20_000);
+    assert.equal(sb.done, false);
+    assert.equal(b.log.lines.filter((l) => l.level === 'warn').length, 1);
+    b.store.failWith = undefined;
+    await clock.advance(2_500);
+    assert.equal(sb.result, true);
+    await b.elector.release();
+  });
+
+  it('rejects timings under which two leaders could overlap', () => {
+    const store = new FakeStore(new FakeLease());
+    const log = new Log();
+    assert.throws(() => new LeaderElector({ store, identity: 'a', log, leaseDurationMs: 10_000, renewDeadlineMs: 10_000 }), /lease duration/);
+    assert.throws(() => new LeaderElector({ store, identity: 'a', log, renewDeadlineMs: 2_000, retryPeriodMs: 2_000 }), /renew deadline/);
+    assert.throws(() => new LeaderElector({ store, identity: '', log }), /identity/);
+  });
+});
+
+describe('lease settings', () => {
+  it('takes the namespace from the flag, then the service account file, then POD_NAMESPACE', () => {
+    assert.deepEqual(resolveLeaseNamespace('flagged', { POD_NAMESPACE: 'env' }, () => 'file'), {
+      ok: true,
+      namespace: 'flagged',
+      source: '--leader-election-namespace',
+    });
+    const fromFile = resolveLeaseNamespace('', { POD_NAMESPACE: 'env' }, () => 'operators\n');
+    assert.equal(fromFile.ok && fromFile.namespace, 'operators');
+    const fromEnv = resolveLeaseNamespace('', { POD_NAMESPACE: 'env' }, () => undefined);
+    assert.equal(fromEnv.ok && fromEnv.namespace, 'env');
+    const none = resolveLeaseNamespace('', {}, () => undefined);
+    assert.ok(!none.ok);
+    assert.match(none.problem, /--leader-election-namespace/);
+  });
+
+  it('derives a stable lease name from the watched kinds, independent of their order', () => {
+    const a = { group: 'cache.example.com', version: 'v1', kind: 'Memcached' };
+    const b = { group: '', version: 'v1', kind: 'Nginx' };
+    const name = defaultLeaseName([a, b]);
+    assert.match(name, /^chartpilot-[0-9a-f]{10}$/);
+    assert.equal(defaultLeaseName([b, a]), name);
+    assert.notEqual(defaultLeaseName([a]), name);
+  });
+
+  it('writes MicroTime with six fractional digits', () => {
+    assert.equal(microTime(new Date(Date.UTC(2026, 1, 3, 4, 5, 6, 789))), '2026-02-03T04:05:06.789000Z');
+  });
+});
