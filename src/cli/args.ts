@@ -118,10 +118,10 @@ const FLAGS = {
     type: 'boolean',
     help: 'Leave the values out of OverrideValuesInUse events (default false)',
   },
-  'metrics-secure': { type: 'boolean', help: 'Serve the metrics endpoint over HTTPS (default false)' },
+  'metrics-secure': { type: 'boolean', help: 'operator-sdk flag, not supported yet: refused at start (serve metrics behind a TLS proxy instead)' },
   'metrics-require-rbac': {
     type: 'boolean',
-    help: 'Require authenticated, authorized metrics scrapes; needs --metrics-secure (default false)',
+    help: 'operator-sdk flag, not supported yet: refused at start (protect /metrics with a NetworkPolicy or proxy)',
   },
   'zap-log-level': {
     type: 'string',

@@ -121,6 +121,8 @@ export async function startOperator(t: TestContext, cluster: TestCluster, opts: 
     all: true,
     buffer: false,
     cleanup: true,
+    // A graceful stop drains running helm calls; don't escalate to SIGKILL before it could.
+    forceKillAfterDelay: 60_000,
   });
   proc.all.on('data', (chunk: Buffer) => {
     appendFileSync(logFile, chunk);
