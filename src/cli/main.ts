@@ -8,6 +8,11 @@ const USAGE = `chartpilot — turn any Helm chart into a Kubernetes API
 
 Usage:
   chartpilot run [flags]        run the operator (operator-sdk helm-operator flags; see run --help)
+  chartpilot generate crd|rbac|deploy|sample|all [flags]
+                                CRDs (spec schema from values.schema.json), least-privilege RBAC,
+                                deploy manifests; see generate <what> --help
+  chartpilot new <dir> --chart <path> --group <g> --version <v> --kind <K>
+                                a new operator repository for a chart
   chartpilot version            print the version
   chartpilot help               show this help
 
@@ -92,6 +97,10 @@ export async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
     switch (command) {
+      case 'generate':
+        return await (await import('../generate/cli.js')).generateCommand(rest);
+      case 'new':
+        return await (await import('../generate/cli.js')).newCommand(rest);
       case 'run':
         return await run(rest);
       case 'version':

@@ -1,0 +1,352 @@
+/**
+ * `chartpilot generate crd|rbac|deploy|sample|all` and `chartpilot new`: flags in, manifests out.
+ * Exit codes as for `run`: 0 ok, 2 bad input (flags, watches.yaml, charts), 3 environment (helm
+ * cannot run, files cannot be written).
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { ExitCode } from '../cli/exit-codes.js';
+import { isDnsLabel } from '../config/labels.js';
+import { ChartProblem } from './chart-meta.js';
+import { ChartReadError } from './chart-source.js';
+import { DEFAULTS, defaultImage, deployOptionProblems, type DeployOptions } from './deploy.js';
+import { EnvironmentError, InputError } from './errors.js';
+import { helmRenderer } from './helm-render.js';
+import { NEW_HELP, newProject } from './new.js';
+import { clusterResolver, crdYaml, deployYaml, renderBundle, renderCrds, renderRbac, renderSamples } from './render.js';
+
+export interface CommandIo {
+  readonly stdout: (text: string) => void;
+  /** One line, without its newline. */
+  readonly stderr: (line: string) => void;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+const processIo: CommandIo = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (line) => process.stderr.write(`${line}\n`),
+  env: process.env,
+};
+
+export const GENERATE_HELP = `Usage: chartpilot generate <what> [flags]
+
+Prints Kubernetes manifests (multi-document YAML) for the kinds in watches.yaml.
+
+  crd      CustomResourceDefinitions, with a spec schema from each chart's values.schema.json
+  rbac     least-privilege ClusterRole (or Roles) for the operator's ServiceAccount
+  deploy   Namespace, ServiceAccount and the operator Deployment
+  sample   a sample custom resource per kind; its spec is the chart's values.yaml
+  all      all of the above as files in --output-dir, with a Kustomization
+
+Run "chartpilot generate <what> --help" for the flags of each.
+Exit codes: 0 ok, 2 bad flags, watches.yaml or chart, 3 environment (helm cannot run, files cannot be written).`;
+
+const WATCHES_FLAG = `  --watches-file <path>        the watches file (default ./watches.yaml)`;
+const OPERATOR_FLAGS = `  --name <name>                the operator's name: Deployment, object name prefix (default ${DEFAULTS.name})
+  --namespace <ns>             the operator's namespace (default ${DEFAULTS.namespace})
+  --service-account <name>     the operator's ServiceAccount (default ${DEFAULTS.serviceAccount})`;
+const CLUSTER_FLAGS = `  --offline                    do not ask a cluster; resolve kinds with the built-in table
+  --kubeconfig <path>          the cluster to ask (default: $KUBECONFIG or ~/.kube/config)`;
+
+const HELP: Record<string, string> = {
+  crd: `Usage: chartpilot generate crd [flags]
+
+One CustomResourceDefinition per kind in watches.yaml. A chart with values.schema.json gets a
+structural schema derived from it: wrong types and values are refused by the API server, unknown
+keys are pruned (and refused by kubectl, whose field validation is strict). Where the CRD checks
+less than the JSON schema, a note says so (Helm still checks everything when it installs).
+Without a values.schema.json, spec accepts any values.
+
+Flags:
+${WATCHES_FLAG}
+  --output-dir <dir>           write one <group>_<plural>.yaml per CRD there instead of printing
+  -h, --help                   show this help`,
+  rbac: `Usage: chartpilot generate rbac [flags]
+
+The operator's permissions, least privilege: its kinds (with /status and /finalizers), Helm's
+release Secrets, events, its leader election Lease, and exactly the kinds the charts create,
+found by rendering each chart (helm template with its default values and any --sample) and by
+reading its templates. Kinds resolve through the cluster's discovery when one answers, else a
+built-in table; a kind neither knows is granted under a guessed name and flagged.
+
+Flags:
+${WATCHES_FLAG}
+${OPERATOR_FLAGS}
+  --role-namespace <ns,...>    grant Roles in these namespaces only (match WATCH_NAMESPACE);
+                               default: a ClusterRole for all namespaces (repeatable)
+  --sample <file>              also render the charts with the spec of each CR in this file (repeatable)
+${CLUSTER_FLAGS}
+  -h, --help                   show this help
+
+Environment: HELM_BIN, the helm binary (default: helm on PATH).`,
+  deploy: `Usage: chartpilot generate deploy [flags]
+
+The Namespace, ServiceAccount and Deployment that run the operator: non-root, read-only root
+filesystem, no capabilities, RuntimeDefault seccomp, probes, resource limits, leader election.
+
+Flags:
+${OPERATOR_FLAGS}
+  --image <ref>                the image holding chartpilot, watches.yaml and the charts
+                               (default <name>:${defaultImage().split(':')[1] ?? ''})
+  -h, --help                   show this help`,
+  sample: `Usage: chartpilot generate sample [flags]
+
+A sample custom resource per kind in watches.yaml; its spec is the chart's values.yaml, comments
+included.
+
+Flags:
+${WATCHES_FLAG}
+  -h, --help                   show this help`,
+  all: `Usage: chartpilot generate all --output-dir <dir> [flags]
+
+Writes everything that runs the operator for watches.yaml into <dir>: namespace.yaml,
+crds/<group>_<plural>.yaml, service-account.yaml, rbac.yaml (cluster-wide), operator.yaml,
+samples/<kind>.yaml and a Kustomization (kubectl apply -k <dir>). Existing files are replaced.
+
+Flags:
+  --output-dir <dir>           where to write (required)
+${WATCHES_FLAG}
+${OPERATOR_FLAGS}
+  --image <ref>                the operator image (default <name>:${defaultImage().split(':')[1] ?? ''})
+${CLUSTER_FLAGS}
+  -h, --help                   show this help`,
+};
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+/** Strict parsing; a mistake becomes an InputError (exit 2) instead of an exception. */
+function parseFlags(argv: readonly string[], options: Options, maxPositionals = 0): { values: Values; positionals: string[] } {
+  let r;
+  try {
+    r = parseArgs({ args: [...argv], options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: true });
+  } catch (err) {
+    throw new InputError([err instanceof Error ? (err.message.split('\n')[0] ?? err.message) : String(err)]);
+  }
+  if (r.positionals.length > maxPositionals) throw new InputError([`unexpected argument "${r.positionals[maxPositionals] ?? ''}"`]);
+  return { values: r.values, positionals: r.positionals };
+}
+
+function str(values: Values, name: string): string | undefined {
+  const v = values[name];
+  return typeof v === 'string' ? v : undefined;
+}
+
+function strings(values: Values, name: string): string[] {
+  const v = values[name];
+  const raw = Array.isArray(v) ? v : v === undefined ? [] : [v];
+  return raw.filter((x): x is string => typeof x === 'string');
+}
+
+/** `chartpilot generate …`; `argv` is what follows "generate". */
+export async function generateCommand(argv: readonly string[], io: CommandIo = processIo): Promise<number> {
+  const [what, ...rest] = argv;
+  return run(io, async () => {
+    if (what === undefined) {
+      io.stderr(GENERATE_HELP);
+      return ExitCode.badConfig;
+    }
+    if (what === 'help' || what === '--help' || what === '-h') {
+      io.stdout(`${GENERATE_HELP}\n`);
+      return ExitCode.ok;
+    }
+    const command = COMMANDS[what];
+    if (command === undefined) {
+      io.stderr(`error: unknown generator "${what}"; choose one of ${Object.keys(HELP).join(', ')}`);
+      return ExitCode.badConfig;
+    }
+    if (rest.includes('--help') || rest.includes('-h')) {
+      io.stdout(`${HELP[what] ?? GENERATE_HELP}\n`);
+      return ExitCode.ok;
+    }
+    return command(rest, io);
+  });
+}
+
+/** `chartpilot new <dir> --chart … --group … --version … --kind …`; `argv` is what follows "new". */
+export async function newCommand(argv: readonly string[], io: CommandIo = processIo): Promise<number> {
+  return run(io, async () => {
+    if (argv.includes('--help') || argv.includes('-h')) {
+      io.stdout(`${NEW_HELP}\n`);
+      return ExitCode.ok;
+    }
+    const { values, positionals } = parseFlags(
+      argv,
+      {
+        chart: { type: 'string' },
+        group: { type: 'string' },
+        version: { type: 'string' },
+        kind: { type: 'string' },
+        name: { type: 'string' },
+        image: { type: 'string' },
+        'base-image': { type: 'string' },
+      },
+      1,
+    );
+    const problems: string[] = [];
+    const dir = positionals[0];
+    if (dir === undefined || dir === '') problems.push('name the directory to create: chartpilot new <dir> --chart <path> --group <group> --version <version> --kind <Kind>');
+    for (const flag of ['chart', 'group', 'version', 'kind']) {
+      if (str(values, flag) === undefined) problems.push(`--${flag} is required (see chartpilot new --help)`);
+    }
+    if (problems.length > 0 || dir === undefined) throw new InputError(problems);
+    const written = await newProject(
+      {
+        dir: resolve(dir),
+        chart: resolve(str(values, 'chart') ?? ''),
+        group: str(values, 'group') ?? '',
+        version: str(values, 'version') ?? '',
+        kind: str(values, 'kind') ?? '',
+        name: str(values, 'name'),
+        image: str(values, 'image'),
+        baseImage: str(values, 'base-image'),
+      },
+      {
+        helm: helmRenderer(io.env),
+        env: io.env,
+        warn: (line) => { io.stderr(`warning: ${line}`); },
+        note: (line) => { io.stderr(`note: ${line}`); },
+      },
+    );
+    io.stderr(`created ${dir}: ${written.join(', ')}`);
+    io.stderr(`next steps: ${join(dir, 'README.md')}`);
+    return ExitCode.ok;
+  });
+}
+
+/** Prints what an InputError/EnvironmentError says and maps it to its exit code. */
+async function run(io: CommandIo, body: () => Promise<number>): Promise<number> {
+  try {
+    return await body();
+  } catch (err) {
+    if (err instanceof InputError) {
+      for (const p of err.problems) io.stderr(`error: ${p}`);
+      return ExitCode.badConfig;
+    }
+    if (err instanceof ChartProblem || err instanceof ChartReadError) {
+      io.stderr(`error: ${err.message}`);
+      return ExitCode.badConfig;
+    }
+    if (err instanceof EnvironmentError) {
+      io.stderr(`error: ${err.message}`);
+      return ExitCode.environment;
+    }
+    throw err;
+  }
+}
+
+type Command = (argv: readonly string[], io: CommandIo) => Promise<number>;
+
+const COMMANDS: Record<string, Command> = {
+  crd: crdCommand,
+  rbac: rbacCommand,
+  deploy: deployCommand,
+  sample: sampleCommand,
+  all: allCommand,
+};
+
+async function writeFiles(dir: string, files: ReadonlyMap<string, string>, io: CommandIo): Promise<void> {
+  try {
+    for (const [name, text] of files) {
+      const file = join(dir, name);
+      await mkdir(dirname(file), { recursive: true });
+      await writeFile(file, text);
+      io.stderr(`wrote ${file}`);
+    }
+  } catch (err) {
+    throw new EnvironmentError(`cannot write to ${dir}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+}
+
+async function crdCommand(argv: readonly string[], io: CommandIo): Promise<number> {
+  const { values } = parseFlags(argv, { 'watches-file': { type: 'string' }, 'output-dir': { type: 'string' } });
+  const watchesFile = str(values, 'watches-file') ?? './watches.yaml';
+  const crds = await renderCrds(watchesFile, io.env);
+  for (const c of crds) for (const n of c.notes) io.stderr(`note: ${c.name}: ${n}`);
+  const outDir = str(values, 'output-dir');
+  if (outDir === undefined) io.stdout(crds.map((c) => crdYaml(c, watchesFile)).join('---\n'));
+  else await writeFiles(outDir, new Map(crds.map((c) => [c.fileName, crdYaml(c, watchesFile)])), io);
+  return ExitCode.ok;
+}
+
+function operatorOptions(values: Values): { name: string; namespace: string; serviceAccount: string } {
+  return {
+    name: str(values, 'name') ?? DEFAULTS.name,
+    namespace: str(values, 'namespace') ?? DEFAULTS.namespace,
+    serviceAccount: str(values, 'service-account') ?? DEFAULTS.serviceAccount,
+  };
+}
+
+const OPERATOR_OPTIONS: Options = {
+  name: { type: 'string' },
+  namespace: { type: 'string' },
+  'service-account': { type: 'string' },
+};
+const CLUSTER_OPTIONS: Options = { offline: { type: 'boolean' }, kubeconfig: { type: 'string' } };
+
+async function rbacCommand(argv: readonly string[], io: CommandIo): Promise<number> {
+  const { values } = parseFlags(argv, {
+    'watches-file': { type: 'string' },
+    ...OPERATOR_OPTIONS,
+    'role-namespace': { type: 'string', multiple: true },
+    sample: { type: 'string', multiple: true },
+    ...CLUSTER_OPTIONS,
+  });
+  const o = operatorOptions(values);
+  const problems = deployOptionProblems(o);
+  const roleNamespaces = [...new Set(strings(values, 'role-namespace').flatMap((s) => s.split(',')).map((s) => s.trim()).filter((s) => s !== ''))];
+  for (const ns of roleNamespaces) {
+    if (!isDnsLabel(ns)) problems.push(`--role-namespace "${ns}" is not a namespace name (lower-case letters, digits and '-')`);
+  }
+  if (problems.length > 0) throw new InputError(problems);
+  const resolver = await clusterResolver(values['offline'] === true, str(values, 'kubeconfig'), (line) => { io.stderr(`note: ${line}`); });
+  const out = await renderRbac(
+    { ...o, watchesFile: str(values, 'watches-file') ?? './watches.yaml', roleNamespaces, sampleFiles: strings(values, 'sample'), resolver },
+    io.env,
+  );
+  for (const w of out.warnings) io.stderr(`warning: ${w}`);
+  io.stdout(out.yaml);
+  return ExitCode.ok;
+}
+
+function deployOptions(values: Values): DeployOptions {
+  const o = operatorOptions(values);
+  const version = defaultImage().split(':')[1] ?? '0.0.0';
+  const d = { ...o, image: str(values, 'image') ?? `${o.name}:${version}` };
+  const problems = deployOptionProblems(d);
+  if (problems.length > 0) throw new InputError(problems);
+  return d;
+}
+
+function deployCommand(argv: readonly string[], io: CommandIo): Promise<number> {
+  const { values } = parseFlags(argv, { ...OPERATOR_OPTIONS, image: { type: 'string' } });
+  io.stdout(deployYaml(deployOptions(values)));
+  return Promise.resolve(ExitCode.ok);
+}
+
+async function sampleCommand(argv: readonly string[], io: CommandIo): Promise<number> {
+  const { values } = parseFlags(argv, { 'watches-file': { type: 'string' } });
+  const samples = await renderSamples(str(values, 'watches-file') ?? './watches.yaml', io.env);
+  io.stdout(samples.map((s) => s.yaml).join('---\n'));
+  return ExitCode.ok;
+}
+
+async function allCommand(argv: readonly string[], io: CommandIo): Promise<number> {
+  const { values } = parseFlags(argv, {
+    'watches-file': { type: 'string' },
+    'output-dir': { type: 'string' },
+    ...OPERATOR_OPTIONS,
+    image: { type: 'string' },
+    ...CLUSTER_OPTIONS,
+  });
+  const outDir = str(values, 'output-dir');
+  if (outDir === undefined) throw new InputError(['--output-dir is required: the directory to write the manifests to, e.g. deploy']);
+  const d = deployOptions(values);
+  const resolver = await clusterResolver(values['offline'] === true, str(values, 'kubeconfig'), (line) => { io.stderr(`note: ${line}`); });
+  const bundle = await renderBundle({ ...d, watchesFile: str(values, 'watches-file') ?? './watches.yaml', resolver }, io.env);
+  for (const n of bundle.notes) io.stderr(`note: ${n}`);
+  for (const w of bundle.warnings) io.stderr(`warning: ${w}`);
+  await writeFiles(outDir, bundle.files, io);
+  return ExitCode.ok;
+}

@@ -1,0 +1,215 @@
+/**
+ * The manifests that run the operator (namespace, ServiceAccount, Deployment), a sample CR and a
+ * kustomization. Text templates rather than objects, because the comments are half the value:
+ * they tell the reader which knobs exist and why the secure defaults are what they are.
+ */
+import { readFileSync } from 'node:fs';
+import { Document, parseDocument, stringify } from 'yaml';
+
+export interface DeployOptions {
+  /** Deployment and label name, e.g. `chartpilot` or `webapp-operator`. */
+  readonly name: string;
+  readonly namespace: string;
+  readonly serviceAccount: string;
+  readonly image: string;
+}
+
+export const DEFAULTS = {
+  name: 'chartpilot',
+  namespace: 'chartpilot-system',
+  serviceAccount: 'chartpilot',
+} as const;
+
+/** Where the image keeps chartpilot and where application images put watches.yaml and charts. */
+export const IMAGE_HOME = '/opt/chartpilot';
+
+export function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+    return typeof pkg.version === 'string' ? pkg.version : '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
+/** The base image as built from this repository's Dockerfile (`docker build -t chartpilot:<v> .`). */
+export function defaultImage(): string {
+  return `chartpilot:${packageVersion()}`;
+}
+
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/u;
+
+/** Problems with names that end up as Kubernetes object names. */
+export function deployOptionProblems(o: Partial<DeployOptions>): string[] {
+  const problems: string[] = [];
+  const check = (flag: string, v: string | undefined, max: number): void => {
+    if (v !== undefined && (v.length > max || !DNS1123_LABEL.test(v))) {
+      problems.push(`--${flag} "${v}" must be a lower-case DNS label (letters, digits, '-'; at most ${String(max)} characters)`);
+    }
+  };
+  check('namespace', o.namespace, 63);
+  check('service-account', o.serviceAccount, 63);
+  // Object names get suffixes (-manager, -leader-election): keep room for them.
+  check('name', o.name, 40);
+  if (o.image !== undefined && (o.image === '' || /\s/u.test(o.image))) problems.push(`--image "${o.image}" is not an image reference`);
+  return problems;
+}
+
+export function namespaceYaml(o: DeployOptions): string {
+  return `# The operator's own namespace: its Deployment, ServiceAccount and leader election Lease.
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: ${o.namespace}
+  labels:
+    app.kubernetes.io/name: ${o.name}
+    # The operator runs as non-root with no capabilities: the restricted profile fits.
+    pod-security.kubernetes.io/enforce: restricted
+`;
+}
+
+export function serviceAccountYaml(o: DeployOptions): string {
+  return `# The identity the operator acts as; rbac.yaml grants it exactly what the charts need.
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: ${o.serviceAccount}
+  namespace: ${o.namespace}
+  labels:
+    app.kubernetes.io/name: ${o.name}
+`;
+}
+
+export function operatorYaml(o: DeployOptions): string {
+  return `# The operator. One replica is enough (it recovers its work from the cluster on restart); with
+# more, --leader-elect makes only one act at a time.
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ${o.name}
+  namespace: ${o.namespace}
+  labels:
+    app.kubernetes.io/name: ${o.name}
+    app.kubernetes.io/component: operator
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: ${o.name}
+      app.kubernetes.io/component: operator
+  template:
+    metadata:
+      labels:
+        app.kubernetes.io/name: ${o.name}
+        app.kubernetes.io/component: operator
+      annotations:
+        kubectl.kubernetes.io/default-container: manager
+    spec:
+      serviceAccountName: ${o.serviceAccount}
+      # chartpilot lets running helm calls finish for 25 s after SIGTERM.
+      terminationGracePeriodSeconds: 30
+      securityContext:
+        runAsNonRoot: true
+        runAsUser: 65532
+        runAsGroup: 65532
+        seccompProfile:
+          type: RuntimeDefault
+      containers:
+        - name: manager
+          # Build it with \`docker build -t ${o.image} .\`, push it to your registry and name that here.
+          image: ${o.image}
+          imagePullPolicy: IfNotPresent
+          args:
+            - run
+            - --watches-file=${IMAGE_HOME}/watches.yaml
+            - --leader-elect
+            - --metrics-bind-address=:8080
+            - --health-probe-bind-address=:8081
+            # Every reconcile may run a helm process (~50-100 MiB): bound them to fit the memory limit.
+            - --max-concurrent-reconciles=2
+          env:
+            # Which namespaces to act in. Empty: all namespaces (the ClusterRole of rbac.yaml).
+            # A comma-separated list (e.g. "team-a,team-b") confines the operator to those; then
+            # grant Roles in just those namespaces instead:
+            #   chartpilot generate rbac --role-namespace team-a,team-b
+            - name: WATCH_NAMESPACE
+              value: ""
+            # The root filesystem is read-only: helm's cache, config and data live in /tmp.
+            - name: HOME
+              value: /tmp
+            - name: HELM_CACHE_HOME
+              value: /tmp/helm/cache
+            - name: HELM_CONFIG_HOME
+              value: /tmp/helm/config
+            - name: HELM_DATA_HOME
+              value: /tmp/helm/data
+          ports:
+            - name: metrics
+              containerPort: 8080
+              protocol: TCP
+            - name: health
+              containerPort: 8081
+              protocol: TCP
+          livenessProbe:
+            httpGet:
+              path: /healthz
+              port: health
+            initialDelaySeconds: 15
+            periodSeconds: 20
+          readinessProbe:
+            httpGet:
+              path: /readyz
+              port: health
+            initialDelaySeconds: 5
+            periodSeconds: 10
+          resources:
+            requests:
+              cpu: 100m
+              memory: 128Mi
+            limits:
+              memory: 256Mi
+          securityContext:
+            allowPrivilegeEscalation: false
+            readOnlyRootFilesystem: true
+            capabilities:
+              drop:
+                - ALL
+          volumeMounts:
+            - name: tmp
+              mountPath: /tmp
+      volumes:
+        # Values files, the post-render plugin and helm's caches: small and disposable.
+        - name: tmp
+          emptyDir:
+            sizeLimit: 256Mi
+`;
+}
+
+/**
+ * A sample CR whose spec is the chart's values.yaml, comments included, so it documents every
+ * value the chart takes (operator-sdk's scaffold does the same, without the comments).
+ */
+export function sampleCrYaml(apiVersion: string, kind: string, name: string, valuesText: string): string {
+  const values = parseDocument(valuesText, { version: '1.1' });
+  const doc = new Document({ apiVersion, kind, metadata: { name } });
+  const contents = values.contents;
+  if (contents === null || values.errors.length > 0) {
+    doc.set('spec', doc.createNode({}));
+  } else {
+    // Comments above the first key belong to the document in the source; keep them on spec.
+    if (values.commentBefore !== null && (contents.commentBefore === undefined || contents.commentBefore === null)) {
+      contents.commentBefore = values.commentBefore;
+    }
+    doc.set('spec', contents);
+  }
+  doc.commentBefore = ` A ${kind}: its spec holds the chart's values (these are the chart's defaults). Keys
+ left out take the chart's defaults too; kubectl explain ${kind.toLowerCase()}.spec lists them.`;
+  return doc.toString({ lineWidth: 0 });
+}
+
+export function kustomizationYaml(resources: readonly string[]): string {
+  return `# \`kubectl apply -k deploy/\` installs the operator (the sample stays out: apply it once the
+# CRD is established). Named Kustomization, without .yaml, so that \`kubectl apply -R -f deploy/\`
+# does not take it for a resource.
+${stringify({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources: [...resources] })}`;
+}

@@ -1,0 +1,189 @@
+/**
+ * `chartpilot new`: a new operator repository for one chart — watches.yaml, the chart, a
+ * Dockerfile `FROM` the chartpilot image, and deploy/ with CRD, RBAC, Deployment and a sample.
+ * Everything is checked (and helm run) before the first file is written, so a refusal leaves no
+ * half-made directory behind.
+ */
+import { cp, mkdir, readdir, stat, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { stringify } from 'yaml';
+import { checkChart } from '../config/chart-check.js';
+import { loadChartInfo } from './chart-meta.js';
+import { gvkProblems } from './crd.js';
+import { defaultImage, deployOptionProblems, IMAGE_HOME, packageVersion } from './deploy.js';
+import { pluralOf } from './kind-names.js';
+import { EnvironmentError, InputError } from './errors.js';
+import type { HelmRenderer } from './helm-render.js';
+import { tableResolver } from './rbac-plan.js';
+import { renderBundle, type Env } from './render.js';
+
+export const NEW_HELP = `Usage: chartpilot new <dir> --chart <path> --group <group> --version <version> --kind <Kind> [flags]
+
+Creates a new operator repository in <dir> (which must not exist or be empty) that serves the
+chart as the API <Kind>.<version>.<group>:
+
+  watches.yaml          maps the kind to the chart
+  charts/<chart>/       a copy of the chart (a packaged .tgz is copied as is)
+  Dockerfile            FROM the chartpilot image, adding watches.yaml and charts/
+  deploy/               CRD (schema from values.schema.json), least-privilege RBAC, the operator
+                        Deployment, a sample CR (spec = the chart's values.yaml) and a Kustomization
+  README.md             how to build, deploy and regenerate
+
+Flags:
+  --chart <path>        the chart directory or packaged .tgz (required)
+  --group <group>       the API group, a domain you own, e.g. apps.example.com (required)
+  --version <version>   the API version, e.g. v1alpha1 (required)
+  --kind <Kind>         the kind, CamelCase, e.g. WebApp (required)
+  --name <name>         the operator's name (default <chart>-operator): Deployment, namespace <name>-system
+  --image <ref>         the operator image to build and deploy (default <name>:0.1.0)
+  --base-image <ref>    the chartpilot image to build FROM (default ${defaultImage()})
+  -h, --help            show this help
+
+Environment: HELM_BIN, the helm binary used to render the chart for RBAC (default: helm on PATH).`;
+
+export interface NewOptions {
+  /** Absolute path of the directory to create. */
+  readonly dir: string;
+  /** Absolute path of the chart. */
+  readonly chart: string;
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  readonly name?: string | undefined;
+  readonly image?: string | undefined;
+  readonly baseImage?: string | undefined;
+}
+
+export interface NewDeps {
+  readonly helm: HelmRenderer;
+  readonly env: Env;
+  readonly warn: (line: string) => void;
+  /** Where the CRD checks less than the chart's schema. */
+  readonly note: (line: string) => void;
+}
+
+/** Creates the project; returns the files written, relative to `dir`. */
+export async function newProject(o: NewOptions, deps: NewDeps): Promise<string[]> {
+  const problems = gvkProblems(o);
+  const chartProblem = await checkChart(o.chart);
+  if (chartProblem !== undefined) problems.push(`--chart ${o.chart}: ${chartProblem}`);
+  problems.push(...(await dirProblems(o.dir)));
+  if (problems.length > 0) throw new InputError(problems);
+
+  const chart = await loadChartInfo(o.chart);
+  const name = o.name ?? `${chart.name.toLowerCase().replace(/[^a-z0-9-]+/gu, '-').replace(/^-+|-+$/gu, '')}-operator`;
+  const deploy = {
+    name,
+    namespace: `${name}-system`,
+    serviceAccount: name,
+    image: o.image ?? `${name}:0.1.0`,
+  };
+  const optionProblems = deployOptionProblems(deploy).map((p) => (o.name === undefined && p.startsWith('--name') ? `${p}; pass --name` : p));
+  if (o.baseImage !== undefined && (o.baseImage === '' || /\s/u.test(o.baseImage))) optionProblems.push(`--base-image "${o.baseImage}" is not an image reference`);
+  if (optionProblems.length > 0) throw new InputError(optionProblems);
+  // RBAC renders the chart: without helm there is nothing to write.
+  await deps.helm.check();
+
+  const chartDest = (await stat(o.chart)).isDirectory() ? `charts/${chart.name}` : `charts/${basename(o.chart)}`;
+  const watches = `# Each entry maps a custom resource kind to a Helm chart (operator-sdk's watches.yaml format).
+${stringify([{ group: o.group, version: o.version, kind: o.kind, chart: chartDest }])}`;
+
+  const written: string[] = [];
+  try {
+    await mkdir(o.dir, { recursive: true });
+    await writeFile(join(o.dir, 'watches.yaml'), watches);
+    written.push('watches.yaml');
+    await mkdir(join(o.dir, dirname(chartDest)), { recursive: true });
+    await cp(o.chart, join(o.dir, chartDest), { recursive: true, errorOnExist: true, force: false });
+    written.push(`${chartDest}${chartDest.endsWith('.tgz') ? '' : '/'}`);
+  } catch (err) {
+    throw new EnvironmentError(`cannot write to ${o.dir}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+
+  // The bundle is rendered from the project just written, so its paths are the project's own.
+  const bundle = await renderBundle({ ...deploy, watchesFile: join(o.dir, 'watches.yaml'), resolver: tableResolver }, deps.env);
+  for (const n of bundle.notes) deps.note(n);
+  for (const w of bundle.warnings) deps.warn(w);
+  const files = new Map<string, string>();
+  for (const [file, text] of bundle.files) files.set(`deploy/${file}`, text);
+  files.set('Dockerfile', dockerfile(o.baseImage ?? defaultImage(), o.kind));
+  files.set('.dockerignore', '# Only watches.yaml and charts/ go into the image.\n*\n!watches.yaml\n!charts\n');
+  files.set('README.md', readme({ ...o, name, chartName: chart.name, chartDest, image: deploy.image, namespace: deploy.namespace }));
+  try {
+    for (const [file, text] of files) {
+      await mkdir(dirname(join(o.dir, file)), { recursive: true });
+      await writeFile(join(o.dir, file), text);
+      written.push(file);
+    }
+  } catch (err) {
+    throw new EnvironmentError(`cannot write to ${o.dir}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+  return written;
+}
+
+async function dirProblems(dir: string): Promise<string[]> {
+  let info;
+  try {
+    info = await stat(dir);
+  } catch {
+    return []; // absent: we create it
+  }
+  if (!info.isDirectory()) return [`${dir} exists and is not a directory; choose a new directory`];
+  const entries = await readdir(dir);
+  if (entries.length > 0) return [`${dir} is not empty (${entries.slice(0, 3).join(', ')}${entries.length > 3 ? ', ...' : ''}); chartpilot new only writes into a new or empty directory`];
+  return [];
+}
+
+function dockerfile(baseImage: string, kind: string): string {
+  return `# The ${kind} operator: chartpilot plus this repository's watches.yaml and charts.
+# Build: docker build -t <image> .   (the image named in deploy/operator.yaml)
+FROM ${baseImage}
+COPY watches.yaml ${IMAGE_HOME}/watches.yaml
+COPY charts/ ${IMAGE_HOME}/charts/
+`;
+}
+
+function readme(p: NewOptions & { name: string; chartName: string; chartDest: string; image: string; namespace: string }): string {
+  const plural = pluralOf(p.kind);
+  return `# ${p.name}
+
+A Kubernetes operator that serves the Helm chart \`${p.chartName}\` as the API
+\`${p.kind}.${p.version}.${p.group}\`: every ${p.kind} resource is a release of the chart, its \`spec\`
+being the chart's values. Generated by \`chartpilot new\` (chartpilot ${packageVersion()}).
+
+## Layout
+
+| path | what |
+|---|---|
+| \`watches.yaml\` | maps ${p.kind} to \`${p.chartDest}\` |
+| \`${p.chartDest}\` | the chart |
+| \`Dockerfile\` | the operator image: chartpilot plus watches.yaml and charts/ |
+| \`deploy/crds/\` | the CustomResourceDefinition; its spec schema comes from the chart's values.schema.json |
+| \`deploy/rbac.yaml\` | least-privilege permissions, found by rendering the chart |
+| \`deploy/operator.yaml\` | the Deployment (namespace \`${p.namespace}\`) |
+| \`deploy/samples/\` | a sample ${p.kind}: its spec is the chart's values.yaml |
+
+## Build and deploy
+
+\`\`\`sh
+docker build -t ${p.image} .          # push it where your cluster pulls from; adjust deploy/operator.yaml
+kubectl apply -k deploy/
+kubectl apply -f deploy/samples/
+kubectl get ${plural} -A              # READY, REASON, REVISION, CHART
+\`\`\`
+
+## After changing the chart
+
+Regenerate what depends on it (the CRD schema follows values.schema.json, the RBAC follows the
+kinds the templates create):
+
+\`\`\`sh
+chartpilot generate all --output-dir deploy --name ${p.name} --namespace ${p.namespace} --service-account ${p.name} --image ${p.image}
+\`\`\`
+
+Run it with a cluster in your kubeconfig that serves the CRDs your chart's objects use, so their
+resource names come from discovery instead of a guess (\`deploy/rbac.yaml\` flags guesses).
+To confine the operator to some namespaces, set \`WATCH_NAMESPACE\` in \`deploy/operator.yaml\` and
+replace \`deploy/rbac.yaml\` with \`chartpilot generate rbac --role-namespace <ns,...>\`.
+`;
+}

