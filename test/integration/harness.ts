@@ -1,0 +1,186 @@
+// The shared harness for integration tests: a handle on the run's control plane (started once by
+// global-setup.ts), kubectl/helm wrappers, per-test namespaces and polling with deadlines.
+//
+//   const c = await testCluster();
+//   test('…', async (t) => {
+//     const ns = await newNamespace(t, 'mytest');
+//     await applyYaml(c, manifest, ns);
+//     await waitFor('deployment web ready', async () => (await getJson<Deployment>(c, ['get', 'deploy', 'web', '-n', ns])).status?.readyReplicas === 1);
+//   });
+import { randomBytes } from 'node:crypto';
+import { existsSync, rmSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { TestContext } from 'node:test';
+import { inspect } from 'node:util';
+import { execa } from 'execa';
+import { defaultBinDir, repoRoot } from '../cluster/paths.js';
+
+export interface RunOptions {
+  /** Written to the command's stdin. */
+  input?: string;
+  /** Resolve with the non-zero exit code instead of throwing. */
+  allowFail?: boolean;
+}
+
+export interface RunResult {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+}
+
+export interface TestCluster {
+  kubeconfig: string;
+  binDir: string;
+  helmBin: string;
+  kubectlBin: string;
+  /**
+   * Environment for anything a test spawns (the operator, helm, kubectl): this process's env plus
+   * KUBECONFIG, PATH with binDir first, HELM_BIN, and HELM_{CACHE,CONFIG,DATA}_HOME in a temp dir
+   * of this test process, so tests never touch the developer's helm repos or each other's.
+   */
+  env: Record<string, string>;
+  /** The control plane's state dir when global setup started it (for restartComponent); else undefined. */
+  stateDir: string | undefined;
+  kubectl(args: string[], opts?: RunOptions): Promise<RunResult>;
+  helm(args: string[], opts?: RunOptions): Promise<RunResult>;
+}
+
+// A command that hangs (e.g. a watch by mistake) must fail the test, not stall the run.
+const COMMAND_TIMEOUT_MS = 120_000;
+
+let cluster: Promise<TestCluster> | undefined;
+
+/** The control plane of this test run (memoised per test process). */
+export function testCluster(): Promise<TestCluster> {
+  cluster ??= connect();
+  return cluster;
+}
+
+async function connect(): Promise<TestCluster> {
+  const kubeconfig = findKubeconfig();
+  const binDir = process.env.CHARTPILOT_TEST_BIN ?? defaultBinDir();
+  const helmBin = join(binDir, 'helm');
+  const kubectlBin = join(binDir, 'kubectl');
+  for (const bin of [helmBin, kubectlBin]) {
+    if (!existsSync(bin)) throw new Error(`${bin} is missing: run npm run cluster:provision`);
+  }
+  const helmHome = await mkdtemp(join(tmpdir(), 'chartpilot-helm-'));
+  process.once('exit', () => { rmSync(helmHome, { recursive: true, force: true }); });
+
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+  // Set by the test runner for its children; a node process a test spawns is not a test file.
+  delete env.NODE_TEST_CONTEXT;
+  Object.assign(env, {
+    KUBECONFIG: kubeconfig,
+    PATH: [binDir, env.PATH ?? ''].join(delimiter),
+    HELM_BIN: helmBin,
+    HELM_CACHE_HOME: join(helmHome, 'cache'),
+    HELM_CONFIG_HOME: join(helmHome, 'config'),
+    HELM_DATA_HOME: join(helmHome, 'data'),
+  });
+
+  const run = async (bin: string, args: string[], opts: RunOptions = {}): Promise<RunResult> => {
+    const r = await execa(bin, args, {
+      env,
+      extendEnv: false,
+      reject: false,
+      timeout: COMMAND_TIMEOUT_MS,
+      ...(opts.input === undefined ? { stdin: 'ignore' as const } : { input: opts.input }),
+    });
+    const result: RunResult = { stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode ?? -1 };
+    if (result.exitCode !== 0 && opts.allowFail !== true) {
+      const name = bin.split('/').at(-1) ?? bin;
+      throw new Error(`${name} ${args.join(' ')} failed (${r.timedOut ? 'timed out' : `exit ${String(r.exitCode)}`}): ${r.stderr || r.message}`);
+    }
+    return result;
+  };
+
+  return {
+    kubeconfig,
+    binDir,
+    helmBin,
+    kubectlBin,
+    env,
+    stateDir: process.env.CHARTPILOT_TEST_CLUSTER_DIR,
+    kubectl: (args, opts) => run(kubectlBin, args, opts),
+    helm: (args, opts) => run(helmBin, args, opts),
+  };
+}
+
+function findKubeconfig(): string {
+  const fromSetup = process.env.CHARTPILOT_TEST_KUBECONFIG;
+  if (fromSetup) return fromSetup;
+  // A test file run on its own (node --test dist/test/integration/x.test.js) has no global
+  // setup; a control plane from `npm run cluster:up` serves it.
+  const dev = join(repoRoot(), '.cluster', 'kubeconfig');
+  if (existsSync(dev)) return dev;
+  throw new Error(
+    'no test cluster: run integration tests with `npm test` (its global setup starts one), '
+    + 'or start one with `npm run cluster:up`, or set CHARTPILOT_TEST_KUBECONFIG',
+  );
+}
+
+/**
+ * Creates a namespace with a unique name for this test and deletes it after the test (without
+ * waiting for it to finish terminating). Resolves once its default ServiceAccount exists, since
+ * pods cannot be created before that.
+ */
+export async function newNamespace(t: TestContext, prefix = 'test'): Promise<string> {
+  const c = await testCluster();
+  const base = prefix.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 50) || 'test';
+  const name = `${base}-${randomBytes(4).toString('hex')}`;
+  const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'chartpilot.test/namespace': 'true' } } };
+  await c.kubectl(['create', '-f', '-'], { input: JSON.stringify(ns) });
+  t.after(async () => {
+    await c.kubectl(['delete', 'namespace', name, '--wait=false', '--ignore-not-found'], { allowFail: true });
+  });
+  await waitFor(`ServiceAccount default in namespace ${name}`, async () =>
+    (await c.kubectl(['get', 'serviceaccount', 'default', '-n', name], { allowFail: true })).exitCode === 0,
+  { timeoutMs: 30_000, intervalMs: 100 });
+  return name;
+}
+
+/**
+ * Polls probe until it returns something other than undefined, null or false, and returns that.
+ * Probe errors count as "not yet". On timeout the Error names `what` and the last value or error.
+ */
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined | null | false>,
+  opts: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<T> {
+  const timeoutMs = opts.timeoutMs ?? 60_000;
+  const intervalMs = opts.intervalMs ?? 250;
+  const deadline = Date.now() + timeoutMs;
+  let last = 'never completed';
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== null && value !== false) return value;
+      last = `returned ${inspect(value)}`;
+    } catch (err) {
+      last = `threw: ${err instanceof Error ? err.message : String(err)}`;
+    }
+    const left = deadline - Date.now();
+    if (left <= 0) throw new Error(`timed out after ${String(timeoutMs / 1000)} s waiting for ${what}; last probe ${last}`);
+    await sleep(Math.min(intervalMs, left));
+  }
+}
+
+/** `kubectl apply -f -` of yamlText (in namespace, if given). */
+export async function applyYaml(c: TestCluster, yamlText: string, namespace?: string): Promise<RunResult> {
+  return c.kubectl(['apply', '-f', '-', ...(namespace === undefined ? [] : ['-n', namespace])], { input: yamlText });
+}
+
+/**
+ * `kubectl <args> -o json`, parsed. T is the shape the caller expects (not checked at runtime);
+ * a missing object throws (use kubectl with allowFail to test for absence).
+ */
+export async function getJson<T = unknown>(c: TestCluster, args: string[]): Promise<T> {
+  const r = await c.kubectl([...args, '-o', 'json']);
+  return JSON.parse(r.stdout) as T;
+}

@@ -1,0 +1,127 @@
+#!/usr/bin/env node
+// The runner behind `npm test` (after `npm run build`): Node's own test runner over the compiled
+// tests, with the integration tests' control plane started once by the global setup.
+//
+//   npm test                          all unit and integration tests
+//   npm test -- unit                  only dist/test/unit/**
+//   npm test -- integration           only dist/test/integration/**
+//   npm test -- cluster helm          files whose path contains "cluster" or "helm"
+//   npm test -- --test-name-pattern=GC   extra flags (--flag=value form) go to node --test
+//
+// Plain JS (not compiled) so it runs before anything else exists. Prints nothing after node's
+// own summary: CI reads the closing `ℹ pass N` / `ℹ fail N` lines.
+import { spawn } from 'node:child_process';
+import { existsSync, globSync, readdirSync, readFileSync } from 'node:fs';
+import { constants } from 'node:os';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const GLOBAL_SETUP = 'dist/test/integration/global-setup.js';
+
+if (Number(process.versions.node.split('.')[0]) < 24) {
+  console.error(`node ${process.version} is too old (need 24): run through npm (npm test), which puts Node 24 first on PATH`);
+  process.exit(1);
+}
+
+const args = process.argv.slice(2);
+const nodeFlags = args.filter((a) => a.startsWith('-'));
+const filters = args.filter((a) => !a.startsWith('-'));
+
+// Compiled tests whose source still exists: tsc never deletes outputs, so a renamed or deleted
+// test would otherwise keep running from a stale dist/.
+const files = globSync('dist/test/{unit,integration}/**/*.test.js', { cwd: root })
+  .map((f) => f.split('\\').join('/'))
+  .filter((f) => existsSync(resolve(root, f.replace(/^dist\//, '').replace(/\.js$/, '.ts'))))
+  .sort();
+
+/** unit / integration select a suite; anything else is a path substring (source or dist path). */
+function matches(file, filter) {
+  if (filter === 'unit' || filter === 'integration') return file.startsWith(`dist/test/${filter}/`);
+  const needle = filter.replace(/^\.\//, '').replace(/^dist\//, '').replace(/\.ts$/, '.js');
+  return file.includes(needle);
+}
+
+const selected = filters.length === 0 ? files : files.filter((f) => filters.some((flt) => matches(f, flt)));
+if (selected.length === 0) {
+  console.error(filters.length === 0
+    ? 'no compiled tests under dist/test/{unit,integration}: run `npm run build` first'
+    : `no test file matches ${filters.join(', ')} (known: ${files.join(', ')})`);
+  process.exit(1);
+}
+
+const nodeArgs = [
+  '--test',
+  '--test-reporter=spec',
+  // Integration tests mostly wait on the cluster, so a few files at a time share it well.
+  '--test-concurrency=3',
+  // Per test: a hung test fails after 5 minutes instead of stalling CI.
+  '--test-timeout=300000',
+];
+// The control plane costs a few seconds: start it only when integration tests run.
+if (selected.some((f) => f.startsWith('dist/test/integration/'))) nodeArgs.push(`--test-global-setup=${GLOBAL_SETUP}`);
+nodeArgs.push(...nodeFlags, ...selected);
+
+const child = spawn(process.execPath, nodeArgs, { cwd: root, stdio: 'inherit' });
+
+// Per-file watchdog. A test file whose tests are done but which keeps a handle open (a timer, a
+// socket, a child process) never exits, and node then waits for it forever: --test-timeout does
+// not cover that, and --test-force-exit cancels the last test of files written with top-level
+// `await test(...)`. So a file process alive longer than FILE_TIMEOUT_MS gets SIGTERM; node
+// reports that file as failed and the run goes on to its normal summary.
+const FILE_TIMEOUT_MS = Number(process.env.CHARTPILOT_TEST_FILE_TIMEOUT_MS) || 15 * 60_000;
+const seen = new Map(); // pid -> { file, since, killed }
+const watchdog = setInterval(() => {
+  for (const { pid, file } of testFileProcesses(child.pid)) {
+    const entry = seen.get(pid) ?? { file, since: Date.now(), killed: false };
+    seen.set(pid, entry);
+    if (entry.killed || Date.now() - entry.since < FILE_TIMEOUT_MS) continue;
+    entry.killed = true;
+    console.error(`run-tests: ${file} still running after ${Math.round(FILE_TIMEOUT_MS / 1000)} s (a hung test, or a timer/socket/child process left open): stopping it`);
+    kill(pid, 'SIGTERM');
+    setTimeout(() => { kill(pid, 'SIGKILL'); }, 10_000).unref();
+  }
+}, 5_000);
+watchdog.unref();
+
+/** The test-file processes node --test spawned (Linux /proc; elsewhere the watchdog is off). */
+function testFileProcesses(parentPid) {
+  let entries;
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  const found = [];
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // "pid (comm) state ppid ...": comm may contain spaces, so split after the last ')'.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid !== parentPid) continue;
+      const file = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter(Boolean).at(-1);
+      if (file?.endsWith('.test.js')) found.push({ pid: Number(entry), file });
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return found;
+}
+
+function kill(pid, sig) {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // Already gone.
+  }
+}
+
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  // A terminal's Ctrl-C reaches the child too (same process group); forwarding matters when only
+  // this process is signalled (CI timeouts, process managers).
+  process.on(sig, () => { child.kill(sig); });
+}
+child.on('exit', (code, signal) => {
+  process.exit(code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : 1));
+});
