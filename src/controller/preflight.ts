@@ -68,7 +68,7 @@ export function requiredChecks(resources: readonly ApiResource[], namespaces: re
   const checks: Check[] = [];
   for (const namespace of scopes) {
     for (const r of resources) {
-      for (const verb of ['list', 'watch', 'get', 'patch']) checks.push({ verb, group: r.group, resource: r.plural, namespace });
+      for (const verb of ['list', 'watch', 'patch']) checks.push({ verb, group: r.group, resource: r.plural, namespace });
       checks.push({ verb: 'patch', group: r.group, resource: r.plural, subresource: 'status', namespace });
     }
     for (const verb of ['list', 'get', 'create', 'update', 'delete']) checks.push({ verb, group: '', resource: 'secrets', namespace });

@@ -69,8 +69,10 @@ interface CommentedRule {
 const RBAC_API = 'rbac.authorization.k8s.io/v1';
 export const OBJECT_VERBS = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] as const;
 /** Helm's release storage: one Secret per revision in the release namespace. */
-export const STORAGE_VERBS = ['get', 'list', 'create', 'update', 'patch', 'delete'] as const;
-export const CR_VERBS = ['get', 'list', 'watch', 'patch', 'update'] as const;
+// Helm's secret storage driver gets, lists, creates, updates and deletes; nothing patches them.
+export const STORAGE_VERBS = ['get', 'list', 'create', 'update', 'delete'] as const;
+// CRs are read through informers only and written by merge patches (finalizers).
+export const CR_VERBS = ['list', 'watch', 'patch'] as const;
 export const LEASE_VERBS = ['get', 'create', 'update'] as const;
 
 function byText(a: string, b: string): number {
@@ -86,7 +88,7 @@ function operatorRules(plan: RbacPlan, clusterWide: boolean): CommentedRule[] {
     const kinds = plan.watched.filter((w) => w.group === group).map((w) => w.kind).sort(byText).join(', ');
     rules.push(
       { rule: { apiGroups: [group], resources: plurals, verbs: [...CR_VERBS] }, why: `the watched kinds (${kinds}): read them, add and remove the finalizer` },
-      { rule: { apiGroups: [group], resources: plurals.map((p) => `${p}/status`), verbs: ['patch', 'update'] }, why: 'write status (conditions, deployed release)' },
+      { rule: { apiGroups: [group], resources: plurals.map((p) => `${p}/status`), verbs: ['patch'] }, why: 'write status (conditions, deployed release)' },
       {
         rule: { apiGroups: [group], resources: plurals.map((p) => `${p}/finalizers`), verbs: ['update'] },
         why: 'set ownerReferences with blockOwnerDeletion on chart objects (needed where OwnerReferencesPermissionEnforcement is on, e.g. OpenShift)',

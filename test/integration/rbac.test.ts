@@ -161,9 +161,11 @@ describe('generated RBAC', () => {
     const setup = await setUp(t, cluster, kind, ns, [ns], (docs) => {
       for (const doc of docs) {
         if (doc['kind'] !== 'Role') continue;
-        for (const rule of (doc['rules'] ?? []) as { resources?: string[]; verbs: string[] }[]) {
-          if (rule.resources?.some((r) => r.endsWith('/status')) === true) rule.verbs = rule.verbs.filter((v) => v !== 'patch');
-        }
+        // patch is the status rule's only verb: without it the rule goes (a rule needs a verb).
+        const rules = (doc['rules'] ?? []) as { resources?: string[]; verbs: string[] }[];
+        doc['rules'] = rules
+          .map((rule) => (rule.resources?.some((r) => r.endsWith('/status')) === true ? { ...rule, verbs: rule.verbs.filter((v) => v !== 'patch') } : rule))
+          .filter((rule) => rule.verbs.length > 0);
       }
     });
     const op = await startOperator(t, cluster, { namespaces: [ns], watches: [], dir: setup.dir, env: { KUBECONFIG: setup.kubeconfig }, noWait: true });

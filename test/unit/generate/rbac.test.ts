@@ -58,12 +58,15 @@ describe('buildRbac', () => {
   it('grants the operator its kinds, Helm storage, events, the preflight, and exactly the chart kinds', () => {
     const { docs, text } = objects(BASE);
     const rules = rulesOf(docs, 'ClusterRole', 'op-manager');
-    for (const v of ['get', 'list', 'watch', 'patch', 'update']) assert.ok(grants(rules, 'demo.example.com', 'webapps', v), v);
-    assert.ok(!grants(rules, 'demo.example.com', 'webapps', 'delete'), 'the operator never deletes CRs');
+    for (const v of ['list', 'watch', 'patch']) assert.ok(grants(rules, 'demo.example.com', 'webapps', v), v);
+    // Nothing the operator does not use: it never gets, updates or deletes CRs, never updates status.
+    for (const v of ['get', 'update', 'delete']) assert.ok(!grants(rules, 'demo.example.com', 'webapps', v), `webapps ${v}`);
     assert.ok(grants(rules, 'demo.example.com', 'webapps/status', 'patch'));
+    assert.ok(!grants(rules, 'demo.example.com', 'webapps/status', 'update'));
     assert.ok(grants(rules, 'demo.example.com', 'webapps/finalizers', 'update'));
-    for (const v of ['get', 'list', 'create', 'update', 'patch', 'delete']) assert.ok(grants(rules, '', 'secrets', v), `secrets ${v}`);
+    for (const v of ['get', 'list', 'create', 'update', 'delete']) assert.ok(grants(rules, '', 'secrets', v), `secrets ${v}`);
     assert.ok(!grants(rules, '', 'secrets', 'watch'), 'Helm storage needs no watch on Secrets');
+    assert.ok(!grants(rules, '', 'secrets', 'patch'), 'nothing patches Helm storage Secrets');
     assert.ok(grants(rules, '', 'events', 'create') && grants(rules, '', 'events', 'patch'));
     assert.ok(grants(rules, 'authorization.k8s.io', 'selfsubjectaccessreviews', 'create'));
     for (const [g, r] of [['apps', 'deployments'], ['', 'services'], ['', 'configmaps']] as const) {
