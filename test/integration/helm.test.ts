@@ -168,7 +168,7 @@ void describe('helm client (real helm 4, real API server)', { concurrency: true 
     const ns = await newNamespace(t, 'helm-timeout');
     const { helm, tempDir, events } = await client(t);
     const started = Date.now();
-    await rejectsWith(helm.upgradeInstall(request(ns, { chart: join(CHARTS, 'slow-hook'), timeoutMs: 5000, values: { x: 'y' } })), 'timeout');
+    await rejectsWith(helm.upgradeInstall(request(ns, { chart: join(CHARTS, 'slow-hook'), timeoutMs: 20_000, values: { x: 'y' } })), 'timeout');
     assert.ok(Date.now() - started < 15_000);
     // helm's own --timeout (just below ours) fired first, so helm recorded the failure itself
     // instead of leaving a pending-install lock behind.
@@ -180,9 +180,9 @@ void describe('helm client (real helm 4, real API server)', { concurrency: true 
   void test('a release with an operation in progress is locked', async (t) => {
     const ns = await newNamespace(t, 'helm-locked');
     const { helm } = await client(t);
-    const slow = helm.upgradeInstall(request(ns, { chart: join(CHARTS, 'slow-hook'), timeoutMs: 10_000 }));
+    const slow = helm.upgradeInstall(request(ns, { chart: join(CHARTS, 'slow-hook'), timeoutMs: 40_000 }));
     const slowDone = slow.then(() => 'deployed', (err: unknown) => (err instanceof HelmError ? err.kind : 'other'));
-    await waitFor('the release to be pending-install', async () => (await helm.status('web', ns, 10_000))?.status === 'pending-install', { timeoutMs: 15_000 });
+    await waitFor('the release to be pending-install', async () => (await helm.status('web', ns, 10_000))?.status === 'pending-install', { timeoutMs: 35_000 });
     const err = await rejectsWith(helm.upgradeInstall(request(ns)), 'locked');
     assert.match(err.message, /another operation \(install\/upgrade\/rollback\) is in progress/);
     assert.equal(await slowDone, 'timeout');

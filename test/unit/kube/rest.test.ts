@@ -250,7 +250,7 @@ await test('watch inactivity ends it with a Timeout error', async (t) => {
     res.write('{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"1"}}}\n');
   });
   const r = recorder();
-  await client(srv.url).watch('/x', {}, r.onEvent, r.onDone, { inactivityTimeoutMs: 100 });
+  await client(srv.url).watch('/x', {}, r.onEvent, r.onDone, { inactivityTimeoutMs: 1000 });
   const err = await r.done;
   assert.ok(err instanceof KubeApiError);
   assert.equal(err.reason, 'Timeout');
