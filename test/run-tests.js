@@ -69,7 +69,7 @@ const child = spawn(process.execPath, nodeArgs, { cwd: root, stdio: 'inherit' })
 // not cover that, and --test-force-exit cancels the last test of files written with top-level
 // `await test(...)`. So a file process alive longer than FILE_TIMEOUT_MS gets SIGTERM; node
 // reports that file as failed and the run goes on to its normal summary.
-const FILE_TIMEOUT_MS = Number(process.env.CHARTPILOT_TEST_FILE_TIMEOUT_MS) || 15 * 60_000;
+const FILE_TIMEOUT_MS = Number(process.env.CHARTPILOT_TEST_FILE_TIMEOUT_MS) || 20 * 60_000;
 const seen = new Map(); // pid -> { file, since, killed }
 const watchdog = setInterval(() => {
   for (const { pid, file } of testFileProcesses(child.pid)) {

@@ -119,6 +119,6 @@ describe('keeping the release true', () => {
     const role = JSON.parse((await cluster.kubectl(['get', 'clusterrole', `yes-${suffix}-reader`, '-o', 'json'])).stdout) as Obj;
     assert.equal(role.metadata.ownerReferences, undefined, 'no ownerReference on a cluster-scoped object');
     assert.equal(role.metadata.annotations?.['operator-sdk/primary-resource'], `${ns}/yes-${suffix}`);
-    assert.equal(role.metadata.annotations?.['operator-sdk/primary-resource-type'], `${allowed.kind}.${allowed.group}`);
+    assert.equal(role.metadata.annotations['operator-sdk/primary-resource-type'], `${allowed.kind}.${allowed.group}`);
   });
 });

@@ -84,9 +84,9 @@ function injectInto(doc: Document, prefix: readonly (string | number)[], spec: P
  * operator-sdk's primary-resource annotations — or are refused unless the entry allows them.
  */
 function placeOwnership(doc: Document, prefix: readonly (string | number)[], owner: PostRenderOwner, refused: string[]): void {
-  const apiVersion = String(doc.getIn([...prefix, 'apiVersion']) ?? '');
-  const kind = String(doc.getIn([...prefix, 'kind']) ?? '');
-  const name = String(doc.getIn([...prefix, 'metadata', 'name']) ?? '');
+  const apiVersion = text(doc.getIn([...prefix, 'apiVersion']));
+  const kind = text(doc.getIn([...prefix, 'kind']));
+  const name = text(doc.getIn([...prefix, 'metadata', 'name']));
   const rawNamespace = doc.getIn([...prefix, 'metadata', 'namespace']);
   if (owner.clusterScopedKinds.includes(`${apiVersion}/${kind}`)) {
     if (!owner.allowClusterScoped) refused.push(`cluster-scoped ${kind} ${name}`);
@@ -106,6 +106,11 @@ function placeOwnership(doc: Document, prefix: readonly (string | number)[], own
     return;
   }
   addOwnerReference(doc, [...prefix, 'metadata', 'ownerReferences'], owner);
+}
+
+/** A scalar field's text; '' for anything else (a template may leave a field empty or odd). */
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : '';
 }
 
 function addOwnerReference(doc: Document, path: readonly (string | number)[], owner: PostRenderOwner): void {

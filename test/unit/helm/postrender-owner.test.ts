@@ -18,8 +18,17 @@ function spec(owner: Partial<PostRenderOwner> = {}): PostRenderSpec {
   return { labels: { 'chartpilot.io/owner-uid': 'uid-1' }, annotations: {}, owner: { ...OWNER, ...owner } };
 }
 
-function objects(manifest: string): Record<string, any>[] {
-  return parseAllDocuments(manifest).flatMap((d) => (Array.isArray(d) ? [] : [d.toJSON() as Record<string, any>]));
+interface Rendered {
+  readonly kind?: string;
+  readonly metadata: {
+    readonly ownerReferences?: readonly Record<string, unknown>[];
+    readonly labels?: Readonly<Record<string, string>>;
+    readonly annotations?: Readonly<Record<string, string>>;
+  };
+}
+
+function objects(manifest: string): Rendered[] {
+  return parseAllDocuments(manifest).flatMap((d) => (Array.isArray(d) ? [] : [d.toJSON() as Rendered]));
 }
 
 const SAME_NS = `---
@@ -45,18 +54,18 @@ metadata:
 describe('post-render ownership', () => {
   it('gives same-namespace objects a controller ownerReference and the owner label', () => {
     const [cm] = objects(injectMetadata(SAME_NS, spec()));
-    assert.deepEqual(cm?.metadata.ownerReferences, [{ ...OWNER.reference, controller: true, blockOwnerDeletion: true }]);
-    assert.equal(cm?.metadata.labels['chartpilot.io/owner-uid'], 'uid-1');
-    assert.equal(cm?.metadata.annotations, undefined);
+    assert.ok(cm !== undefined);
+    assert.deepEqual(cm.metadata.ownerReferences, [{ ...OWNER.reference, controller: true, blockOwnerDeletion: true }]);
+    assert.equal(cm.metadata.labels?.['chartpilot.io/owner-uid'], 'uid-1');
+    assert.equal(cm.metadata.annotations, undefined);
   });
 
   it('never adds a second controller reference, nor the same owner twice', () => {
     const withController = `${SAME_NS}  ownerReferences:\n    - {apiVersion: v1, kind: ConfigMap, name: other, uid: uid-x, controller: true}\n`;
     const [cm] = objects(injectMetadata(withController, spec()));
-    assert.equal(cm?.metadata.ownerReferences.length, 2);
-    assert.equal(cm?.metadata.ownerReferences[1].controller, false);
+    assert.deepEqual(cm?.metadata.ownerReferences?.map((r) => r['controller']), [true, false]);
     const twice = injectMetadata(injectMetadata(SAME_NS, spec()), spec());
-    assert.equal(objects(twice)[0]?.metadata.ownerReferences.length, 1);
+    assert.equal(objects(twice)[0]?.metadata.ownerReferences?.length, 1);
   });
 
   it('refuses cluster-scoped and other-namespace objects by default, naming each and the fix', () => {
@@ -75,8 +84,8 @@ describe('post-render ownership', () => {
     const out = objects(injectMetadata(OTHER_NS + CLUSTER, spec({ allowClusterScoped: true, allowCrossNamespace: true })));
     for (const obj of out) {
       assert.equal(obj.metadata.ownerReferences, undefined, `${String(obj.kind)} must not get an ownerReference`);
-      assert.equal(obj.metadata.annotations['operator-sdk/primary-resource'], 'team-a/shop');
-      assert.equal(obj.metadata.labels['chartpilot.io/owner-uid'], 'uid-1');
+      assert.equal(obj.metadata.annotations?.['operator-sdk/primary-resource'], 'team-a/shop');
+      assert.equal(obj.metadata.labels?.['chartpilot.io/owner-uid'], 'uid-1');
     }
   });
 
@@ -97,7 +106,8 @@ describe('post-render and helm.sh/resource-policy: keep', () => {
   it('does not own objects Helm keeps on uninstall, so the garbage collector leaves them too', () => {
     const kept = `${SAME_NS}  annotations:\n    helm.sh/resource-policy: keep\n`;
     const [cm] = objects(injectMetadata(kept, spec()));
-    assert.equal(cm?.metadata.ownerReferences, undefined);
-    assert.equal(cm?.metadata.annotations['operator-sdk/primary-resource'], 'team-a/shop');
+    assert.ok(cm !== undefined);
+    assert.equal(cm.metadata.ownerReferences, undefined);
+    assert.equal(cm.metadata.annotations?.['operator-sdk/primary-resource'], 'team-a/shop');
   });
 });
