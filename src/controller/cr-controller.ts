@@ -134,8 +134,9 @@ export class CrController {
     return undefined;
   }
 
-  enqueue(key: string): void {
-    this.queue.add(key);
+  /** `respectBackoff` for hints (dependent objects changed): they never cut a failing key's backoff short. */
+  enqueue(key: string, opts: { respectBackoff?: boolean } = {}): void {
+    this.queue.add(key, opts);
   }
 
   /** Every known CR of this kind (after a chart change, every release must be upgraded). */

@@ -77,7 +77,8 @@ export class Manager {
       onChange: (ownerUid) => {
         for (const r of this.running.values()) {
           const key = r.controller.keyForUid(ownerUid);
-          if (key !== undefined) r.controller.enqueue(key);
+          // Our own apply/rollback changes dependents too: never let that bypass a retry backoff.
+          if (key !== undefined) r.controller.enqueue(key, { respectBackoff: true });
         }
       },
     });

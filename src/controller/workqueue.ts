@@ -65,6 +65,8 @@ export class WorkQueue {
   private readonly running = new Map<string, AbortController>();
   /** Keys added while running: they go back to `ready` when their run ends. */
   private readonly dirty = new Set<string>();
+  /** Soft adds (respectBackoff) that came in while the key ran: rerun after success only. */
+  private readonly softDirty = new Set<string>();
   /** Keys due later (requeue, backoff, addAfter); at most one timer per key, the earliest. */
   private readonly scheduled = new Map<string, Scheduled>();
   /** Consecutive failures per key. */
@@ -104,9 +106,22 @@ export class WorkQueue {
     return this.scheduled.size;
   }
 
-  /** Queues `key` to run as soon as a worker is free (and it is not already running). */
-  add(key: string): void {
+  /**
+   * Queues `key` to run as soon as a worker is free (and it is not already running).
+   *
+   * `respectBackoff`: a hint that something around the key changed (e.g. one of its dependent
+   * objects), not the key itself. It never cuts a failing key's backoff short — otherwise the
+   * changes a failed attempt itself causes (apply, rollback) would retry it at once, forever.
+   */
+  add(key: string, opts: { respectBackoff?: boolean } = {}): void {
     if (this.stopping) return;
+    if (opts.respectBackoff === true) {
+      if (this.running.has(key)) {
+        this.softDirty.add(key);
+        return;
+      }
+      if ((this.failures.get(key) ?? 0) > 0 && (this.scheduled.has(key) || this.queuedAt.has(key))) return;
+    }
     // An immediate run supersedes any later one: it sees the latest state and schedules its own follow-up.
     this.unschedule(key);
     if (this.running.has(key)) {
@@ -155,6 +170,7 @@ export class WorkQueue {
     this.ready.length = 0;
     this.queuedAt.clear();
     this.dirty.clear();
+    this.softDirty.clear();
     this.metrics.onDepth?.(0);
     if (this.inFlight.size === 0) return;
     let drainTimer: TimerHandle | undefined;
@@ -217,6 +233,9 @@ export class WorkQueue {
     this.running.delete(key);
     if (this.stopping) return;
 
+    // After a failure the backoff decides when to look again; after a success a soft add reruns now.
+    const soft = this.softDirty.delete(key);
+    if (!failed && soft) this.dirty.add(key);
     if (failed) {
       const attempt = (this.failures.get(key) ?? 0) + 1;
       this.failures.set(key, attempt);

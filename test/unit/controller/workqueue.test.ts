@@ -191,6 +191,40 @@ await test('an add while a failing run is in flight reruns right after it, not a
   assert.equal(q.scheduledCount, 0);
 });
 
+await test('a soft add (respectBackoff) never cuts the backoff of a failing key short', async () => {
+  const { clock, h, q } = setup();
+  q.start();
+  q.add('a');
+  await settle();
+  q.add('a', { respectBackoff: true }); // e.g. the failed attempt's own apply changed a dependent
+  await h.fail('a');
+  assert.equal(h.calls.length, 1, 'no rerun right after the failure');
+  assert.deepEqual(clock.pendingDelays(), [500], 'the retry waits for its backoff');
+  q.add('a', { respectBackoff: true }); // e.g. the rollback changed a dependent
+  await settle();
+  assert.equal(h.calls.length, 1, 'the scheduled retry stands');
+  assert.deepEqual(clock.pendingDelays(), [500]);
+  await clock.advance(500);
+  assert.equal(h.calls.length, 2);
+  q.add('a'); // a change of the key itself (the user fixed the spec) still runs at once after it
+  await h.fail('a');
+  assert.equal(h.calls.length, 3);
+});
+
+await test('a soft add during a successful run reruns it right after (e.g. readiness changed)', async () => {
+  const { h, q } = setup();
+  q.start();
+  q.add('a');
+  await settle();
+  q.add('a', { respectBackoff: true });
+  await h.finish('a');
+  assert.equal(h.calls.length, 2);
+  await h.finish('a');
+  q.add('a', { respectBackoff: true }); // no failures: a plain add
+  await settle();
+  assert.equal(h.calls.length, 3);
+});
+
 await test('requeueAfterMs re-adds after the delay', async () => {
   const { clock, h, q } = setup();
   q.start();
