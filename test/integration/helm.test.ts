@@ -169,7 +169,8 @@ void describe('helm client (real helm 4, real API server)', { concurrency: true 
     const { helm, tempDir, events } = await client(t);
     const started = Date.now();
     await rejectsWith(helm.upgradeInstall(request(ns, { chart: join(CHARTS, 'slow-hook'), timeoutMs: 20_000, values: { x: 'y' } })), 'timeout');
-    assert.ok(Date.now() - started < 15_000);
+    // Within our deadline: helm's own --timeout (16 s of the 20 s budget) ends it, not our kill.
+    assert.ok(Date.now() - started < 20_000);
     // helm's own --timeout (just below ours) fired first, so helm recorded the failure itself
     // instead of leaving a pending-install lock behind.
     assert.equal((await helm.status('web', ns, 30_000))?.status, 'failed');
