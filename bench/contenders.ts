@@ -1,0 +1,316 @@
+/**
+ * The three contenders behind one interface. Each acts on its own namespace (and, for the two
+ * operators, its own CRD kind), so nothing one leaves behind can be mistaken for another's work.
+ *
+ *   floor         helm upgrade --install / helm uninstall, C at a time, from the bench itself
+ *   operator-sdk  helm-operator run (Helm in-process: no helm processes)
+ *   chartpilot    node bin/chartpilot.js run (one helm process per Helm action)
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, closeSync, cpSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { stringify as toYaml } from 'yaml';
+import { createCr, deleteAllCrs, deployedRevisions, installCrd, listCrs, listReleases, patchCrSpec, pool, type CrView, type Kind } from './cluster-ops.js';
+import type { BenchKube } from './kube.js';
+import { readStat } from './proc.js';
+
+export type ContenderName = 'floor' | 'operator-sdk' | 'chartpilot';
+export const CONTENDERS: readonly ContenderName[] = ['floor', 'operator-sdk', 'chartpilot'];
+
+export type Phase = 'create' | 'upgrade' | 'delete';
+
+export interface Env {
+  kube: BenchKube;
+  kubeconfig: string;
+  /** Directory holding helm (and the control-plane binaries). */
+  binDir: string;
+  /** This contender's scratch dir (watches.yaml, chart copy, logs, helm homes). */
+  dir: string;
+  namespace: string;
+  concurrency: number;
+  chart: string;
+  log: (line: string) => void;
+}
+
+export interface Progress {
+  /** Releases (and CRs) that reached the phase's goal, readiness included where reported. */
+  done: number;
+  /** The same without readiness: release at the goal revision and CR Deployed=True. */
+  deployed: number;
+  /** One line on what is still missing, for logs and timeouts. */
+  detail: string;
+}
+
+export interface Contender {
+  readonly name: ContenderName;
+  /** The operator process (undefined for the floor). */
+  readonly pid: number | undefined;
+  /** Where to find the processes whose RSS counts (tree root) and which of them. */
+  readonly tree: { root: number; include: (comm: string) => boolean };
+  /** Starts the operator (if any) and returns once it serves. */
+  start(): Promise<void>;
+  /**
+   * CPU seconds so far (only deltas are meaningful): `self` is the operator process's utime+stime,
+   * `children` the cutime+cstime of the helm processes (and their children) it has reaped.
+   */
+  cpu(): { self: number; children: number };
+  /** helm processes started so far (the HELM_BIN wrapper's counter). */
+  helmProcesses(): number;
+  /** Kicks off a phase: for the floor it runs helm to completion, for operators it writes the CRs. */
+  act(phase: Phase, names: readonly string[], spec: Record<string, unknown>): Promise<void>;
+  progress(phase: Phase, names: readonly string[]): Promise<Progress>;
+  /** Why the contender cannot go on (operator exited), or undefined. */
+  failure(): string | undefined;
+  stop(): Promise<void>;
+  logTail(): string;
+}
+
+/** A shell wrapper around helm that counts its invocations (exec: it becomes helm, one process). */
+function helmWrapper(dir: string, helmBin: string): { path: string; count: () => number } {
+  const counter = join(dir, 'helm-processes');
+  writeFileSync(counter, '');
+  const path = join(dir, 'helm-counting.sh');
+  writeFileSync(path, `#!/bin/sh\necho "$1" >> '${counter}'\nexec '${helmBin}' "$@"\n`);
+  chmodSync(path, 0o755);
+  return { path, count: () => readFileSync(counter, 'utf8').split('\n').filter((l) => l !== '').length };
+}
+
+/** Environment for helm and the operators: private helm homes, our kubeconfig, our binaries first. */
+function childEnv(env: Env, extra: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) out[k] = v;
+  // A node process spawned from a test file must not think it is a test file.
+  delete out.NODE_TEST_CONTEXT;
+  return {
+    ...out,
+    KUBECONFIG: env.kubeconfig,
+    PATH: [env.binDir, out.PATH ?? ''].join(delimiter),
+    HELM_CACHE_HOME: join(env.dir, 'helm', 'cache'),
+    HELM_CONFIG_HOME: join(env.dir, 'helm', 'config'),
+    HELM_DATA_HOME: join(env.dir, 'helm', 'data'),
+    ...extra,
+  };
+}
+
+/**
+ * Where an operator CR stands for a phase: `deployed` = Deployed=True for the current generation
+ * (what operator-sdk reports, and what the floor's finished helm command means); `ready` = also
+ * Ready=True where the operator tracks readiness (chartpilot waits for the workloads to become
+ * available). A Ready condition saying readiness is not tracked counts as absent.
+ */
+function crState(cr: CrView): { deployed: boolean; ready: boolean } {
+  const conds = cr.status?.conditions ?? [];
+  const gen = cr.metadata.generation ?? 0;
+  const fresh = (c: { observedGeneration?: number }): boolean => c.observedGeneration === undefined || c.observedGeneration >= gen;
+  const deployedCond = conds.find((c) => c.type === 'Deployed');
+  const readyCond = conds.find((c) => c.type === 'Ready' && !(c.status === 'Unknown' && c.reason === 'ReadinessNotTracked'));
+  const deployed = deployedCond?.status === 'True' && fresh(deployedCond);
+  return { deployed, ready: deployed && (readyCond === undefined || (readyCond.status === 'True' && fresh(readyCond))) };
+}
+
+/** Progress from release Secrets (all contenders) and, for operators, the CRs' conditions. */
+async function measureProgress(env: Env, kind: Kind | undefined, phase: Phase, names: readonly string[]): Promise<Progress> {
+  const releases = await listReleases(env.kube, env.namespace);
+  if (phase === 'delete') {
+    const crs = kind === undefined ? [] : await listCrs(env.kube, kind, env.namespace);
+    const left = new Set([...releases.map((r) => r.name), ...crs.map((c) => c.metadata.name)]);
+    const gone = names.filter((n) => !left.has(n)).length;
+    return { done: gone, deployed: gone, detail: `${crs.length} CRs and ${releases.length} release records left` };
+  }
+  const wanted = phase === 'create' ? 1 : 2;
+  const revs = deployedRevisions(releases);
+  const crs = kind === undefined ? undefined : new Map((await listCrs(env.kube, kind, env.namespace)).map((c) => [c.metadata.name, c]));
+  let released = 0;
+  let deployed = 0;
+  let done = 0;
+  for (const n of names) {
+    if ((revs.get(n) ?? 0) < wanted) continue;
+    released++;
+    const cr = crs?.get(n);
+    const st = crs === undefined ? { deployed: true, ready: true } : cr === undefined ? { deployed: false, ready: false } : crState(cr);
+    if (st.deployed) deployed++;
+    if (st.ready) done++;
+  }
+  const crDetail = crs === undefined ? '' : `, ${deployed} CRs Deployed, ${done} also Ready (where reported)`;
+  return { done, deployed, detail: `${released}/${names.length} releases at revision ≥ ${wanted}${crDetail}` };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/** helm itself, driven by the bench with the same parallelism: what the operators add overhead to. */
+export function floor(env: Env): Contender {
+  mkdirSync(env.dir, { recursive: true });
+  const wrapper = helmWrapper(env.dir, join(env.binDir, 'helm'));
+  const hEnv = childEnv(env, {});
+  const running = new Set<ChildProcess>();
+  let stopped = false;
+
+  const helm = (args: string[]): Promise<void> => new Promise((resolve, reject) => {
+    if (stopped) { reject(new Error('stopped')); return; }
+    const child = spawn(wrapper.path, args, { env: hEnv, stdio: ['ignore', 'ignore', 'pipe'] });
+    running.add(child);
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => { stderr = (stderr + c.toString('utf8')).slice(-2000); });
+    child.on('error', (err) => { running.delete(child); reject(err); });
+    child.on('close', (code) => {
+      running.delete(child);
+      if (code === 0) resolve();
+      else reject(new Error(`helm ${args.slice(0, 2).join(' ')} exited with ${String(code)}: ${stderr.trim()}`));
+    });
+  });
+
+  return {
+    name: 'floor',
+    pid: undefined,
+    // The bench's own children named helm; the control-plane daemons are its children too.
+    tree: { root: process.pid, include: (comm) => comm === 'helm' },
+    start: () => Promise.resolve(),
+    // cutime+cstime of the bench: the helm processes it has reaped (nothing else exits meanwhile).
+    cpu: () => ({ self: 0, children: readStat('self')?.children ?? 0 }),
+    helmProcesses: wrapper.count,
+    async act(phase, names, spec) {
+      const values = join(env.dir, `values-${phase}.json`);
+      writeFileSync(values, JSON.stringify(spec));
+      await pool(names, env.concurrency, (n) =>
+        phase === 'delete'
+          ? helm(['uninstall', n, `--namespace=${env.namespace}`])
+          : helm(['upgrade', '--install', n, env.chart, `--namespace=${env.namespace}`, `--values=${values}`]));
+    },
+    progress: (phase, names) => measureProgress(env, undefined, phase, names),
+    failure: () => undefined,
+    stop() {
+      stopped = true;
+      for (const c of running) c.kill('SIGKILL');
+      return Promise.resolve();
+    },
+    logTail: () => '',
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+interface OperatorSpec {
+  name: 'operator-sdk' | 'chartpilot';
+  kind: Kind;
+  command: string;
+  args: (watchesFile: string) => string[];
+  extraEnv: (wrapper: string) => Record<string, string>;
+  /** A log line that says the controller is running. */
+  startedWhen: RegExp;
+  countsHelm: boolean;
+}
+
+function operator(env: Env, spec: OperatorSpec): Contender {
+  mkdirSync(env.dir, { recursive: true });
+  const wrapper = helmWrapper(env.dir, join(env.binDir, 'helm'));
+  // The chart copied next to watches.yaml, identical for both operators.
+  const chart = join(env.dir, 'chart');
+  cpSync(env.chart, chart, { recursive: true });
+  const watchesFile = join(env.dir, 'watches.yaml');
+  writeFileSync(watchesFile, toYaml([{ group: spec.kind.group, version: spec.kind.version, kind: spec.kind.kind, chart }]));
+  const logFile = join(env.dir, `${spec.name}.log`);
+  let child: ChildProcess | undefined;
+  let exited: string | undefined;
+  let pid: number | undefined;
+  let lastCpu = { self: 0, children: 0 };
+
+  const logs = (): string => {
+    try {
+      return readFileSync(logFile, 'utf8');
+    } catch {
+      return '';
+    }
+  };
+
+  return {
+    name: spec.name,
+    get pid() { return pid; },
+    get tree() { return { root: pid ?? -1, include: () => true }; },
+    async start() {
+      await installCrd(env.kube, spec.kind);
+      const fd = openSync(logFile, 'a');
+      try {
+        child = spawn(spec.command, spec.args(watchesFile), {
+          cwd: env.dir,
+          env: childEnv(env, { WATCH_NAMESPACE: env.namespace, ...spec.extraEnv(wrapper.path) }),
+          stdio: ['ignore', fd, fd],
+        });
+      } finally {
+        closeSync(fd);
+      }
+      pid = child.pid;
+      child.on('exit', (code, signal) => { exited = `exited with ${signal ?? String(code)}`; });
+      child.on('error', (err) => { exited = `could not start: ${err.message}`; });
+      const deadline = Date.now() + 120_000;
+      while (!spec.startedWhen.test(logs())) {
+        if (exited !== undefined) throw new Error(`${spec.name} ${exited} before it started:\n${this.logTail()}`);
+        if (Date.now() > deadline) throw new Error(`${spec.name} did not log ${String(spec.startedWhen)} within 120 s:\n${this.logTail()}`);
+        await sleep(100);
+      }
+    },
+    cpu() {
+      // After exit /proc has nothing: keep the last figure (stop() happens after the last phase).
+      const s = pid === undefined ? undefined : readStat(pid);
+      if (s !== undefined) lastCpu = { self: s.self, children: s.children };
+      return lastCpu;
+    },
+    helmProcesses: () => (spec.countsHelm ? wrapper.count() : 0),
+    async act(phase, names, crSpec) {
+      if (phase === 'create') await pool(names, 20, (n) => createCr(env.kube, spec.kind, env.namespace, n, crSpec));
+      else if (phase === 'upgrade') await pool(names, 20, (n) => patchCrSpec(env.kube, spec.kind, env.namespace, n, crSpec));
+      else await deleteAllCrs(env.kube, spec.kind, env.namespace);
+    },
+    progress: (phase, names) => measureProgress(env, spec.kind, phase, names),
+    failure: () => (exited === undefined ? undefined : `${spec.name} ${exited}`),
+    async stop() {
+      if (child === undefined || exited !== undefined) return;
+      const done = new Promise((resolve) => child?.once('exit', resolve));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => { child?.kill('SIGKILL'); }, 15_000);
+      await done;
+      clearTimeout(timer);
+    },
+    logTail: () => logs().split('\n').slice(-30).join('\n'),
+  };
+}
+
+const kindFor = (kind: string): Kind => ({ group: 'bench.chartpilot.io', version: 'v1', kind, plural: `${kind.toLowerCase()}s` });
+
+export function operatorSdk(env: Env, bin: string): Contender {
+  return operator(env, {
+    name: 'operator-sdk',
+    kind: kindFor('WebAppOsdk'),
+    command: bin,
+    args: (watches) => [
+      'run',
+      `--watches-file=${watches}`,
+      '--metrics-bind-address=0',
+      '--health-probe-bind-address=127.0.0.1:0',
+      `--max-concurrent-reconciles=${env.concurrency}`,
+    ],
+    extraEnv: () => ({}),
+    // controller-runtime, once the informers synced: "Starting workers" {"controller": …}
+    startedWhen: /Starting workers/,
+    countsHelm: false,
+  });
+}
+
+export function chartpilot(env: Env, binJs: string): Contender {
+  return operator(env, {
+    name: 'chartpilot',
+    kind: kindFor('WebAppChartpilot'),
+    command: process.execPath,
+    args: (watches) => [
+      binJs,
+      'run',
+      '--watches-file', watches,
+      '--max-concurrent-reconciles', String(env.concurrency),
+      '--metrics-bind-address', '0',
+      '--health-probe-bind-address', '0',
+    ],
+    extraEnv: (wrapper) => ({ HELM_BIN: wrapper }),
+    startedWhen: /controller started/,
+    countsHelm: true,
+  });
+}

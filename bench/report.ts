@@ -1,0 +1,178 @@
+/** The results file's shape and its markdown rendering (tables with ratios, then the targets). */
+import type { ContenderName } from './contenders.js';
+import type { RssPeaks } from './proc.js';
+import type { ScenarioName, ScenarioResult } from './scenario.js';
+
+export interface ContenderResult {
+  name: ContenderName;
+  status: 'ok' | 'failed' | 'skipped';
+  reason?: string;
+  /** Seconds from spawning the operator to its "started" log line. */
+  startupSeconds?: number;
+  /** The operator's RSS right after start-up, before any CR exists (MiB). */
+  startupRssMiB?: number;
+  scenarios: ScenarioResult[];
+  overall?: RssPeaks;
+}
+
+export interface BenchResults {
+  startedAt: string;
+  finishedAt: string;
+  command: string;
+  parameters: { n: number; concurrency: number; idleSeconds: number; settleSeconds: number; contenders: ContenderName[] };
+  machine: { cores: number; cpuModel: string; memoryMiB: number; kernel: string };
+  versions: { node: string; helm: string; kubernetes: string; helmOperator: string; chartpilot: string };
+  helmOperatorBuild?: { cached: boolean; ok: boolean; seconds?: number; error?: string };
+  contenders: ContenderResult[];
+  /** value(contender) / value(base) per scenario and figure, base = floor and operator-sdk. */
+  ratios: Record<string, Record<string, Record<string, number | null>>>;
+}
+
+const FIGURES = ['wallSeconds', 'deployedSeconds', 'cpuSeconds', 'cpuOperatorSeconds', 'helmProcesses', 'apiRequests', 'apiWrites', 'peakRssMiB', 'peakTreeRssMiB'] as const;
+type Figure = (typeof FIGURES)[number];
+
+function scenarioOf(results: BenchResults, name: ContenderName, s: ScenarioName): ScenarioResult | undefined {
+  const c = results.contenders.find((x) => x.name === name && x.status === 'ok');
+  return c?.scenarios.find((x) => x.scenario === s);
+}
+
+const ratio = (a: number | null | undefined, b: number | null | undefined): number | null =>
+  a === null || a === undefined || b === null || b === undefined || b === 0 ? null : a / b;
+
+/** ratios[`${contender}/${base}`][scenario][figure]. */
+export function computeRatios(results: Omit<BenchResults, 'ratios'>): BenchResults['ratios'] {
+  const out: BenchResults['ratios'] = {};
+  const r = results as BenchResults;
+  for (const base of ['floor', 'operator-sdk'] as const) {
+    for (const c of results.contenders) {
+      if (c.name === base || c.status !== 'ok' || c.name === 'floor') continue;
+      const byScenario: Record<string, Record<string, number | null>> = {};
+      for (const s of c.scenarios) {
+        const b = scenarioOf(r, base, s.scenario);
+        if (b === undefined) continue;
+        byScenario[s.scenario] = Object.fromEntries(FIGURES.map((f) => [f, ratio(s[f], b[f])]));
+      }
+      if (Object.keys(byScenario).length > 0) out[`${c.name}/${base}`] = byScenario;
+    }
+  }
+  return out;
+}
+
+const LABELS: Record<Figure, string> = {
+  wallSeconds: 'wall time to converge, Ready where reported (s)',
+  deployedSeconds: 'wall time until all Deployed, readiness not awaited (s)',
+  cpuSeconds: 'CPU, operator + helm (s)',
+  cpuOperatorSeconds: '… of which the operator process (s)',
+  helmProcesses: 'helm processes',
+  apiRequests: 'API requests',
+  apiWrites: 'API writes',
+  peakRssMiB: 'peak RSS, operator (MiB)',
+  peakTreeRssMiB: 'peak RSS, operator + children (MiB)',
+};
+
+const fmt = (v: number | null | undefined, digits = 1): string =>
+  v === null || v === undefined ? '–' : Number.isInteger(v) && digits <= 1 ? String(v) : v.toFixed(digits);
+const fmtRatio = (v: number | null | undefined): string => (v === null || v === undefined ? '–' : `${v.toFixed(2)}×`);
+
+export function toMarkdown(results: BenchResults): string {
+  const p = results.parameters;
+  const ok = results.contenders.filter((c) => c.status === 'ok');
+  const ratioCols = Object.keys(results.ratios);
+  const lines: string[] = [];
+  lines.push(`# chartpilot benchmark: N=${p.n}, concurrency ${p.concurrency}, idle ${p.idleSeconds} s`);
+  lines.push('');
+  lines.push(`Run ${results.startedAt} → ${results.finishedAt} with \`${results.command}\`.`);
+  lines.push('');
+  lines.push(`Machine: ${results.machine.cores} cores (${results.machine.cpuModel}), ${Math.round(results.machine.memoryMiB)} MiB, Linux ${results.machine.kernel}. `
+    + `Versions: node ${results.versions.node}, helm ${results.versions.helm}, Kubernetes ${results.versions.kubernetes}, `
+    + `helm-operator ${results.versions.helmOperator}, chartpilot ${results.versions.chartpilot}.`);
+  lines.push('');
+  for (const c of results.contenders.filter((x) => x.status !== 'ok')) {
+    // URLs out: the markdown is meant to be pasted into committed notes; the JSON keeps them.
+    lines.push(`- **${c.name}: ${c.status}** — ${(c.reason ?? '').replace(/https?:\/\/\S+/g, '<url>')}`.replace(/\s+/g, ' '));
+  }
+  if (results.contenders.some((x) => x.status !== 'ok')) lines.push('');
+
+  const scenarios: ScenarioName[] = ['create', 'upgrade', 'idle', 'delete'];
+  for (const s of scenarios) {
+    if (!ok.some((c) => c.scenarios.some((x) => x.scenario === s))) continue;
+    lines.push(`## ${s}`);
+    lines.push('');
+    const row = (cells: string[]): void => { lines.push(`| ${cells.join(' | ')} |`); };
+    const blank = ratioCols.map(() => '');
+    row(['figure', ...ok.map((c) => c.name), ...ratioCols]);
+    row(['---', ...ok.map(() => '---:'), ...ratioCols.map(() => '---:')]);
+    const figures: Figure[] = s === 'idle'
+      ? ['cpuSeconds', 'cpuOperatorSeconds', 'helmProcesses', 'apiRequests', 'apiWrites', 'peakRssMiB', 'peakTreeRssMiB']
+      : [...FIGURES];
+    for (const f of figures) {
+      const cells = ok.map((c) => fmt(c.scenarios.find((x) => x.scenario === s)?.[f]));
+      const rs = ratioCols.map((k) => fmtRatio(results.ratios[k]?.[s]?.[f]));
+      row([LABELS[f], ...cells, ...rs]);
+    }
+    if (s === 'idle') {
+      const per = (pick: (m: NonNullable<ScenarioResult['perMinute']>) => number, label: string, digits: number): void => {
+        const cells = ok.map((c) => {
+          const m = c.scenarios.find((x) => x.scenario === s)?.perMinute;
+          return m === undefined ? '–' : pick(m).toFixed(digits);
+        });
+        row([label, ...cells, ...blank]);
+      };
+      per((m) => m.cpuSeconds, 'CPU s / minute', 2);
+      per((m) => m.helmProcesses, 'helm processes / minute', 1);
+      per((m) => m.apiWrites, 'API writes / minute (all clients)', 1);
+      per((m) => m.apiWritesExclHeartbeats, 'API writes / minute, without Lease and Node heartbeats', 1);
+    }
+    row(['machine CPU busy, all processes (s)', ...ok.map((c) => fmt(c.scenarios.find((x) => x.scenario === s)?.machineBusySeconds)), ...blank]);
+    row(['load average (1 min) at the end', ...ok.map((c) => fmt(c.scenarios.find((x) => x.scenario === s)?.loadAverage, 2)), ...blank]);
+    const notConverged = ok.flatMap((c) => c.scenarios.filter((x) => x.scenario === s && !x.converged).map((x) => `${c.name}: ${x.done}/${p.n} (${x.detail ?? ''})`));
+    if (notConverged.length > 0) {
+      lines.push('');
+      lines.push(`Did not converge: ${notConverged.join('; ')}`);
+    }
+    lines.push('');
+  }
+
+  lines.push('## Overall peak RSS');
+  lines.push('');
+  lines.push('| contender | operator (MiB) | operator + children (MiB) | RSS after start-up (MiB) | start-up (s) |');
+  lines.push('|---|---:|---:|---:|---:|');
+  for (const c of ok) {
+    lines.push(`| ${c.name} | ${fmt(c.overall?.peakRssMiB)} | ${fmt(c.overall?.peakTreeRssMiB)} | ${fmt(c.startupRssMiB)} | ${fmt(c.startupSeconds)} |`);
+  }
+  lines.push('');
+
+  lines.push('## Targets (measured, not asserted)');
+  lines.push('');
+  const cpCreate = scenarioOf(results, 'chartpilot', 'create');
+  const flCreate = scenarioOf(results, 'floor', 'create');
+  const osCreate = scenarioOf(results, 'operator-sdk', 'create');
+  const cpIdle = scenarioOf(results, 'chartpilot', 'idle');
+  const flIdle = scenarioOf(results, 'floor', 'idle');
+  const target = (ok2: boolean | undefined, text: string): string => `- ${ok2 === undefined ? 'n/a' : ok2 ? 'met' : 'NOT met'}: ${text}`;
+  // The floor's helm runs without --wait: compare its wall time with chartpilot's time to Deployed.
+  const vsFloor = ratio(cpCreate?.deployedSeconds, flCreate?.wallSeconds);
+  const vsFloorReady = ratio(cpCreate?.wallSeconds, flCreate?.wallSeconds);
+  lines.push(target(vsFloor === null ? undefined : vsFloor <= 1.2,
+    `chartpilot converges N=${p.n} within 1.2× of the floor's wall time (Deployed: ${fmtRatio(vsFloor)}; Ready: ${fmtRatio(vsFloorReady)})`));
+  const vsOsdk = ratio(osCreate?.wallSeconds, cpCreate?.deployedSeconds);
+  lines.push(target(vsOsdk === null ? undefined : vsOsdk >= 2, `chartpilot ≥ 2× faster than operator-sdk (operator-sdk / chartpilot = ${fmtRatio(vsOsdk)})`));
+  if (cpIdle?.perMinute !== undefined) {
+    const w = cpIdle.perMinute.apiWritesExclHeartbeats;
+    const baseline = flIdle?.perMinute?.apiWritesExclHeartbeats;
+    lines.push(target(cpIdle.perMinute.helmProcesses === 0, `idle: zero helm processes per minute (${cpIdle.perMinute.helmProcesses.toFixed(1)})`));
+    lines.push(target(w === 0, `idle: no API writes per minute besides the control plane's heartbeats (chartpilot ${w.toFixed(1)}/min; `
+      + `with no operator ${baseline === undefined ? '–' : baseline.toFixed(1)}/min)`));
+  }
+  const cp = results.contenders.find((c) => c.name === 'chartpilot');
+  if (cp?.overall?.peakRssMiB != null) {
+    lines.push(`- ${p.n >= 1000 ? (cp.overall.peakRssMiB < 150 ? 'met' : 'NOT met') : 'not measured at N=1000'}: peak RSS at N=1000 below 150 MiB (this run, N=${p.n}: ${fmt(cp.overall.peakRssMiB)} MiB)`);
+  }
+  lines.push('');
+  lines.push('Notes: API figures are deltas of `apiserver_request_total` (all clients, so they include the controller manager, scheduler and kwok reacting to the workload) minus the bench\'s own requests; '
+    + 'the floor\'s figures show what the workload alone costs. CPU counts the operator process and every helm process it reaped (helm-operator runs Helm in-process). '
+    + 'Idle writes "without heartbeats" leave out Lease renewals and kwok\'s Node status, which the control plane writes whatever runs. '
+    + `The idle window starts ${p.settleSeconds} s after the upgrade converged.`);
+  lines.push('');
+  return lines.join('\n');
+}

@@ -1,0 +1,192 @@
+/**
+ * One contender through the four scenarios: create N → converge, upgrade all N → converge, idle,
+ * delete all N → converge. Around each: wall time, the contender's CPU, helm processes, API server
+ * requests (the bench's own polling subtracted) and peak RSS.
+ */
+import { loadavg } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Contender, Phase } from './contenders.js';
+import { diffCounters, scrapeRequestCounters, type BenchKube, type RequestCounters } from './kube.js';
+import { machineBusySeconds, RssSampler, type RssPeaks } from './proc.js';
+
+export type ScenarioName = Phase | 'idle';
+
+export interface ScenarioResult extends RssPeaks {
+  scenario: ScenarioName;
+  /** Every release (and CR) reached the goal before the timeout; always true for idle. */
+  converged: boolean;
+  /** How many of N reached the goal. */
+  done: number;
+  wallSeconds: number;
+  /**
+   * Seconds until every release was at the goal and every CR Deployed=True, readiness not
+   * included: the figure comparable with the floor, whose helm runs without --wait. Equal to
+   * wallSeconds for contenders that report no readiness; absent for idle.
+   */
+  deployedSeconds?: number;
+  /** Operator process + its reaped helm children. */
+  cpuSeconds: number;
+  /** Of which the operator process itself (helm-operator: all of it, Helm runs in-process). */
+  cpuOperatorSeconds: number;
+  helmProcesses: number;
+  /** apiserver_request_total delta minus the bench's own requests. */
+  apiRequests: number;
+  /** The same for POST/PUT/PATCH/APPLY/DELETE. */
+  apiWrites: number;
+  /** Idle only: the same figures per minute, and where the writes went. */
+  perMinute?: { cpuSeconds: number; helmProcesses: number; apiRequests: number; apiWrites: number; apiWritesExclHeartbeats: number };
+  writesByResource?: Record<string, number>;
+  /** The machine's 1-minute load average at the end: shows when something else competed for the cores. */
+  loadAverage: number;
+  /** CPU seconds the whole machine was busy meanwhile (control plane, bench and anything else included). */
+  machineBusySeconds: number;
+  detail?: string;
+}
+
+export interface ScenarioOptions {
+  kube: BenchKube;
+  n: number;
+  idleSeconds: number;
+  /** Quiet time between the upgrade converging and the idle window, not measured. */
+  settleSeconds: number;
+  phaseTimeoutMs: number;
+  log: (line: string) => void;
+  /** Set on Ctrl-C: stop waiting. */
+  signal: AbortSignal;
+}
+
+export const releaseNames = (n: number): string[] => Array.from({ length: n }, (_, i) => `web-${String(i).padStart(4, '0')}`);
+
+const SPECS: Record<Phase, Record<string, unknown>> = {
+  create: { message: 'bench revision 1', replicaCount: 1 },
+  // A new message changes the ConfigMap and the pods' checksum annotation: a real rollout.
+  upgrade: { message: 'bench revision 2', replicaCount: 1 },
+  delete: {},
+};
+
+/**
+ * Writes the control plane makes on its own every few seconds whatever runs: Lease renewals (API
+ * server identity, kwok's node lease) and kwok's node status. Neither operator writes these kinds
+ * (no leader election in the bench), so the rest of the idle writes are the operator's.
+ */
+const HEARTBEAT = / (coordination\.k8s\.io\/leases|core\/nodes)(\/status)?$/;
+
+interface Mark {
+  at: number;
+  cpu: { self: number; children: number };
+  helm: number;
+  busy: number;
+  counters: RequestCounters;
+  own: { reads: number; writes: number };
+}
+
+async function mark(c: Contender, kube: BenchKube): Promise<Mark> {
+  // The bench's own count is taken BEFORE the scrape: the scrape request itself shows up only in
+  // the next scrape's counters, so it belongs to the interval that starts here.
+  const own = kube.own();
+  const counters = await scrapeRequestCounters(kube);
+  return { at: Date.now(), cpu: c.cpu(), helm: c.helmProcesses(), busy: machineBusySeconds(), counters, own };
+}
+
+function between(a: Mark, b: Mark): Pick<ScenarioResult, 'wallSeconds' | 'cpuSeconds' | 'cpuOperatorSeconds' | 'helmProcesses' | 'apiRequests' | 'apiWrites' | 'machineBusySeconds'> & { writesByResource: Record<string, number> } {
+  const d = diffCounters(b.counters, a.counters);
+  const ownReads = b.own.reads - a.own.reads;
+  const ownWrites = b.own.writes - a.own.writes;
+  return {
+    wallSeconds: (b.at - a.at) / 1000,
+    cpuSeconds: b.cpu.self + b.cpu.children - a.cpu.self - a.cpu.children,
+    cpuOperatorSeconds: b.cpu.self - a.cpu.self,
+    helmProcesses: b.helm - a.helm,
+    machineBusySeconds: b.busy - a.busy,
+    apiRequests: d.total - ownReads - ownWrites,
+    apiWrites: d.writes - ownWrites,
+    writesByResource: d.writesByResource,
+  };
+}
+
+export async function runScenarios(c: Contender, opts: ScenarioOptions): Promise<{ scenarios: ScenarioResult[]; overall: RssPeaks }> {
+  const { kube, log } = opts;
+  const names = releaseNames(opts.n);
+  const rss = new RssSampler(c.pid, c.tree);
+  rss.start();
+  const scenarios: ScenarioResult[] = [];
+  let overall: RssPeaks;
+  try {
+    for (const phase of ['create', 'upgrade', 'idle', 'delete'] as const) {
+      if (opts.signal.aborted) break;
+      if (phase === 'idle') {
+        // Let the rollout's tail (pods replaced, late status writes) pass before measuring quiet.
+        await sleep(opts.settleSeconds * 1000, undefined, { signal: opts.signal }).catch(() => undefined);
+        const a = await mark(c, kube);
+        rss.takePhase();
+        log(`${c.name}: idle for ${opts.idleSeconds} s with ${opts.n} releases deployed`);
+        await sleep(opts.idleSeconds * 1000, undefined, { signal: opts.signal }).catch(() => undefined);
+        const b = await mark(c, kube);
+        const f = between(a, b);
+        const minutes = f.wallSeconds / 60;
+        const heartbeats = Object.entries(f.writesByResource).filter(([k]) => HEARTBEAT.test(k)).reduce((s, [, v]) => s + v, 0);
+        scenarios.push({
+          scenario: 'idle', converged: true, done: opts.n, ...f, ...rss.takePhase(), loadAverage: loadavg()[0] ?? 0,
+          perMinute: {
+            cpuSeconds: f.cpuSeconds / minutes,
+            helmProcesses: f.helmProcesses / minutes,
+            apiRequests: f.apiRequests / minutes,
+            apiWrites: f.apiWrites / minutes,
+            apiWritesExclHeartbeats: (f.apiWrites - heartbeats) / minutes,
+          },
+          writesByResource: f.writesByResource,
+        });
+        continue;
+      }
+      const result = await runPhase(c, phase, names, opts, rss);
+      scenarios.push(result);
+      log(`${c.name}: ${phase} ${result.converged ? 'converged' : 'DID NOT converge'} in ${result.wallSeconds.toFixed(1)} s, cpu ${result.cpuSeconds.toFixed(1)} s, ${result.helmProcesses} helm processes, ${result.apiRequests} API requests`);
+      // Without a converged create/upgrade the later scenarios would measure leftovers.
+      if (!result.converged) break;
+    }
+  } finally {
+    // Overall peak while the operator is still alive (VmHWM is gone once it exits).
+    overall = rss.stop();
+  }
+  return { scenarios, overall };
+}
+
+async function runPhase(c: Contender, phase: Phase, names: string[], opts: ScenarioOptions, rss: RssSampler): Promise<ScenarioResult> {
+  const a = await mark(c, opts.kube);
+  rss.takePhase();
+  const deadline = a.at + opts.phaseTimeoutMs;
+  let failure: string | undefined;
+  try {
+    await c.act(phase, names, SPECS[phase]);
+  } catch (err) {
+    failure = `${phase} action failed: ${err instanceof Error ? err.message : String(err)}`;
+  }
+  let progress = { done: 0, deployed: 0, detail: 'not checked' };
+  let deployedAt: number | undefined;
+  let lastLog = Date.now();
+  while (failure === undefined && !opts.signal.aborted) {
+    progress = await c.progress(phase, names);
+    if (progress.deployed === names.length) deployedAt ??= Date.now();
+    if (progress.done === names.length) break;
+    failure = c.failure();
+    if (Date.now() > deadline) failure = `timed out after ${opts.phaseTimeoutMs / 1000} s: ${progress.detail}`;
+    if (Date.now() - lastLog > 15_000) {
+      opts.log(`${c.name}: ${phase}: ${progress.detail}`);
+      lastLog = Date.now();
+    }
+    await sleep(1000);
+  }
+  const b = await mark(c, opts.kube);
+  const f = between(a, b);
+  const converged = failure === undefined && progress.done === names.length;
+  return {
+    scenario: phase,
+    converged,
+    done: progress.done,
+    ...f,
+    ...(deployedAt === undefined ? {} : { deployedSeconds: Math.min((deployedAt - a.at) / 1000, f.wallSeconds) }),
+    ...rss.takePhase(),
+    loadAverage: loadavg()[0] ?? 0,
+    ...(converged ? {} : { detail: failure ?? (opts.signal.aborted ? 'interrupted' : progress.detail) }),
+  };
+}
