@@ -13,6 +13,7 @@ import { HELM_FIELD_MANAGER, repairObject } from '../dependents/repair.js';
 import type { ScopeMap } from '../dependents/scopes.js';
 import { describeRef, type DesiredObject } from '../dependents/types.js';
 import type { DependentWatcher } from '../dependents/watcher.js';
+import { KEEP_POLICY } from '../helm/types.js';
 import { KubeApiError } from '../kube/errors.js';
 import type { KubeClient } from '../kube/rest.js';
 import type { KubeObject } from '../kube/types.js';
@@ -57,7 +58,7 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
       try {
         const live = await this.opts.client.request<KubeObject>('GET', this.opts.client.pathFor(resource, resource.namespaced ? item.namespace : undefined, item.name));
         // Helm keeps these on purpose; waiting for them would wait forever.
-        if (live.metadata.annotations?.['helm.sh/resource-policy'] !== 'keep') left.push(item);
+        if (live.metadata.annotations?.[KEEP_POLICY.annotation] !== KEEP_POLICY.value) left.push(item);
       } catch (err) {
         if (!(err instanceof KubeApiError && err.status === 404)) throw err;
       }

@@ -1,5 +1,11 @@
 /** The edge between chartpilot and Helm: the only interface the reconciler uses. */
 
+/**
+ * Helm's resource policy: objects annotated this way are left behind on uninstall. Both the
+ * post-renderer (never own them) and uninstall-wait (never wait for them) must agree on it.
+ */
+export const KEEP_POLICY = { annotation: 'helm.sh/resource-policy', value: 'keep' } as const;
+
 export type ReleaseStatus =
   | 'unknown'
   | 'deployed'

@@ -6,7 +6,7 @@
  */
 import { isMap, isSeq, parseAllDocuments, type Document } from 'yaml';
 
-import type { PostRenderOwner, PostRenderSpec } from '../types.js';
+import { KEEP_POLICY, type PostRenderOwner, type PostRenderSpec } from '../types.js';
 
 /**
  * Parse as YAML 1.1 because helm decodes manifests with sigs.k8s.io/yaml (go-yaml, YAML 1.1):
@@ -23,8 +23,6 @@ export class PostRenderInputError extends Error {
 export class PostRenderRefusal extends Error {
   override readonly name = 'PostRenderRefusal';
 }
-
-const KEEP_POLICY_ANNOTATION = 'helm.sh/resource-policy';
 
 /** How many refused objects a message names before summarising. */
 const MAX_NAMED = 5;
@@ -101,7 +99,7 @@ function placeOwnership(doc: Document, prefix: readonly (string | number)[], own
   }
   // Helm leaves `resource-policy: keep` objects behind on uninstall; an ownerReference would
   // let the garbage collector delete them with the CR anyway.
-  if (doc.getIn([...prefix, 'metadata', 'annotations', KEEP_POLICY_ANNOTATION]) === 'keep') {
+  if (doc.getIn([...prefix, 'metadata', 'annotations', KEEP_POLICY.annotation]) === KEEP_POLICY.value) {
     setAll(doc, [...prefix, 'metadata', 'annotations'], owner.nonOwnedAnnotations);
     return;
   }
