@@ -128,7 +128,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
     io.stderr(`error: ${err instanceof Error ? err.message : String(err)}`);
     return ExitCode.environment;
   }
-  const server = kubeConfig.getCurrentCluster()?.server ?? 'unknown';
+  const server = kubeConfig.server;
   const client = createKubeClient(kubeConfig, {
     userAgent: 'chartpilot',
     onRequest: (method, _path, status, ms) => {

@@ -4,7 +4,6 @@
  */
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, relative, resolve } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { apiVersionOf, type WatchEntry } from '../config/types.js';
 import { loadWatches } from '../config/watches.js';
@@ -135,14 +134,8 @@ export async function clusterResolver(offline: boolean, kubeconfig: string | und
   if (offline) return tableResolver;
   let server = '';
   try {
-    let kc: KubeConfig;
-    if (kubeconfig === undefined) {
-      kc = loadKubeConfig();
-    } else {
-      kc = new KubeConfig();
-      kc.loadFromFile(kubeconfig);
-    }
-    server = kc.getCurrentCluster()?.server ?? '';
+    const kc = loadKubeConfig(kubeconfig === undefined ? {} : { files: [kubeconfig] });
+    server = kc.server;
     const client = createKubeClient(kc, { userAgent: 'chartpilot-generate' });
     await client.request('GET', '/version', { timeoutMs: 5_000 });
     return discoveryResolver(client);

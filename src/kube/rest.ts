@@ -1,18 +1,19 @@
 /**
- * A thin REST client over client-node's kubeconfig handling: client-node does authentication (client
- * certs, tokens, exec plugins, in-cluster service accounts); everything else (URLs, JSON, errors,
- * timeouts, watches with an Accept header) is ours, because that is where the generated client gets
- * in the way (no metadata-only lists, no control over watch framing).
+ * A thin REST client over a kubeconfig connection (kubeconfig.ts: client-node's parsing and
+ * authentication); everything else (URLs, JSON, errors, timeouts, watches with an Accept header) is
+ * ours, because that is where the generated client gets in the way (no metadata-only lists, no
+ * control over watch framing).
  */
-import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
-import { fetch, type Dispatcher } from 'undici';
+import { Agent, ProxyAgent, fetch, type Dispatcher } from 'undici';
 import { Discovery } from './discovery.js';
 import { KubeApiError } from './errors.js';
+import type { Credentials, KubeConnection } from './kubeconfig.js';
 import { LineDecoder } from './lines.js';
 import { resourcePath } from './resource.js';
 import type { ApiResource, WatchEventType } from './types.js';
 
 export { KubeApiError } from './errors.js';
+export { loadKubeConfig, type KubeConnection } from './kubeconfig.js';
 export type { ApiResource } from './types.js';
 
 export type HttpVerb = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -81,56 +82,44 @@ export const ACCEPT_METADATA_WATCH = 'application/json;as=PartialObjectMetadata;
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_WATCH_INACTIVITY_MS = 5 * 60_000;
 /**
- * client-node builds a new connection pool (undici Agent) on every authentication, which would mean a
- * TLS handshake per request; we keep one and renew it now and then so rotated client certificate
- * files are still picked up.
+ * One connection pool for all requests (a TLS handshake per request would be the alternative),
+ * renewed now and then so rotated certificate files are picked up, and at once when an exec plugin
+ * hands out a different client certificate.
  */
 const DISPATCHER_MAX_AGE_MS = 15 * 60_000;
 
-/** Loads KUBECONFIG, else ~/.kube/config, else the in-cluster service account. */
-export function loadKubeConfig(): KubeConfig {
-  const kc = new KubeConfig();
-  try {
-    kc.loadFromDefault();
-  } catch (cause) {
-    throw new Error(`cannot load kubeconfig: ${String(cause)}`, { cause });
-  }
-  if (!kc.getCurrentCluster()) {
-    throw new Error(
-      'no Kubernetes cluster configured: set KUBECONFIG, create ~/.kube/config, or run in a pod with a service account',
-    );
-  }
-  return kc;
-}
-
-export function createKubeClient(kc: KubeConfig, opts: KubeClientOptions = {}): KubeClient {
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error('kubeconfig has no current cluster');
-  const server = cluster.server.replace(/\/+$/, '');
+export function createKubeClient(conn: KubeConnection, opts: KubeClientOptions = {}): KubeClient {
+  const server = conn.server;
   const userAgent = opts.userAgent ?? 'chartpilot';
   const onRequest = opts.onRequest;
 
-  let pool: { dispatcher: Dispatcher | undefined; createdAt: number } | undefined;
+  let pool: { dispatcher: Dispatcher; createdAt: number; cert: Credentials['cert']; key: Credentials['key'] } | undefined;
+
+  function newDispatcher(creds: Credentials): Dispatcher {
+    const tls = conn.tls();
+    const connect = { ...tls, ...(creds.cert === undefined ? {} : { cert: creds.cert }), ...(creds.key === undefined ? {} : { key: creds.key }) };
+    if (conn.proxyUrl !== undefined) return new ProxyAgent({ uri: conn.proxyUrl, requestTls: connect });
+    return new Agent({ connect });
+  }
 
   /** Fresh credentials per request (tokens expire, exec plugins refresh), a shared connection pool. */
-  async function authenticate(url: URL, method: HttpVerb): Promise<{ headers: Record<string, string>; dispatcher: Dispatcher | undefined }> {
-    const ctx = new RequestContext(url.toString(), HttpMethod[method]);
+  async function authenticate(): Promise<{ headers: Record<string, string>; dispatcher: Dispatcher }> {
+    let creds: Credentials;
+    let dispatcher: Dispatcher;
     try {
-      await kc.applySecurityAuthentication(ctx);
+      creds = await conn.credentials();
+      const now = Date.now();
+      if (!pool || now - pool.createdAt > DISPATCHER_MAX_AGE_MS || pool.cert !== creds.cert || pool.key !== creds.key) {
+        const old = pool?.dispatcher;
+        pool = { dispatcher: newDispatcher(creds), createdAt: now, cert: creds.cert, key: creds.key };
+        // Graceful: close() lets in-flight requests and open watches on the old pool finish.
+        if (old) void old.close().catch(() => undefined);
+      }
+      dispatcher = pool.dispatcher;
     } catch (cause) {
       throw new KubeApiError(`cannot authenticate to ${server}: ${errorMessage(cause)}`, { status: 0, reason: 'Unauthorized', cause });
     }
-    const fresh = ctx.getDispatcher();
-    const now = Date.now();
-    if (!pool || now - pool.createdAt > DISPATCHER_MAX_AGE_MS) {
-      const old = pool?.dispatcher;
-      pool = { dispatcher: fresh, createdAt: now };
-      // Graceful: close() lets in-flight requests and open watches on the old pool finish.
-      if (old && old !== fresh) void old.close().catch(() => undefined);
-    } else if (fresh && fresh !== pool.dispatcher) {
-      void fresh.close().catch(() => undefined); // never used: closing costs nothing
-    }
-    return { headers: ctx.getHeaders(), dispatcher: pool.dispatcher };
+    return { headers: { ...creds.headers }, dispatcher };
   }
 
   function buildUrl(path: string, query: Query | undefined): URL {
@@ -148,7 +137,7 @@ export function createKubeClient(kc: KubeConfig, opts: KubeClientOptions = {}): 
     const started = performance.now();
     let status = 0;
     try {
-      const { headers, dispatcher } = await authenticate(url, method);
+      const { headers, dispatcher } = await authenticate();
       headers['User-Agent'] = userAgent;
       headers.Accept = ro.accept ?? 'application/json';
       let body: string | undefined;
@@ -235,7 +224,7 @@ export function createKubeClient(kc: KubeConfig, opts: KubeClientOptions = {}): 
     let body: AsyncIterable<Uint8Array>;
     try {
       armTimer(); // until headers arrive it bounds the connect, then it becomes the inactivity timeout
-      const { headers, dispatcher } = await authenticate(url, 'GET');
+      const { headers, dispatcher } = await authenticate();
       headers['User-Agent'] = userAgent;
       headers.Accept = wo.accept ?? 'application/json';
       const res = await fetch(url, { method: 'GET', headers, dispatcher, signal: controller.signal });

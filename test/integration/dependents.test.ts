@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
-import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { driftedFields } from '../../src/dependents/drift.js';
 import { parseManifest, type DesiredObject } from '../../src/dependents/manifest.js';
@@ -16,7 +15,7 @@ import { readReleaseManifest, readReleaseRecord } from '../../src/dependents/rel
 import { HELM_FIELD_MANAGER, repairObject } from '../../src/dependents/repair.js';
 import { ScopeMap } from '../../src/dependents/scopes.js';
 import { DependentWatcher, type DependentChange } from '../../src/dependents/watcher.js';
-import { createKubeClient, type KubeClient } from '../../src/kube/rest.js';
+import { createKubeClient, loadKubeConfig, type KubeClient } from '../../src/kube/rest.js';
 import type { KubeObject } from '../../src/kube/types.js';
 import { OWNER_UID_LABEL } from '../../src/reconcile/names.js';
 import { repoRoot } from '../cluster/paths.js';
@@ -27,8 +26,7 @@ const log = pino({ level: process.env.CHARTPILOT_TEST_LOG ?? 'silent' });
 
 async function setup(): Promise<{ cluster: TestCluster; client: KubeClient }> {
   const cluster = await testCluster();
-  const kc = new KubeConfig();
-  kc.loadFromFile(cluster.kubeconfig);
+  const kc = loadKubeConfig({ files: [cluster.kubeconfig] });
   return { cluster, client: createKubeClient(kc, { userAgent: 'chartpilot-dependents-test' }) };
 }
 

@@ -3,29 +3,21 @@
 // relist after 410 Gone with synthetic deletes, and a visible Forbidden when RBAC is missing).
 import assert from 'node:assert/strict';
 import { describe, test, type TestContext } from 'node:test';
-import { KubeConfig } from '@kubernetes/client-node';
 import { isAlreadyExists, isConflict, isForbidden, isInvalid, isNotFound } from '../../src/kube/errors.js';
 import { Informer } from '../../src/kube/informer.js';
+import { kubeConnection } from '../../src/kube/kubeconfig.js';
 import { KubeApiError, createKubeClient, loadKubeConfig, type KubeClient, type Query, type WatchHandle } from '../../src/kube/rest.js';
 import type { ApiResource, KubeList, KubeObject, WatchEventType } from '../../src/kube/types.js';
 import { newNamespace, testCluster, waitFor } from './harness.js';
 
 const c = await testCluster();
-const kc = new KubeConfig();
-kc.loadFromFile(c.kubeconfig);
+const kc = loadKubeConfig({ files: [c.kubeconfig] });
 const client = createKubeClient(kc, { userAgent: 'chartpilot-test' });
 const configMaps = await client.resourceFor('v1', 'ConfigMap');
 
 /** The same cluster, but every request impersonates a user with no permissions at all. */
 function nobodyClient(): KubeClient {
-  const k = new KubeConfig();
-  k.loadFromOptions({
-    clusters: kc.getClusters(),
-    users: kc.getUsers().map((u) => ({ ...u, impersonateUser: 'chartpilot-test-nobody' })),
-    contexts: kc.getContexts(),
-    currentContext: kc.getCurrentContext(),
-  });
-  return createKubeClient(k);
+  return createKubeClient(kubeConnection(kc.cluster, { ...kc.user, impersonateUser: 'chartpilot-test-nobody' }));
 }
 
 function configMap(ns: string, name: string, labels: Record<string, string> = {}, data: Record<string, string> = {}): KubeObject {
@@ -123,7 +115,7 @@ void describe('kube client and informer against the API server', { concurrency: 
     const saved = process.env.KUBECONFIG;
     process.env.KUBECONFIG = c.kubeconfig;
     try {
-      assert.equal(loadKubeConfig().getCurrentCluster()?.server, kc.getCurrentCluster()?.server);
+      assert.equal(loadKubeConfig().server, kc.server);
     } finally {
       if (saved === undefined) delete process.env.KUBECONFIG;
       else process.env.KUBECONFIG = saved;

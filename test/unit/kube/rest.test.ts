@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test, type TestContext } from 'node:test';
-import { KubeConfig } from '@kubernetes/client-node';
+import { kubeConnection } from '../../../src/kube/kubeconfig.js';
 import { KubeApiError, createKubeClient, type KubeClient } from '../../../src/kube/rest.js';
 import type { WatchEventType } from '../../../src/kube/types.js';
 
@@ -44,14 +44,8 @@ async function serve(t: TestContext, handler: (req: Seen, res: ServerResponse) =
 }
 
 function client(server: string, onRequest?: (m: string, p: string, s: number, d: number) => void): KubeClient {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server, skipTLSVerify: true }],
-    users: [{ name: 'u', token: 'secret-token' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
-  return createKubeClient(kc, { userAgent: 'chartpilot-test/1', ...(onRequest ? { onRequest } : {}) });
+  const conn = kubeConnection({ name: 'c', server, skipTLSVerify: true }, { name: 'u', token: 'secret-token' });
+  return createKubeClient(conn, { userAgent: 'chartpilot-test/1', ...(onRequest ? { onRequest } : {}) });
 }
 
 function json(res: ServerResponse, status: number, body: unknown): void {
