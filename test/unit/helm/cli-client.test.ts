@@ -121,6 +121,7 @@ await test('upgradeInstall: argv for helm 4, values only in a 0600 file that is 
     '--install',
     '--namespace=team-a',
     '--output=json',
+    '--disable-openapi-validation',
     '--labels=chartpilot.io/fingerprint=abc123',
     '--history-max=5',
     '--description=--looks-like-a-flag',
@@ -261,6 +262,9 @@ await test('helpers: helm timeout below ours, dialects, release label flags', ()
   assert.equal(helmTimeoutMs(1), 1);
   assert.equal(dialectFor('v4.1.4').major, 4);
   assert.equal(dialectFor('v3.17.3\n').major, 3);
+  // Helm 4 skips its costly client-side OpenAPI pass (the server validates); helm 3 keeps it.
+  assert.deepEqual(dialectFor('v4.1.4').install, ['--disable-openapi-validation']);
+  assert.deepEqual(dialectFor('v3.17.3').install, []);
   assert.throws(() => dialectFor('v2.16.0'), /unsupported helm version/);
   assert.deepEqual(releaseLabelFlags({ a: 'b', 'x.io/y': '' }), ['--labels=a=b', '--labels=x.io/y=']);
   assert.throws(() => releaseLabelFlags({ a: 'b,c' }), /invalid value/);
