@@ -12,6 +12,7 @@ import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify as toYaml } from 'yaml';
 import { createCr, deleteAllCrs, deployedRevisions, installCrd, listCrs, listReleases, patchCrSpec, pool, type CrView, type Kind } from './cluster-ops.js';
+import { OPERATOR_NODE_FLAGS } from '../src/cli/node-flags.js';
 import type { BenchKube } from './kube.js';
 import { readStat } from './proc.js';
 
@@ -302,6 +303,7 @@ export function chartpilot(env: Env, binJs: string): Contender {
     kind: kindFor('WebAppChartpilot'),
     command: process.execPath,
     args: (watches) => [
+      ...OPERATOR_NODE_FLAGS,
       binJs,
       'run',
       '--watches-file', watches,

@@ -7,6 +7,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { execa } from 'execa';
+import { OPERATOR_NODE_FLAGS } from '../../src/cli/node-flags.js';
 import { isHealthy, startControlPlane, stopControlPlane } from './controlPlane.js';
 import { provision } from './provision.js';
 import { repoRoot } from './paths.js';
@@ -89,7 +90,7 @@ async function main(): Promise<number> {
     await kubectl(['create', 'namespace', DEMO_NAMESPACE, '--dry-run=client', '-o', 'yaml']).then((r) => kubectl(['apply', '-f', '-'], r.stdout));
 
     say('starting the operator (chartpilot run --watches-file watches.yaml); its JSON logs follow');
-    operator = spawn(process.execPath, [join(root, 'bin', 'chartpilot.js'), 'run', '--watches-file', join(root, 'watches.yaml'), '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'], {
+    operator = spawn(process.execPath, [...OPERATOR_NODE_FLAGS, join(root, 'bin', 'chartpilot.js'), 'run', '--watches-file', join(root, 'watches.yaml'), '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'], {
       env: { ...process.env, KUBECONFIG: kube.kubeconfig, HELM_BIN: join(binDir, 'helm') },
       stdio: ['ignore', 'inherit', 'inherit'],
       // Its own process group: a terminal's Ctrl-C reaches only the demo, which then stops the

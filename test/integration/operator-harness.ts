@@ -10,6 +10,7 @@ import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
 import { stringify } from 'yaml';
+import { OPERATOR_NODE_FLAGS } from '../../src/cli/node-flags.js';
 import { type TestCluster, waitFor } from './harness.js';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -109,7 +110,7 @@ export async function startOperator(t: TestContext, cluster: TestCluster, opts: 
   if (!existsSync(callLog)) writeFileSync(callLog, '');
   const logFile = join(dir, 'operator.log');
 
-  const proc = execa(process.execPath, [BIN, 'run', '--watches-file', watchesFile, '--metrics-bind-address', '0', '--health-probe-bind-address', '0', ...(opts.args ?? [])], {
+  const proc = execa(process.execPath, [...OPERATOR_NODE_FLAGS, BIN, 'run', '--watches-file', watchesFile, '--metrics-bind-address', '0', '--health-probe-bind-address', '0', ...(opts.args ?? [])], {
     env: {
       ...cluster.env,
       HELM_BIN: wrapper,
