@@ -4,14 +4,12 @@
  * values only through a private file, every call bounded by its timeout.
  */
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { delimiter } from 'node:path';
 
 import { stringLeaves } from './errors.js';
 import { HelmKilledError, runHelm } from './exec.js';
 import { parseHistory, parseRelease, parseReleaseTemplate, releaseTemplate } from './parse.js';
-import { installPostRenderPlugin, POSTRENDER_PLUGIN_NAME, type InstalledPlugin } from './postrender/plugin.js';
-import { serializePostRenderSpec } from './postrender/spec.js';
+import { installPostRenderPlugin, POSTRENDER_PLUGIN_NAME, type InstalledPlugin, type PreparedRender } from './postrender/plugin.js';
 import {
   HelmError,
   type HelmClient,
@@ -48,6 +46,11 @@ export interface CliHelmClientOptions {
   readonly log?: ((event: HelmCallEvent) => void) | undefined;
   /** Node binary that runs the post-render script; default: the one running chartpilot. */
   readonly nodeBin?: string | undefined;
+  /**
+   * curl, which posts manifests to the operator's own render server (plugin.ts); default: curl on
+   * PATH. null, or no curl, runs the post-render script as a Node process per call instead.
+   */
+  readonly curlBin?: string | null | undefined;
   /** After a timeout, how long helm gets between SIGTERM and SIGKILL; default 5 s. */
   readonly killGraceMs?: number | undefined;
   /** Where values files and the plugin directory go; default os.tmpdir() (must be writable). */
@@ -162,7 +165,7 @@ export function createHelmClient(opts: CliHelmClientOptions): CliHelmClient {
   }
 
   async function plugin(): Promise<InstalledPlugin> {
-    pluginPromise ??= installPostRenderPlugin(opts.nodeBin, opts.tempDir);
+    pluginPromise ??= installPostRenderPlugin({ nodeBin: opts.nodeBin, curlBin: opts.curlBin, baseDir: opts.tempDir });
     try {
       return await pluginPromise;
     } catch (err) {
@@ -171,25 +174,23 @@ export function createHelmClient(opts: CliHelmClientOptions): CliHelmClient {
     }
   }
 
-  /**
-   * Flags and environment that make helm run our post-renderer with `spec`. A refusal is written
-   * to `errorFile`, since helm drops the plugin's stderr.
-   */
-  async function postRenderSetup(spec: PostRenderSpec, d: Dialect, errorFile: string): Promise<{ flags: string[]; env: Record<string, string> }> {
+  /** Flags and environment that make helm run our post-renderer with `spec`, and its refusal if any. */
+  async function postRenderSetup(spec: PostRenderSpec, d: Dialect, errorFile: string): Promise<{ flags: string[]; env: Record<string, string>; render: PreparedRender }> {
     const p = await plugin();
     const userPlugins = baseEnv['HELM_PLUGINS'] ?? process.env['HELM_PLUGINS'] ?? '';
+    const render = p.prepare(spec, errorFile);
     return {
       flags: [
         // Helm 4 names a postrenderer/v1 plugin; helm 3 runs an executable.
         `--post-renderer=${d.major >= 4 ? POSTRENDER_PLUGIN_NAME : p.wrapper}`,
-        // One argument, appended verbatim to the plugin's command line (no splitting on commas).
-        `--post-renderer-args=${serializePostRenderSpec(spec, errorFile)}`,
+        `--post-renderer-args=${render.arg}`,
       ],
       env: {
         ...p.env,
         // Ours first; helm splits HELM_PLUGINS like PATH, so the user's plugins stay visible.
         HELM_PLUGINS: userPlugins === '' ? p.pluginsDir : `${p.pluginsDir}${delimiter}${userPlugins}`,
       },
+      render,
     };
   }
 
@@ -230,19 +231,23 @@ export function createHelmClient(opts: CliHelmClientOptions): CliHelmClient {
           async (file) => {
             let env = baseEnv;
             const runFlags = [...flags];
-            const errorFile = `${file}.refusal`;
+            let render: PreparedRender | undefined;
             if (req.postRender !== undefined) {
-              const pr = await postRenderSetup(req.postRender, d, errorFile);
+              // A refusal file (script transport) sits beside the values file, in its private directory.
+              const pr = await postRenderSetup(req.postRender, d, `${file}.refusal`);
               runFlags.push(...pr.flags);
               env = { ...baseEnv, ...pr.env };
+              render = pr.render;
             }
             const args = ['upgrade', ...runFlags, `--timeout=${String(helmTimeoutMs(remaining()))}ms`, `--values=${file}`, '--', req.release, req.chart];
             try {
               return await run(args, 'upgrade', remaining(), env, secrets);
             } catch (err) {
-              const refusal = await readFile(errorFile, 'utf8').catch(() => undefined);
+              const refusal = await render?.refusal();
               if (refusal !== undefined) throw new HelmError('render', refusal, 'upgrade', { cause: err });
               throw err;
+            } finally {
+              render?.done();
             }
           },
           opts.tempDir,

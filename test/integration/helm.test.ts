@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 
-import { createHelmClient, type CliHelmClient, type HelmCallEvent } from '../../src/helm/cli-client.js';
-import { HelmError, type UpgradeInstallRequest } from '../../src/helm/types.js';
+import { createHelmClient, type CliHelmClient, type CliHelmClientOptions, type HelmCallEvent } from '../../src/helm/cli-client.js';
+import { HelmError, type PostRenderSpec, type UpgradeInstallRequest } from '../../src/helm/types.js';
 import { repoRoot } from '../cluster/paths.js';
 import { getJson, newNamespace, testCluster, waitFor } from './harness.js';
 
@@ -26,10 +26,10 @@ const OWNER = {
 };
 
 /** A client with its own temp dir (checked for leftovers) and its call log. */
-async function client(t: TestContext): Promise<{ helm: CliHelmClient; tempDir: string; events: HelmCallEvent[] }> {
+async function client(t: TestContext, extra: Partial<CliHelmClientOptions> = {}): Promise<{ helm: CliHelmClient; tempDir: string; events: HelmCallEvent[] }> {
   const tempDir = await mkdtemp(join(tmpdir(), 'chartpilot-helm-it-'));
   const events: HelmCallEvent[] = [];
-  const helm = createHelmClient({ helmBin: c.helmBin, env: c.env, kubeconfig: c.kubeconfig, tempDir, log: (e) => events.push(e) });
+  const helm = createHelmClient({ helmBin: c.helmBin, env: c.env, kubeconfig: c.kubeconfig, tempDir, log: (e) => events.push(e), ...extra });
   t.after(async () => {
     await helm.close();
     await rm(tempDir, { recursive: true, force: true });
@@ -129,6 +129,33 @@ void describe('helm client (real helm 4, real API server)', { concurrency: true 
         'uninstall:success', 'uninstall:success', 'status:success', 'history:success'],
     );
   });
+
+  for (const transport of ['socket (curl to the operator)', 'script (a node process)'] as const) {
+    void test(`post-render over the ${transport} transport: labels objects, refuses a cluster-scoped one`, async (t) => {
+      const ns = await newNamespace(t, 'helm-pr');
+      const { helm, tempDir } = await client(t, transport.startsWith('script') ? { curlBin: null } : {});
+      const release = await helm.upgradeInstall(request(ns));
+      assert.match(release.manifest, /chartpilot\.io\/owner-uid: "uid-1234"/);
+      const { labels = {} } = (await getJson<Obj>(c, ['get', 'configmap/web-config', '-n', ns])).metadata;
+      assert.equal(labels['chartpilot.io/owner-uid'], 'uid-1234');
+
+      // The refusal's own words reach the caller (helm itself drops a plugin's stderr).
+      const confined: PostRenderSpec = {
+        ...OWNER,
+        owner: {
+          reference: { apiVersion: 'apps.example.com/v1', kind: 'WebApp', name: 'crb', uid: 'uid-1234' },
+          namespace: ns,
+          clusterScopedKinds: ['rbac.authorization.k8s.io/v1/ClusterRole'],
+          nonOwnedAnnotations: {},
+          allowClusterScoped: false,
+          allowCrossNamespace: false,
+        },
+      };
+      const refused = await rejectsWith(helm.upgradeInstall(request(ns, { release: 'crb', chart: join(CHARTS, 'cluster-scoped'), postRender: confined })), 'render');
+      assert.match(refused.message, /ClusterRole/);
+      assert.deepEqual(await leftovers(tempDir), []);
+    });
+  }
 
   void test('a chart that does not render fails with kind render and installs nothing', async (t) => {
     const ns = await newNamespace(t, 'helm-broken');

@@ -44,6 +44,9 @@ async function fake(t: TestContext, env: Record<string, string> = {}, extra: Par
     kubeconfig: '/path/to/kubeconfig',
     env: { FAKE_HELM_DIR: dir, ...env },
     log: (e) => events.push(e),
+    // The script transport keeps the spec on the argv these tests check; the socket transport
+    // has its own test below.
+    curlBin: null,
     ...extra,
   });
   t.after(async () => {
@@ -165,6 +168,19 @@ await test('upgradeInstall: force and disableHooks map to helm 4 flags; version 
   assert.ok(forced.args.includes('--no-hooks'));
   assert.ok(!forced.args.includes('--force-replace'), 'helm 4 refuses --force-replace with server-side apply');
   assert.ok(!calls.some((c) => c.args.some((a) => a.startsWith('--post-renderer'))));
+});
+
+await test('upgradeInstall: the socket transport passes a render URL, never the spec, and curl and the socket in the environment', async (t) => {
+  const f = await fake(t, { FAKE_HELM_STDOUT: join(FIXTURES, 'upgrade-install.json') }, { curlBin: '/bin/sh' });
+  await f.client.upgradeInstall(REQ);
+  const c = await f.call('upgrade');
+  const arg = c.args.find((a) => a.startsWith('--post-renderer-args='));
+  assert.match(arg ?? '', /^--post-renderer-args=http:\/\/chartpilot\/render\/[0-9a-f-]{36}$/);
+  assert.equal(c.env['CHARTPILOT_CURL'], '/bin/sh');
+  const pluginsDir = c.env['HELM_PLUGINS'] ?? '';
+  assert.equal(c.env['CHARTPILOT_RENDER_SOCKET'], join(pluginsDir, 'render.sock'));
+  assert.match(await readFile(join(pluginsDir, POSTRENDER_PLUGIN_NAME, 'plugin.yaml'), 'utf8'), /command: \$\{CHARTPILOT_CURL\}/);
+  assert.equal(c.env['CHARTPILOT_POSTRENDER_SCRIPT'], '', 'the script transport is not set up');
 });
 
 await test('helm 3 gets --force and an executable post-renderer', async (t) => {

@@ -175,10 +175,11 @@ await test('the plugin.yaml checked in equals the one the client installs', asyn
 });
 
 await test('installPostRenderPlugin writes a private plugin dir that close() or process exit removes', async () => {
-  const p = await installPostRenderPlugin('/usr/bin/node-of-choice');
+  const p = await installPostRenderPlugin({ nodeBin: '/usr/bin/node-of-choice', curlBin: null });
   assert.equal((await stat(p.pluginsDir)).mode & 0o777, 0o700);
   assert.equal(await readFile(join(p.pluginsDir, POSTRENDER_PLUGIN_NAME, 'plugin.yaml'), 'utf8'), POSTRENDER_PLUGIN_YAML);
   assert.equal((await stat(p.wrapper)).mode & 0o777, 0o700);
+  assert.equal(p.transport, 'script');
   assert.deepEqual(p.env, { [NODE_ENV]: '/usr/bin/node-of-choice', [SCRIPT_ENV]: POSTRENDER_SCRIPT });
   await p.remove();
   await assert.rejects(stat(p.pluginsDir), { code: 'ENOENT' });
