@@ -446,7 +446,8 @@ async function healthz(url: string): Promise<boolean> {
 }
 
 async function createNode(api: string, tls: TlsIdentity): Promise<void> {
-  const resources = { cpu: '32', memory: '256Gi', pods: '1000' };
+  // Room for a 1000-release benchmark whose rolling upgrades briefly need two pods per release.
+  const resources = { cpu: '32', memory: '256Gi', pods: '3000' };
   const node = {
     apiVersion: 'v1',
     kind: 'Node',
