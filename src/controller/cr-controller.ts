@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { KubeApiError } from '../kube/errors.js';
 import { Informer } from '../kube/informer.js';
 import type { KubeClient } from '../kube/rest.js';
 import type { ApiResource, KubeObject } from '../kube/types.js';
@@ -170,8 +171,22 @@ export class CrController {
       this.opts.onReconciled?.(result.requeueAfterMs === undefined ? 'success' : 'requeue_after', performance.now() - started);
       return result;
     } catch (err) {
+      // A CR deleted while this reconcile ran (typically a queued reconcile of a CR whose
+      // finalizer was just removed): nothing is left to do or to retry.
+      if (this.isGone(err, cr)) {
+        log.debug('the custom resource is gone; nothing to reconcile');
+        this.opts.onReconciled?.('success', performance.now() - started);
+        return {};
+      }
       this.opts.onReconciled?.('error', performance.now() - started);
       throw err;
     }
+  }
+
+  /** Whether `err` is the API server saying this very CR (or its status) no longer exists. */
+  private isGone(err: unknown, cr: CustomResource): boolean {
+    if (!(err instanceof KubeApiError) || err.reason !== 'NotFound' || err.path === undefined) return false;
+    const own = this.opts.client.pathFor(this.opts.resource, cr.metadata.namespace, cr.metadata.name);
+    return err.path === own || err.path.startsWith(`${own}/`) || err.path.startsWith(`${own}?`);
   }
 }

@@ -157,4 +157,20 @@ describe('operator lifecycle', () => {
     const cm = await cluster.kubectl(['get', 'configmap', 'conf-settings', '-n', ns, '-o', 'jsonpath={.data.color}']);
     assert.equal(cm.stdout, 'blue');
   });
+
+  it('deletes a batch of CRs without a failed reconcile (a queued reconcile finding its CR gone is quiet)', async (t) => {
+    const cluster = await testCluster();
+    const k = testKind('Batch');
+    await installCrd(cluster, k);
+    const ns = await newNamespace(t, 'batch');
+    const op = await startOperator(t, cluster, { namespaces: [ns], watches: [{ kind: k, chart: SAMPLE_CHART }], args: ['--max-concurrent-reconciles', '4'] });
+    const names = Array.from({ length: 8 }, (_, i) => `b${String(i)}`);
+    await Promise.all(names.map((n) => applyCr(cluster, k, ns, n, { message: n })));
+    for (const n of names) await waitForCr(cluster, k, ns, n, 'Deployed', (cr) => condition(cr, 'Deployed')?.status === 'True', op);
+    await cluster.kubectl(['delete', `${k.plural}.${k.group}`, '--all', '-n', ns, '--wait=false']);
+    await waitFor('all CRs gone', async () => (await Promise.all(names.map((n) => getCr(cluster, k, ns, n)))).every((cr) => cr === undefined), { timeoutMs: 90_000 });
+    assert.deepEqual(await helmList(cluster, ns), []);
+    const failures = op.logs().split('\n').filter((l) => l.includes('reconcile failed'));
+    assert.deepEqual(failures, [], 'no reconcile failed while deleting');
+  });
 });
