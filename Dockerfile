@@ -63,5 +63,5 @@ COPY --from=build /src/bin ./bin
 # Not root, and a numeric id so Kubernetes can verify runAsNonRoot without /etc/passwd.
 USER 65532:65532
 EXPOSE 8080 8081
-ENTRYPOINT ["node", "--max-semi-space-size=4", "/opt/chartpilot/bin/chartpilot.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=4", "--optimize-for-size", "/opt/chartpilot/bin/chartpilot.js"]
 CMD ["run", "--watches-file=/opt/chartpilot/watches.yaml"]
