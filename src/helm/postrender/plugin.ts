@@ -29,23 +29,32 @@ export const SCRIPT_ENV = 'CHARTPILOT_POSTRENDER_SCRIPT';
 export const CURL_ENV = 'CHARTPILOT_CURL';
 export const SOCKET_ENV = 'CHARTPILOT_RENDER_SOCKET';
 
-/** Identical to src/helm/postrender/plugin.yaml (a unit test keeps them in step). */
-export const POSTRENDER_PLUGIN_YAML = `# chartpilot's helm 4 post-renderer plugin (checked in for reading and for \`helm plugin install\`;
-# the operator writes the identical file, POSTRENDER_PLUGIN_YAML in plugin.ts, to a private
-# HELM_PLUGINS directory at run time when curl is missing; with curl it writes a variant that posts
-# the manifest to the operator itself, SOCKET_PLUGIN_YAML).
-# Helm expands \${VAR} in the command and args from its own environment; the client sets both.
-apiVersion: v1
+/** A postrenderer/v1 plugin.yaml running `command` with `args` (each already a YAML scalar). */
+function pluginYaml(comment: string, command: string, args: readonly string[]): string {
+  return `${comment}apiVersion: v1
 type: postrenderer/v1
 name: ${POSTRENDER_PLUGIN_NAME}
 version: 0.1.0
 runtime: subprocess
 runtimeConfig:
   platformCommand:
-    - command: \${${NODE_ENV}}
+    - command: ${command}
       args:
-        - \${${SCRIPT_ENV}}
+${args.map((a) => `        - ${a}`).join('\n')}
 `;
+}
+
+/** Identical to src/helm/postrender/plugin.yaml (a unit test keeps them in step). */
+export const POSTRENDER_PLUGIN_YAML = pluginYaml(
+  `# chartpilot's helm 4 post-renderer plugin (checked in for reading and for \`helm plugin install\`;
+# the operator writes the identical file, POSTRENDER_PLUGIN_YAML in plugin.ts, to a private
+# HELM_PLUGINS directory at run time when curl is missing; with curl it writes a variant that posts
+# the manifest to the operator itself, SOCKET_PLUGIN_YAML).
+# Helm expands \${VAR} in the command and args from its own environment; the client sets both.
+`,
+  `\${${NODE_ENV}}`,
+  [`\${${SCRIPT_ENV}}`],
+);
 
 /**
  * curl posts stdin to the render server and prints the answer; --fail makes a refusal (HTTP 422)
@@ -54,18 +63,11 @@ runtimeConfig:
  */
 const CURL_ARGS = ['--silent', '--show-error', '--fail', '--max-time', '600', '--unix-socket', `\${${SOCKET_ENV}}`, '--header', 'Content-Type: application/yaml', '--header', 'Expect:', '--data-binary', '@-'];
 
-export const SOCKET_PLUGIN_YAML = `# chartpilot's helm 4 post-renderer plugin, socket transport (written by the operator at run time).
-apiVersion: v1
-type: postrenderer/v1
-name: ${POSTRENDER_PLUGIN_NAME}
-version: 0.1.0
-runtime: subprocess
-runtimeConfig:
-  platformCommand:
-    - command: \${${CURL_ENV}}
-      args:
-${CURL_ARGS.map((a) => `        - ${JSON.stringify(a)}`).join('\n')}
-`;
+export const SOCKET_PLUGIN_YAML = pluginYaml(
+  "# chartpilot's helm 4 post-renderer plugin, socket transport (written by the operator at run time).\n",
+  `\${${CURL_ENV}}`,
+  CURL_ARGS.map((a) => JSON.stringify(a)),
+);
 
 const SOCKET_WRAPPER_SH = `#!/bin/sh
 # Helm 3 post-renderer entry, socket transport.
