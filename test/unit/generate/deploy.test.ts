@@ -139,7 +139,10 @@ describe('Dockerfile', () => {
     assert.match(text, /^USER 65532:65532$/mu);
     assert.match(text, /^WORKDIR \/opt\/chartpilot$/mu);
     assert.match(text, /HELM_BIN=\/usr\/local\/bin\/helm/);
-    assert.match(text, /^ENTRYPOINT \["node", "\/opt\/chartpilot\/bin\/chartpilot\.js"\]$/mu);
+    // node, then the operator's V8 flags (test/unit/cli/node-flags.test.ts checks which), then the CLI.
+    assert.match(text, /^ENTRYPOINT \["node", (?:"--[a-z-]+(?:=\d+)?", )+"\/opt\/chartpilot\/bin\/chartpilot\.js"\]$/mu);
+    // curl carries the post-render to the operator's render server.
+    assert.match(text, /apt-get install -y --no-install-recommends curl/);
     assert.match(text, /^CMD \["run", "--watches-file=\/opt\/chartpilot\/watches\.yaml"\]$/mu);
     // Every path the runtime stage copies from the build stage is produced there.
     for (const m of text.matchAll(/^COPY --from=build \/src\/(\S+)/gmu)) {
