@@ -32,17 +32,8 @@ export interface ReleaseRecord {
   version: number;
 }
 
-/** Runs fn over items with at most `limit` running at once; rejects with the first failure. */
-export async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await fn(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
+/** The bench's name for the operator's bounded-concurrency loop. */
+export { forEachLimited as pool } from '../src/dependents/for-each-limited.js';
 
 export async function createNamespace(kube: BenchKube, name: string): Promise<void> {
   await kube.json('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, allow: [409] });

@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import { parseResourceList } from '../kube/discovery.js';
 import type { KubeClient } from '../kube/rest.js';
 import { groupVersionPath, parseApiVersion } from '../kube/resource.js';
+import { forEachLimited } from './for-each-limited.js';
 
 /** Served by Kubernetes ≥ 1.30 (v2) and 1.26–1.32 (v2beta1); anything else gets the legacy documents. */
 export const AGGREGATED_DISCOVERY_ACCEPT = [
@@ -167,16 +168,6 @@ export function legacyGroupVersions(doc: unknown): string[] {
   return out;
 }
 
-async function forEachLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await fn(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
 
 function key(apiVersion: string, kind: string): string {
   return `${apiVersion}\u0000${kind}`;
