@@ -1,6 +1,7 @@
 /** Flags of `npm run bench -- …`. */
 import { parseArgs } from 'node:util';
 import { CONTENDERS, type ContenderName } from './contenders.js';
+import { errorMessage } from '../src/lib/errors.js';
 
 export interface BenchOptions {
   n: number;
@@ -75,7 +76,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
       },
     }));
   } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
+    throw new UsageError(errorMessage(err));
   }
   if (values.help === true) return undefined;
   const smoke = values.smoke === true;

@@ -5,6 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BenchKube } from './kube.js';
+import { errorMessage } from '../src/lib/errors.js';
 
 export interface Kind {
   readonly group: string;
@@ -33,7 +34,7 @@ export interface ReleaseRecord {
 }
 
 /** The bench's name for the operator's bounded-concurrency loop. */
-export { forEachLimited as pool } from '../src/dependents/for-each-limited.js';
+export { forEachLimited as pool } from '../src/lib/for-each-limited.js';
 
 export async function createNamespace(kube: BenchKube, name: string): Promise<void> {
   await kube.json('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, allow: [409] });
@@ -134,7 +135,7 @@ export async function waitUntil(what: string, timeoutMs: number, probe: () => Pr
     try {
       if (await probe()) return;
     } catch (err) {
-      last = ` (last error: ${err instanceof Error ? err.message : String(err)})`;
+      last = ` (last error: ${errorMessage(err)})`;
     }
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${last}`);
     await sleep(intervalMs);

@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cacheDir } from '../test/cluster/paths.js';
+import { errorMessage } from '../src/lib/errors.js';
 
 export const HELM_OPERATOR_VERSION = 'v1.42.0';
 const MODULE = 'github.com/operator-framework/operator-sdk';
@@ -74,7 +75,7 @@ export async function buildHelmOperator(log: (line: string) => void): Promise<Bu
     if (build.code === 0 && bin !== undefined) return { ok: true, bin, seconds: seconds() };
     return fail(`go build exited with ${String(build.code)}: ${build.output}`);
   } catch (err) {
-    return fail(err instanceof Error ? err.message : String(err));
+    return fail(errorMessage(err));
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

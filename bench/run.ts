@@ -18,6 +18,7 @@ import { createBenchKube, type BenchKube } from './kube.js';
 import { cpuSeconds, statusKiB } from './proc.js';
 import { computeRatios, toMarkdown, type BenchResults, type ContenderResult } from './report.js';
 import { runScenarios } from './scenario.js';
+import { errorMessage } from '../src/lib/errors.js';
 
 const say = (line: string): void => { process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`); };
 
@@ -89,7 +90,7 @@ async function runContender(c: Contender, opts: BenchOptions, env: Env, kind: Ki
     }
   } catch (err) {
     result.status = 'failed';
-    result.reason = `${err instanceof Error ? err.message : String(err)}\n${c.logTail()}`;
+    result.reason = `${errorMessage(err)}\n${c.logTail()}`;
     say(`${c.name} failed: ${result.reason}`);
   } finally {
     await c.stop();
@@ -103,7 +104,7 @@ async function runContender(c: Contender, opts: BenchOptions, env: Env, kind: Ki
     await deleteNamespace(env.kube, env.namespace, 600_000);
     if (kind !== undefined) await deleteCrd(env.kube, kind, 120_000);
   } catch (err) {
-    say(`cleanup after ${c.name} incomplete (later figures may be disturbed): ${err instanceof Error ? err.message : String(err)}`);
+    say(`cleanup after ${c.name} incomplete (later figures may be disturbed): ${errorMessage(err)}`);
   }
   return result;
 }

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Contender, Phase } from './contenders.js';
 import { diffCounters, scrapeRequestCounters, type BenchKube, type RequestCounters } from './kube.js';
 import { machineBusySeconds, RssSampler, type RssPeaks } from './proc.js';
+import { errorMessage } from '../src/lib/errors.js';
 
 export type ScenarioName = Phase | 'idle';
 
@@ -159,7 +160,7 @@ async function runPhase(c: Contender, phase: Phase, names: string[], opts: Scena
   try {
     await c.act(phase, names, SPECS[phase]);
   } catch (err) {
-    failure = `${phase} action failed: ${err instanceof Error ? err.message : String(err)}`;
+    failure = `${phase} action failed: ${errorMessage(err)}`;
   }
   let progress = { done: 0, deployed: 0, detail: 'not checked' };
   let deployedAt: number | undefined;

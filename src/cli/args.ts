@@ -6,7 +6,7 @@
 import { isIP, isIPv6 } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
-import { parseGoDuration } from '../config/duration.js';
+import { parseGoDuration } from '../lib/duration.js';
 import { isDnsLabel, isDnsSubdomain } from '../config/labels.js';
 import { closest } from '../config/suggest.js';
 

@@ -21,6 +21,7 @@ import { OperatorMetrics } from '../observe/metrics.js';
 import { startServers, type Servers } from '../observe/servers.js';
 import type { BindAddress } from './args.js';
 import { ExitCode } from './exit-codes.js';
+import { errorMessage } from '../lib/errors.js';
 
 export interface RunConfig {
   readonly watchesFile: string;
@@ -125,7 +126,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
   try {
     kubeConfig = loadKubeConfig();
   } catch (err) {
-    io.stderr(`error: ${err instanceof Error ? err.message : String(err)}`);
+    io.stderr(`error: ${errorMessage(err)}`);
     return ExitCode.environment;
   }
   const server = kubeConfig.server;
@@ -155,14 +156,14 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
       );
       await new KubeLeaseStore(client, lease.namespace, lease.name).checkWritable().catch((err: unknown) => {
         throw new PreflightError([
-          `cannot create the leader election Lease ${lease.namespace}/${lease.name}: ${err instanceof Error ? err.message : String(err)}; ` +
+          `cannot create the leader election Lease ${lease.namespace}/${lease.name}: ${errorMessage(err)}; ` +
             'create that namespace or point --leader-election-namespace at an existing one',
         ]);
       });
     }
     const helmVersion = await helm.version(30_000).catch((err: unknown) => {
       throw new PreflightError([
-        `cannot run helm (${config.helmBin}): ${err instanceof Error ? err.message : String(err)}; install helm or set HELM_BIN`,
+        `cannot run helm (${config.helmBin}): ${errorMessage(err)}; install helm or set HELM_BIN`,
       ]);
     });
     log.info({ helm: helmVersion }, 'helm found');

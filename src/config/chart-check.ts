@@ -10,6 +10,7 @@ import { gunzip } from 'node:zlib';
 import { isMap, isScalar, parseDocument } from 'yaml';
 import { tarFiles } from './tar.js';
 import { scalarText } from './yaml-nodes.js';
+import { errorMessage } from '../lib/errors.js';
 
 const gunzipAsync = promisify(gunzip);
 
@@ -100,8 +101,4 @@ function describeFsError(err: unknown, notFound: string): string {
   if (code === 'ENOENT' || code === 'ENOTDIR') return notFound;
   if (code === 'EACCES' || code === 'EPERM') return 'cannot be read (permission denied)';
   return `cannot be read (${errorMessage(err)})`;
-}
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

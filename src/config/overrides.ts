@@ -3,7 +3,7 @@
  * their values, applied the way `helm --set` (Helm's strvals package) applies them, because that
  * is what operator-sdk calls for every override.
  */
-import { clonePlain, getOwn, isPlainMap, setOwn, type PlainMap } from './plain.js';
+import { clonePlain, getOwn, isPlainMap, setOwn, type PlainMap } from '../lib/json.js';
 
 export type PathSegment = { readonly key: string } | { readonly index: number };
 

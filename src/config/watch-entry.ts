@@ -4,7 +4,7 @@
  */
 import { isMap, isScalar, type Node } from 'yaml';
 import type { GroupVersionKind, WatchEntry } from './types.js';
-import { DURATION_EXAMPLES, parseGoDuration } from './duration.js';
+import { DURATION_EXAMPLES, parseGoDuration } from '../lib/duration.js';
 import { expandEnv } from './env-expand.js';
 import { isDns1035Label, isDnsSubdomain } from './labels.js';
 import { parseSetPath } from './overrides.js';

@@ -12,6 +12,7 @@ import type { ApiResource, KubeObject } from '../kube/types.js';
 import type { Reconciler } from '../reconcile/reconciler.js';
 import type { CustomResource } from '../reconcile/types.js';
 import { WorkQueue, type WorkQueueMetrics } from './workqueue.js';
+import { errorMessage } from '../lib/errors.js';
 
 export interface CrControllerOptions {
   /** Controller name in logs and metrics (the kind, lower-cased like controller-runtime's). */
@@ -77,7 +78,7 @@ export class CrController {
       ...(opts.queueMetrics === undefined ? {} : { metrics: opts.queueMetrics }),
       onError: (key, err, attempt) => {
         const { namespace, name } = splitKey(key);
-        opts.log.warn({ namespace, name, attempt, err: err instanceof Error ? err.message : String(err) }, 'reconcile failed; will retry');
+        opts.log.warn({ namespace, name, attempt, err: errorMessage(err) }, 'reconcile failed; will retry');
       },
     });
   }

@@ -1,7 +1,8 @@
 /** Writes to the custom resource itself: its status subresource and its finalizers. */
 import type { KubeClient } from '../kube/rest.js';
-import { KubeApiError } from '../kube/errors.js';
-import type { ApiResource } from '../kube/types.js';
+import { isNotFound } from '../kube/errors.js';
+import { mergePatchObject, type ObjectAddress } from '../kube/objects.js';
+import type { ApiResource, KubeObject } from '../kube/types.js';
 import type { CrWriter } from '../reconcile/ports.js';
 import type { CrStatus, CustomResource } from '../reconcile/types.js';
 
@@ -15,27 +16,20 @@ export function statusMergePatch(previous: CrStatus | undefined, next: CrStatus)
 }
 
 export function createCrWriter(client: KubeClient, resource: ApiResource): CrWriter {
-  const path = (cr: CustomResource, sub?: string): string =>
-    client.pathFor(resource, resource.namespaced ? cr.metadata.namespace : undefined, cr.metadata.name, sub);
+  const at = (cr: CustomResource): ObjectAddress => ({ resource, namespace: cr.metadata.namespace, name: cr.metadata.name });
   return {
     async patchStatus(cr, status) {
       try {
-        await client.request('PATCH', path(cr, 'status'), {
-          body: statusMergePatch(cr.status, status),
-          contentType: 'application/merge-patch+json',
-        });
+        await mergePatchObject(client, at(cr), statusMergePatch(cr.status, status), { subresource: 'status' });
       } catch (err) {
         // The resource is gone (deleted after its finalizer was removed): nothing to report on.
-        if (err instanceof KubeApiError && err.status === 404) return;
+        if (isNotFound(err)) return;
         throw err;
       }
     },
     async setFinalizers(cr, finalizers) {
       // resourceVersion makes this a compare-and-swap: a concurrent change → 409 → retried.
-      return client.request<CustomResource>('PATCH', path(cr), {
-        body: { metadata: { finalizers, resourceVersion: cr.metadata.resourceVersion } },
-        contentType: 'application/merge-patch+json',
-      });
+      return mergePatchObject<CustomResource & KubeObject>(client, at(cr), { metadata: { finalizers, resourceVersion: cr.metadata.resourceVersion } });
     },
   };
 }

@@ -18,7 +18,8 @@ import { hostname } from 'node:os';
 import { gvkKey, type GroupVersionKind } from '../config/types.js';
 import { KubeApiError } from '../kube/errors.js';
 import type { KubeClient } from '../kube/rest.js';
-import { realClock, type Clock, type TimerHandle } from './clock.js';
+import { realClock, type Clock, type TimerHandle } from '../lib/clock.js';
+import { errorMessage } from '../lib/errors.js';
 
 /** The Lease's spec, as client-go's LeaderElectionRecord. */
 export interface LeaseRecord {
@@ -376,7 +377,7 @@ export function microTime(d: Date): string {
 }
 
 function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  return errorMessage(err);
 }
 
 interface LeaseObject {

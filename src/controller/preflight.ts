@@ -3,9 +3,11 @@
  * RBAC) into one clear message naming what is missing and how to fix it.
  */
 import { apiVersionOf, type WatchEntry } from '../config/types.js';
-import { KubeApiError } from '../kube/errors.js';
+import { isNotFound } from '../kube/errors.js';
+import { CoreResources, createObject, serverVersion } from '../kube/objects.js';
 import type { KubeClient } from '../kube/rest.js';
 import type { ApiResource } from '../kube/types.js';
+import { errorMessage } from '../lib/errors.js';
 
 export class PreflightError extends Error {
   override readonly name = 'PreflightError';
@@ -16,10 +18,9 @@ export class PreflightError extends Error {
 
 export async function checkApiServer(client: KubeClient, server: string): Promise<string> {
   try {
-    const v = await client.request<{ gitVersion?: string }>('GET', '/version', { timeoutMs: 10_000 });
-    return v.gitVersion ?? 'unknown';
+    return await serverVersion(client, { timeoutMs: 10_000 });
   } catch (err) {
-    const why = err instanceof Error ? err.message : String(err);
+    const why = errorMessage(err);
     throw new PreflightError([
       `cannot reach the Kubernetes API server at ${server}: ${why}. Check KUBECONFIG (or the pod's service account) and that the cluster is running.`,
     ]);
@@ -35,7 +36,7 @@ export async function resolveResources(client: KubeClient, entries: readonly Wat
     try {
       found.set(entry, await client.resourceFor(apiVersion, entry.kind));
     } catch (err) {
-      if (err instanceof KubeApiError && err.status === 404) {
+      if (isNotFound(err)) {
         problems.push(
           `the cluster has no CustomResourceDefinition for kind ${entry.kind} in ${apiVersion}: install it first ` +
             `(chartpilot generate crd --watches-file <file> | kubectl apply -f -)`,
@@ -82,25 +83,19 @@ export async function checkPermissions(client: KubeClient, checks: readonly Chec
   const denied: string[] = [];
   await Promise.all(
     checks.map(async (c) => {
-      const review = await client.request<{ status?: { allowed?: boolean } }>(
-        'POST',
-        '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
-        {
-          body: {
-            apiVersion: 'authorization.k8s.io/v1',
-            kind: 'SelfSubjectAccessReview',
-            spec: {
-              resourceAttributes: {
-                verb: c.verb,
-                group: c.group,
-                resource: c.resource,
-                ...(c.subresource === undefined ? {} : { subresource: c.subresource }),
-                ...(c.namespace === undefined ? {} : { namespace: c.namespace }),
-              },
-            },
+      const review = await createObject<{ status?: { allowed?: boolean } }>(client, CoreResources.selfSubjectAccessReview, undefined, {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SelfSubjectAccessReview',
+        spec: {
+          resourceAttributes: {
+            verb: c.verb,
+            group: c.group,
+            resource: c.resource,
+            ...(c.subresource === undefined ? {} : { subresource: c.subresource }),
+            ...(c.namespace === undefined ? {} : { namespace: c.namespace }),
           },
         },
-      );
+      });
       if (review.status?.allowed !== true) denied.push(describeCheck(c));
     }),
   );

@@ -14,10 +14,11 @@ import type { ScopeMap } from '../dependents/scopes.js';
 import { describeRef, type DesiredObject } from '../dependents/types.js';
 import type { DependentWatcher } from '../dependents/watcher.js';
 import { KEEP_POLICY } from '../helm/types.js';
-import { KubeApiError } from '../kube/errors.js';
+import { findObject } from '../kube/objects.js';
 import type { KubeClient } from '../kube/rest.js';
 import type { KubeObject } from '../kube/types.js';
 import type { InventoryItem, KeepInput, KeepResult, ReleaseKeeperPort, Repair } from '../reconcile/ports.js';
+import { errorMessage } from '../lib/errors.js';
 
 export interface ReleaseKeeperOptions {
   readonly client: KubeClient;
@@ -55,13 +56,9 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
     for (const item of items) {
       const resource = await this.opts.client.resourceFor(item.apiVersion, item.kind).catch(() => undefined);
       if (resource === undefined) continue; // the kind itself is gone (e.g. its CRD was removed)
-      try {
-        const live = await this.opts.client.request<KubeObject>('GET', this.opts.client.pathFor(resource, resource.namespaced ? item.namespace : undefined, item.name));
-        // Helm keeps these on purpose; waiting for them would wait forever.
-        if (live.metadata.annotations?.[KEEP_POLICY.annotation] !== KEEP_POLICY.value) left.push(item);
-      } catch (err) {
-        if (!(err instanceof KubeApiError && err.status === 404)) throw err;
-      }
+      const live = await findObject(this.opts.client, { resource, namespace: item.namespace, name: item.name });
+      // Helm keeps these on purpose; waiting for them would wait forever.
+      if (live !== undefined && live.metadata.annotations?.[KEEP_POLICY.annotation] !== KEEP_POLICY.value) left.push(item);
     }
     return left;
   }
@@ -118,14 +115,7 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
     if (cached?.metadata.deletionTimestamp !== undefined) return undefined; // being deleted: recreate once gone
     if (cached !== undefined && driftedFields(desired.object, cached).length === 0) return undefined;
     const resource = await this.opts.client.resourceFor(desired.apiVersion, desired.kind);
-    const path = this.opts.client.pathFor(resource, resource.namespaced ? desired.namespace : undefined, desired.name);
-    let current: KubeObject | null;
-    try {
-      current = await this.opts.client.request<KubeObject>('GET', path);
-    } catch (err) {
-      if (!(err instanceof KubeApiError && err.status === 404)) throw err;
-      current = null;
-    }
+    const current = (await findObject(this.opts.client, { resource, namespace: desired.namespace, name: desired.name })) ?? null;
     if (current?.metadata.deletionTimestamp !== undefined) return undefined;
     const fields = current === null ? [] : driftedFields(desired.object, current);
     if (current !== null && fields.length === 0) return undefined;
@@ -139,5 +129,5 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
 }
 
 function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  return errorMessage(err);
 }

@@ -10,6 +10,7 @@ import { loadWatches } from '../config/watches.js';
 import type { ApiResource } from '../kube/types.js';
 import type { Manager } from './manager.js';
 import { diffEntries } from './reload-plan.js';
+import { errorMessage } from '../lib/errors.js';
 
 export interface ReloaderOptions {
   readonly watchesFile: string;
@@ -43,7 +44,7 @@ export class ConfigReloader {
       this.schedule();
     });
     this.watcher.on('error', (err) => {
-      this.opts.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'file watcher error');
+      this.opts.log.warn({ err: errorMessage(err) }, 'file watcher error');
     });
   }
 
@@ -72,7 +73,7 @@ export class ConfigReloader {
     }
     this.running = this.reload()
       .catch((err: unknown) => {
-        this.opts.log.error({ err: err instanceof Error ? err.message : String(err) }, 'reload failed; keeping the running configuration');
+        this.opts.log.error({ err: errorMessage(err) }, 'reload failed; keeping the running configuration');
         this.opts.onResult?.({ ok: false, problems: [String(err)] });
       })
       .finally(() => {
@@ -102,7 +103,7 @@ export class ConfigReloader {
     try {
       resources = await opts.resolve(toStart);
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
+      const message = errorMessage(err);
       problems.push(message);
       opts.log.error({ problem: message }, 'watches.yaml names a kind the cluster does not serve; that entry is not started');
     }

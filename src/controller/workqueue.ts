@@ -8,7 +8,8 @@
  *   scheduled one, so an event never waits for a period or a backoff;
  * - at most `concurrency` handlers run at once; `shutdown` drains.
  */
-import { realClock, type Clock, type TimerHandle } from './clock.js';
+import { realClock, type Clock, type TimerHandle } from '../lib/clock.js';
+import { backoffDelay } from '../lib/backoff.js';
 
 export type WorkResult = { requeueAfterMs?: number } | undefined;
 
@@ -269,8 +270,6 @@ export class WorkQueue {
   }
 
   private retryDelay(attempt: number): number {
-    const { baseMs, maxMs } = this.backoff;
-    const exp = Math.min(maxMs, baseMs * 2 ** Math.min(attempt - 1, 52));
-    return Math.min(maxMs, exp * (1 + JITTER * (2 * this.random() - 1)));
+    return backoffDelay(attempt, { initialMs: this.backoff.baseMs, maxMs: this.backoff.maxMs, jitter: JITTER }, this.random);
   }
 }

@@ -9,6 +9,7 @@
  * Secrets (stored as base64 `data`), and a Service's `clusterIP: ""` (allocated by the server).
  */
 import { sameQuantity } from './quantity.js';
+import { isPlainObject } from '../lib/json.js';
 
 type Path = readonly (string | number)[];
 
@@ -73,8 +74,8 @@ function compare(desired: unknown, live: unknown, path: Path, ctx: Context): voi
     });
     return;
   }
-  if (isRecord(desired)) {
-    if (!isRecord(live)) {
+  if (isPlainObject(desired)) {
+    if (!isPlainObject(live)) {
       ctx.out.push(formatPath(path));
       return;
     }
@@ -117,15 +118,15 @@ function isQuantityPath(path: Path, kind: string): boolean {
 function isZero(v: unknown): boolean {
   if (v === null || v === undefined || v === '' || v === 0 || v === false) return true;
   if (Array.isArray(v)) return v.length === 0;
-  if (isRecord(v)) return Object.values(v).every(isZero);
+  if (isPlainObject(v)) return Object.values(v).every(isZero);
   return false;
 }
 
 /** Rewrites the desired object into the form the server stores it in. */
 function normalizeDesired(desired: object, kind: string): object {
-  if (kind !== 'Secret' || !isRecord(desired) || !isRecord(desired.stringData)) return desired;
+  if (kind !== 'Secret' || !isPlainObject(desired) || !isPlainObject(desired.stringData)) return desired;
   // The server merges stringData into data (stringData wins) and never returns stringData.
-  const data: Record<string, unknown> = isRecord(desired.data) ? { ...desired.data } : {};
+  const data: Record<string, unknown> = isPlainObject(desired.data) ? { ...desired.data } : {};
   for (const [k, v] of Object.entries(desired.stringData)) {
     data[k] = typeof v === 'string' ? Buffer.from(v, 'utf8').toString('base64') : v;
   }
@@ -143,8 +144,4 @@ export function formatPath(path: Path): string {
     else out += `[${JSON.stringify(seg)}]`;
   }
   return out;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

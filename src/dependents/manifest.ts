@@ -5,6 +5,8 @@
 import { parseAllDocuments, type DocumentOptions, type ParseOptions, type SchemaOptions, type ToJSOptions } from 'yaml';
 import type { KubeObject } from '../kube/types.js';
 import type { DesiredObject, IsNamespaced, ObjectRef } from './types.js';
+import { errorMessage } from '../lib/errors.js';
+import { isPlainObject } from '../lib/json.js';
 
 export type { DesiredObject, IsNamespaced } from './types.js';
 
@@ -55,14 +57,14 @@ export function parseManifest(manifest: string, releaseNamespace: string, isName
     try {
       value = doc.toJS(TO_JS);
     } catch (cause) {
-      throw new ManifestError(`${where} of the manifest cannot be read: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+      throw new ManifestError(`${where} of the manifest cannot be read: ${errorMessage(cause)}`, { cause });
     }
     if (value === null || value === undefined) return;
-    if (!isRecord(value)) throw new ManifestError(`${where} of the manifest is not an object`);
+    if (!isPlainObject(value)) throw new ManifestError(`${where} of the manifest is not an object`);
     if (isListKind(value)) {
       (value.items as unknown[]).forEach((item, j) => {
         if (item === null || item === undefined) return;
-        if (!isRecord(item)) throw new ManifestError(`${where}, item ${j}, of the manifest is not an object`);
+        if (!isPlainObject(item)) throw new ManifestError(`${where}, item ${j}, of the manifest is not an object`);
         raw.push({ obj: item, where: `${where}, item ${j},` });
       });
     } else {
@@ -78,7 +80,7 @@ export function parseManifest(manifest: string, releaseNamespace: string, isName
     const metadata = obj.metadata;
     if (typeof apiVersion !== 'string' || apiVersion === '') throw new ManifestError(`${where} of the manifest has no apiVersion`);
     if (typeof kind !== 'string' || kind === '') throw new ManifestError(`${where} of the manifest has no kind`);
-    if (!isRecord(metadata) || typeof metadata.name !== 'string' || metadata.name === '') {
+    if (!isPlainObject(metadata) || typeof metadata.name !== 'string' || metadata.name === '') {
       throw new ManifestError(`${where} of the manifest (${kind}) has no metadata.name`);
     }
     const namespaced = isNamespaced(apiVersion, kind) ?? crdScopes.get(scopeKey(apiVersion, kind)) ?? true;
@@ -114,10 +116,6 @@ export function refKey(ref: ObjectRef): string {
   return `${ref.apiVersion}\u0000${ref.kind}\u0000${ref.namespace ?? ''}\u0000${ref.name}`;
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function isListKind(v: Record<string, unknown>): boolean {
   return typeof v.kind === 'string' && v.kind.endsWith('List') && Array.isArray(v.items);
 }
@@ -132,11 +130,11 @@ function scopesFromCrds(objects: readonly Record<string, unknown>[]): Map<string
   for (const o of objects) {
     if (o.kind !== 'CustomResourceDefinition' || typeof o.apiVersion !== 'string' || !o.apiVersion.startsWith('apiextensions.k8s.io/')) continue;
     const spec = o.spec;
-    if (!isRecord(spec) || typeof spec.group !== 'string' || !isRecord(spec.names) || typeof spec.names.kind !== 'string') continue;
+    if (!isPlainObject(spec) || typeof spec.group !== 'string' || !isPlainObject(spec.names) || typeof spec.names.kind !== 'string') continue;
     const namespaced = spec.scope !== 'Cluster';
     const versions: string[] = [];
     if (Array.isArray(spec.versions)) {
-      for (const v of spec.versions) if (isRecord(v) && typeof v.name === 'string') versions.push(v.name);
+      for (const v of spec.versions) if (isPlainObject(v) && typeof v.name === 'string') versions.push(v.name);
     }
     if (typeof spec.version === 'string') versions.push(spec.version); // apiextensions.k8s.io/v1beta1
     for (const v of versions) scopes.set(scopeKey(`${spec.group}/${v}`, spec.names.kind), namespaced);

@@ -6,6 +6,7 @@
  */
 import type { KubeObject } from '../kube/types.js';
 import { describeRef, type LiveOrMissing, type ObjectRef } from './types.js';
+import { asPlainObject } from '../lib/json.js';
 
 export type { LiveOrMissing } from './types.js';
 
@@ -116,10 +117,10 @@ function statefulSet(o: KubeObject): ObjectReadiness {
   const spec = specOf(o);
   const want = int(spec.replicas) ?? 1;
   const ready = int(s.readyReplicas) ?? 0;
-  const strategy = record(spec.updateStrategy);
+  const strategy = asPlainObject(spec.updateStrategy);
   const type = typeof strategy.type === 'string' ? strategy.type : 'RollingUpdate';
   if (type === 'RollingUpdate') {
-    const partition = int(record(strategy.rollingUpdate).partition) ?? 0;
+    const partition = int(asPlainObject(strategy.rollingUpdate).partition) ?? 0;
     const updated = int(s.updatedReplicas) ?? 0;
     if (partition > 0) {
       // A partitioned rollout stops at the partition by design: never "all current".
@@ -166,7 +167,7 @@ function pvc(o: KubeObject): ObjectReadiness {
 
 function service(o: KubeObject): ObjectReadiness {
   if (specOf(o).type !== 'LoadBalancer') return READY;
-  const ingress = record(statusOf(o).loadBalancer).ingress;
+  const ingress = asPlainObject(statusOf(o).loadBalancer).ingress;
   if (Array.isArray(ingress) && ingress.length > 0) return READY;
   return notReady(ReadinessReasons.loadBalancerPending, 'no load balancer address yet');
 }
@@ -197,9 +198,9 @@ interface Condition {
 function condition(status: Record<string, unknown>, type: string): Condition | undefined {
   const conditions = status.conditions;
   if (!Array.isArray(conditions)) return undefined;
-  const c: unknown = conditions.find((x: unknown) => record(x).type === type);
+  const c: unknown = conditions.find((x: unknown) => asPlainObject(x).type === type);
   if (c === undefined) return undefined;
-  const r = record(c);
+  const r = asPlainObject(c);
   return {
     status: typeof r.status === 'string' ? r.status : undefined,
     reason: typeof r.reason === 'string' ? r.reason : undefined,
@@ -225,15 +226,11 @@ function groupOf(apiVersion: string): string {
 }
 
 function statusOf(o: KubeObject): Record<string, unknown> {
-  return record(o.status);
+  return asPlainObject(o.status);
 }
 
 function specOf(o: KubeObject): Record<string, unknown> {
-  return record(o.spec);
-}
-
-function record(v: unknown): Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  return asPlainObject(o.spec);
 }
 
 function int(v: unknown): number | undefined {

@@ -8,14 +8,13 @@
  */
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
-import { isNotFound } from '../kube/errors.js';
+import { CoreResources, findObject } from '../kube/objects.js';
 import type { KubeClient } from '../kube/rest.js';
-import type { ApiResource, KubeObject } from '../kube/types.js';
+import { errorMessage } from '../lib/errors.js';
+import { isPlainObject } from '../lib/json.js';
 
 const gunzipAsync = promisify(gunzip);
 const GZIP_MAGIC = [0x1f, 0x8b] as const;
-
-const SECRETS: ApiResource = { group: '', version: 'v1', apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
 
 /** The parts of a stored release the operator uses (Helm's JSON has more: chart files, values…). */
 export interface ReleaseRecord {
@@ -57,9 +56,9 @@ export async function decodeReleaseRecord(secretData: string): Promise<ReleaseRe
   } catch (cause) {
     throw new ReleaseRecordError('release record is not JSON (is this a Helm release Secret?)', { cause });
   }
-  if (!isRecord(json)) throw new ReleaseRecordError('release record is not a JSON object');
-  const info = isRecord(json.info) ? json.info : {};
-  const chart = isRecord(json.chart) && isRecord(json.chart.metadata) ? json.chart.metadata : {};
+  if (!isPlainObject(json)) throw new ReleaseRecordError('release record is not a JSON object');
+  const info = isPlainObject(json.info) ? json.info : {};
+  const chart = isPlainObject(json.chart) && isPlainObject(json.chart.metadata) ? json.chart.metadata : {};
   return {
     name: str(json.name) ?? '',
     namespace: str(json.namespace) ?? '',
@@ -81,14 +80,9 @@ export async function readReleaseRecord(
   revision: number,
 ): Promise<ReleaseRecord | undefined> {
   const secretName = releaseSecretName(releaseName, revision);
-  let secret: KubeObject;
-  try {
-    secret = await client.request<KubeObject>('GET', client.pathFor(SECRETS, namespace, secretName));
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  }
-  const data = isRecord(secret.data) ? secret.data.release : undefined;
+  const secret = await findObject(client, { resource: CoreResources.secret, namespace, name: secretName });
+  if (secret === undefined) return undefined;
+  const data = isPlainObject(secret.data) ? secret.data.release : undefined;
   if (typeof data !== 'string') {
     throw new ReleaseRecordError(`Secret ${namespace}/${secretName} has no data.release: it is not a Helm release record`);
   }
@@ -112,14 +106,6 @@ export async function readReleaseManifest(
   return (await readReleaseRecord(client, namespace, releaseName, revision))?.manifest;
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;
-}
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -10,7 +10,8 @@
  * be what Helm applies: the manifest plus the ownership label and annotations Helm adds at apply
  * time — a field `helm` owned that is missing from our body would be removed from the object.
  */
-import { KubeApiError, isNotFound } from '../kube/errors.js';
+import { KubeApiError } from '../kube/errors.js';
+import { applyObject, findObject } from '../kube/objects.js';
 import type { KubeClient } from '../kube/rest.js';
 import type { ApiResource, KubeObject, ObjectMeta } from '../kube/types.js';
 import { specHash } from './spec-hash.js';
@@ -74,18 +75,13 @@ export async function repairObject(
   }
   const namespace = resource.namespaced ? desired.namespace : undefined;
   if (resource.namespaced && namespace === undefined) throw new TypeError(`${desired.kind} ${desired.name} is namespaced but has no namespace`);
-  const path = client.pathFor(resource, namespace, desired.name);
+  const at = { resource, namespace, name: desired.name };
   const where = `${desired.kind} ${namespace === undefined ? '' : `${namespace}/`}${desired.name}`;
 
   try {
-    const before = opts.current !== undefined ? opts.current : await getOrNull(client, path, opts.signal);
+    const before = opts.current !== undefined ? opts.current : ((await findObject(client, at, { signal: opts.signal })) ?? null);
     const body = applyBody(desired, namespace, opts.release ?? helmReleaseOf(before));
-    const after = await client.request<KubeObject>('PATCH', path, {
-      body,
-      contentType: 'application/apply-patch+yaml',
-      query: { fieldManager, force: true },
-      signal: opts.signal,
-    });
+    const after = await applyObject(client, at, body, { fieldManager, force: true, signal: opts.signal });
     if (before === null) return 'created';
     // Not the resourceVersion: a controller's status write between our GET and PATCH bumps it.
     return specHash(after) === specHash(before) ? 'unchanged' : 'updated';
@@ -132,13 +128,4 @@ function helmReleaseOf(live: KubeObject | null): { name: string; namespace: stri
   const name = a?.[HelmOwnership.releaseNameAnnotation];
   const namespace = a?.[HelmOwnership.releaseNamespaceAnnotation];
   return name !== undefined && namespace !== undefined ? { name, namespace } : undefined;
-}
-
-async function getOrNull(client: KubeClient, path: string, signal: AbortSignal | undefined): Promise<KubeObject | null> {
-  try {
-    return await client.request<KubeObject>('GET', path, { signal });
-  } catch (err) {
-    if (isNotFound(err)) return null;
-    throw err;
-  }
 }

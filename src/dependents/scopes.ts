@@ -9,9 +9,11 @@
  */
 import type { Logger } from 'pino';
 import { parseResourceList } from '../kube/discovery.js';
+import { getDiscoveryDocument } from '../kube/objects.js';
 import type { KubeClient } from '../kube/rest.js';
 import { groupVersionPath, parseApiVersion } from '../kube/resource.js';
-import { forEachLimited } from './for-each-limited.js';
+import { forEachLimited } from '../lib/for-each-limited.js';
+import { asPlainObject } from '../lib/json.js';
 
 /** Served by Kubernetes ≥ 1.30 (v2) and 1.26–1.32 (v2beta1); anything else gets the legacy documents. */
 export const AGGREGATED_DISCOVERY_ACCEPT = [
@@ -106,7 +108,7 @@ export class ScopeMap {
   }
 
   private async loadRoot(root: '/api' | '/apis'): Promise<{ scopes: KindScope[]; source: DiscoverySource }> {
-    const doc = await this.client.request('GET', root, { accept: AGGREGATED_DISCOVERY_ACCEPT });
+    const doc = await getDiscoveryDocument(this.client, root, { accept: AGGREGATED_DISCOVERY_ACCEPT });
     const aggregated = parseAggregatedDiscovery(doc);
     if (aggregated) return aggregated;
     const gvs = legacyGroupVersions(doc);
@@ -114,7 +116,7 @@ export class ScopeMap {
     await forEachLimited(gvs, this.concurrency, async (gv) => {
       const { group, version } = parseApiVersion(gv);
       try {
-        const list = await this.client.request<Parameters<typeof parseResourceList>[2]>('GET', groupVersionPath(group, version));
+        const list = await getDiscoveryDocument<Parameters<typeof parseResourceList>[2]>(this.client, groupVersionPath(group, version));
         for (const r of parseResourceList(group, version, list)) scopes.push({ apiVersion: r.apiVersion, kind: r.kind, namespaced: r.namespaced });
       } catch (err) {
         // One broken aggregated API (metrics-server down: 503) must not hide all the others.
@@ -130,21 +132,21 @@ export class ScopeMap {
  * `/apis`), or undefined when `doc` is something else (the legacy `APIVersions`/`APIGroupList`).
  */
 export function parseAggregatedDiscovery(doc: unknown): { scopes: KindScope[]; source: DiscoverySource } | undefined {
-  const d = record(doc);
+  const d = asPlainObject(doc);
   if (d.kind !== 'APIGroupDiscoveryList' || !Array.isArray(d.items)) return undefined;
   const source: DiscoverySource = d.apiVersion === 'apidiscovery.k8s.io/v2beta1' ? 'aggregated-v2beta1' : 'aggregated-v2';
   const scopes: KindScope[] = [];
   for (const item of d.items) {
-    const g = record(item);
-    const name = record(g.metadata).name;
+    const g = asPlainObject(item);
+    const name = asPlainObject(g.metadata).name;
     const group = typeof name === 'string' ? name : ''; // the core group has no name
     for (const v of array(g.versions)) {
-      const version = record(v).version;
+      const version = asPlainObject(v).version;
       if (typeof version !== 'string') continue;
       const apiVersion = group === '' ? version : `${group}/${version}`;
-      for (const r of array(record(v).resources)) {
-        const res = record(r);
-        const kind = record(res.responseKind).kind;
+      for (const r of array(asPlainObject(v).resources)) {
+        const res = asPlainObject(r);
+        const kind = asPlainObject(res.responseKind).kind;
         if (typeof kind !== 'string' || kind === '') continue;
         scopes.push({ apiVersion, kind, namespaced: res.scope === 'Namespaced' });
       }
@@ -155,26 +157,21 @@ export function parseAggregatedDiscovery(doc: unknown): { scopes: KindScope[]; s
 
 /** Every group/version a legacy `/api` (`APIVersions`) or `/apis` (`APIGroupList`) document names. */
 export function legacyGroupVersions(doc: unknown): string[] {
-  const d = record(doc);
+  const d = asPlainObject(doc);
   if (d.kind === 'APIVersions') return array(d.versions).filter((v): v is string => typeof v === 'string');
   const out: string[] = [];
   for (const g of array(d.groups)) {
     // All served versions, not only the preferred one: a chart may use any of them.
-    for (const v of array(record(g).versions)) {
-      const gv = record(v).groupVersion;
+    for (const v of array(asPlainObject(g).versions)) {
+      const gv = asPlainObject(v).groupVersion;
       if (typeof gv === 'string') out.push(gv);
     }
   }
   return out;
 }
 
-
 function key(apiVersion: string, kind: string): string {
   return `${apiVersion}\u0000${kind}`;
-}
-
-function record(v: unknown): Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 }
 
 function array(v: unknown): unknown[] {

@@ -8,6 +8,7 @@
 import type { Logger } from 'pino';
 import { isForbidden, isNotFound } from '../kube/errors.js';
 import { Informer, type InformerOptions } from '../kube/informer.js';
+import { listObjects } from '../kube/objects.js';
 import type { KubeClient } from '../kube/rest.js';
 import type { ApiResource, KubeObject } from '../kube/types.js';
 import { OWNER_UID_LABEL } from '../reconcile/names.js';
@@ -149,10 +150,7 @@ export class DependentWatcher {
     const allowed: string[] = [];
     for (const scope of scopes) {
       try {
-        await this.client.request('GET', this.client.pathFor(resource, scope === ALL ? undefined : scope), {
-          query: { labelSelector: OWNER_UID_LABEL, limit: 1 },
-          accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json',
-        });
+        await listObjects(this.client, resource, scope === ALL ? undefined : scope, { labelSelector: OWNER_UID_LABEL, limit: 1, metadataOnly: true });
         allowed.push(scope);
       } catch (err) {
         if (!(isForbidden(err) || isNotFound(err))) throw err;

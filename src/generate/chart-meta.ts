@@ -1,7 +1,8 @@
 /** What the generators need to know about a chart: its name, default values and values schema. */
 import { parse, parseDocument } from 'yaml';
 import { fileText, readChartFiles, type ChartFiles } from './chart-source.js';
-import { isPlainObject } from './schema.js';
+import { errorMessage } from '../lib/errors.js';
+import { isPlainObject } from '../lib/json.js';
 
 export interface ChartInfo {
   readonly files: ChartFiles;
@@ -48,7 +49,7 @@ export async function loadChartInfo(path: string): Promise<ChartInfo> {
     try {
       schema = JSON.parse(schemaText);
     } catch (err) {
-      throw new ChartProblem(`${path}: values.schema.json is not valid JSON (${err instanceof Error ? err.message : String(err)}); Helm would refuse it too`, { cause: err });
+      throw new ChartProblem(`${path}: values.schema.json is not valid JSON (${errorMessage(err)}); Helm would refuse it too`, { cause: err });
     }
   }
   return { files, name, version, valuesText, defaults, schema };

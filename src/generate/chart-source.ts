@@ -7,6 +7,7 @@ import { join, relative, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import { tarFiles } from '../config/tar.js';
+import { errorMessage } from '../lib/errors.js';
 
 const gunzipAsync = promisify(gunzip);
 
@@ -83,5 +84,5 @@ export function fileText(chart: ChartFiles, name: string): string | undefined {
 function message(err: unknown): string {
   const code = (err as { code?: unknown } | null)?.code;
   if (code === 'ENOENT') return 'no such file or directory';
-  return err instanceof Error ? err.message : String(err);
+  return errorMessage(err);
 }

@@ -15,6 +15,7 @@ import { EnvironmentError, InputError } from './errors.js';
 import { helmRenderer } from './helm-render.js';
 import { NEW_HELP, newProject } from './new.js';
 import { clusterResolver, crdYaml, deployYaml, renderBundle, renderCrds, renderRbac, renderSamples } from './render.js';
+import { errorMessage } from '../lib/errors.js';
 
 export interface CommandIo {
   readonly stdout: (text: string) => void;
@@ -255,7 +256,7 @@ async function writeFiles(dir: string, files: ReadonlyMap<string, string>, io: C
       io.stderr(`wrote ${file}`);
     }
   } catch (err) {
-    throw new EnvironmentError(`cannot write to ${dir}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new EnvironmentError(`cannot write to ${dir}: ${errorMessage(err)}`, { cause: err });
   }
 }
 

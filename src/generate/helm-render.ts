@@ -1,6 +1,7 @@
 /** `helm template` for the generators, through the project's Helm client (the only helm runner). */
 import { createHelmClient } from '../helm/cli-client.js';
 import { EnvironmentError } from './errors.js';
+import { errorMessage } from '../lib/errors.js';
 
 export interface HelmRenderer {
   /** Rejects with an EnvironmentError when helm cannot run at all. */
@@ -18,7 +19,7 @@ export function helmRenderer(env: Readonly<Record<string, string | undefined>>):
     checked ??= helm.version(30_000).then(
       () => undefined,
       (err: unknown) => {
-        throw new EnvironmentError(`cannot run helm (${helmBin}): ${err instanceof Error ? err.message : String(err)}; install helm or set HELM_BIN`, { cause: err });
+        throw new EnvironmentError(`cannot run helm (${helmBin}): ${errorMessage(err)}; install helm or set HELM_BIN`, { cause: err });
       },
     );
     return checked;

@@ -5,7 +5,7 @@
  */
 import { isMap, isSeq, parseAllDocuments } from 'yaml';
 import { readArchive, type ChartFiles } from './chart-source.js';
-import { isPlainObject } from './schema.js';
+import { isPlainObject } from '../lib/json.js';
 
 export interface FoundKind {
   /** Undefined when the template computes it (`apiVersion: {{ include ... }}`). */

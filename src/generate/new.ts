@@ -16,6 +16,7 @@ import { EnvironmentError, InputError } from './errors.js';
 import type { HelmRenderer } from './helm-render.js';
 import { tableResolver } from './rbac-plan.js';
 import { renderBundle, type Env } from './render.js';
+import { errorMessage } from '../lib/errors.js';
 
 export const NEW_HELP = `Usage: chartpilot new <dir> --chart <path> --group <group> --version <version> --kind <Kind> [flags]
 
@@ -97,7 +98,7 @@ ${stringify([{ group: o.group, version: o.version, kind: o.kind, chart: chartDes
     await cp(o.chart, join(o.dir, chartDest), { recursive: true, errorOnExist: true, force: false });
     written.push(`${chartDest}${chartDest.endsWith('.tgz') ? '' : '/'}`);
   } catch (err) {
-    throw new EnvironmentError(`cannot write to ${o.dir}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new EnvironmentError(`cannot write to ${o.dir}: ${errorMessage(err)}`, { cause: err });
   }
 
   // The bundle is rendered from the project just written, so its paths are the project's own.
@@ -116,7 +117,7 @@ ${stringify([{ group: o.group, version: o.version, kind: o.kind, chart: chartDes
       written.push(file);
     }
   } catch (err) {
-    throw new EnvironmentError(`cannot write to ${o.dir}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new EnvironmentError(`cannot write to ${o.dir}: ${errorMessage(err)}`, { cause: err });
   }
   return written;
 }

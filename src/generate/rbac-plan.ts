@@ -5,13 +5,14 @@
  */
 import { apiVersionOf, type GroupVersionKind } from '../config/types.js';
 import { deepMerge, overrideValuesToTree } from '../config/watches.js';
-import { KubeApiError } from '../kube/errors.js';
+import { isForbidden, isNotFound } from '../kube/errors.js';
 import type { KubeClient } from '../kube/rest.js';
 import { loadChartInfo } from './chart-meta.js';
 import { pluralOf } from './kind-names.js';
 import { scanManifest, scanTemplates, type FoundKind } from './manifest-kinds.js';
 import type { ChartObject, RbacPlan, WatchedResource } from './rbac.js';
 import { guessResource, tableLookup, tableLookupByKind, type ResourceInfo } from './resource-table.js';
+import { errorMessage } from '../lib/errors.js';
 
 export interface PlanEntry extends GroupVersionKind {
   readonly chartPath: string;
@@ -68,7 +69,7 @@ export function discoveryResolver(client: KubeClient): Resolver {
         const r = await client.resourceFor(apiVersion, kind);
         return { info: { group: r.group, kind, resource: r.plural, namespaced: r.namespaced }, resolution: 'discovery' };
       } catch (err) {
-        if (err instanceof KubeApiError && (err.status === 404 || err.status === 403)) return fromTable(apiVersion, kind);
+        if (isNotFound(err) || isForbidden(err)) return fromTable(apiVersion, kind);
         throw err;
       }
     },
@@ -76,7 +77,7 @@ export function discoveryResolver(client: KubeClient): Resolver {
       try {
         return (await client.resourceFor(apiVersionOf(gvk), gvk.kind)).plural;
       } catch (err) {
-        if (err instanceof KubeApiError && (err.status === 404 || err.status === 403)) return pluralOf(gvk.kind);
+        if (isNotFound(err) || isForbidden(err)) return pluralOf(gvk.kind);
         throw err;
       }
     },
@@ -169,6 +170,6 @@ export async function planRbac(entries: readonly PlanEntry[], samples: Samples, 
 }
 
 function firstLine(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
+  const text = errorMessage(err);
   return text.split('\n').find((l) => l.trim() !== '')?.trim() ?? text;
 }

@@ -7,6 +7,7 @@ import { basename, dirname, relative, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { apiVersionOf, type WatchEntry } from '../config/types.js';
 import { loadWatches } from '../config/watches.js';
+import { serverVersion } from '../kube/objects.js';
 import { createKubeClient, loadKubeConfig } from '../kube/rest.js';
 import { loadChartInfo } from './chart-meta.js';
 import { generateCrds, type GeneratedCrd } from './crd.js';
@@ -16,7 +17,8 @@ import { helmRenderer } from './helm-render.js';
 import { withComment, yamlStream } from './output.js';
 import { buildRbac } from './rbac.js';
 import { discoveryResolver, planRbac, sampleKey, tableResolver, type PlanEntry, type Resolver, type Samples } from './rbac-plan.js';
-import { isPlainObject } from './schema.js';
+import { errorMessage } from '../lib/errors.js';
+import { isPlainObject } from '../lib/json.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -102,7 +104,7 @@ export async function readSamples(files: readonly string[]): Promise<Samples> {
     try {
       text = await readFile(file, 'utf8');
     } catch (err) {
-      problems.push(`cannot read sample ${file}: ${err instanceof Error ? err.message : String(err)}`);
+      problems.push(`cannot read sample ${file}: ${errorMessage(err)}`);
       continue;
     }
     for (const doc of parseAllDocuments(text, { version: '1.1' })) {
@@ -137,7 +139,7 @@ export async function clusterResolver(offline: boolean, kubeconfig: string | und
     const kc = loadKubeConfig(kubeconfig === undefined ? {} : { files: [kubeconfig] });
     server = kc.server;
     const client = createKubeClient(kc, { userAgent: 'chartpilot-generate' });
-    await client.request('GET', '/version', { timeoutMs: 5_000 });
+    await serverVersion(client, { timeoutMs: 5_000 });
     return discoveryResolver(client);
   } catch (err) {
     const why = err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err);

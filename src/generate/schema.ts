@@ -15,6 +15,7 @@
  * provides are not required in the CR, and schema defaults are never copied (the API server would
  * write them into every CR, while Helm ignores them).
  */
+import { isPlainObject } from '../lib/json.js';
 
 export type Schema = Record<string, unknown>;
 
@@ -62,10 +63,6 @@ const NUMBER_FORMATS: Readonly<Record<string, ReadonlySet<string>>> = {
 
 const SCALAR_TYPES = new Set(['string', 'integer', 'number', 'boolean']);
 const JSON_TYPES = new Set(['object', 'array', 'string', 'integer', 'number', 'boolean', 'null']);
-
-export function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /**
  * Converts a chart's values schema to the structural schema of a CR's `spec`. `defaults` is the

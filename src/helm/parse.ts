@@ -7,6 +7,7 @@
  * Error messages here never quote the input: release JSON carries `config` (the user's values).
  */
 import { HelmError, type HelmRelease, type ReleaseStatus } from './types.js';
+import { asPlainObject } from '../lib/json.js';
 
 const STATUSES: ReadonlySet<string> = new Set<ReleaseStatus>([
   'unknown',
@@ -24,11 +25,7 @@ export function toReleaseStatus(s: unknown): ReleaseStatus {
   return typeof s === 'string' && STATUSES.has(s) ? (s as ReleaseStatus) : 'unknown';
 }
 
-type Json = Record<string, unknown>;
 
-function obj(v: unknown): Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {};
-}
 function str(v: unknown): string {
   return typeof v === 'string' ? v : '';
 }
@@ -50,13 +47,13 @@ function parseJson(text: string, action: string): unknown {
 /** A full release as printed by `helm upgrade -o json` / `helm status -o json`. */
 export function parseRelease(text: string, action: string): HelmRelease {
   const raw = parseJson(text, action);
-  const r = obj(raw);
+  const r = asPlainObject(raw);
   const revision = int(r['version']);
   if (str(r['name']) === '' || revision === 0) {
     throw new HelmError('failed', `helm ${action} printed JSON that is not a release`, action);
   }
-  const info = obj(r['info']);
-  const meta = obj(obj(r['chart'])['metadata']);
+  const info = asPlainObject(r['info']);
+  const meta = asPlainObject(asPlainObject(r['chart'])['metadata']);
   return {
     name: str(r['name']),
     namespace: str(r['namespace']),
@@ -80,7 +77,7 @@ export function parseHistory(text: string, release: string, namespace: string): 
   if (!Array.isArray(raw)) throw new HelmError('failed', 'helm history printed JSON that is not a list', 'history');
   return raw
     .map((entry): HelmRelease => {
-      const e = obj(entry);
+      const e = asPlainObject(entry);
       const { name, version } = splitChartRef(str(e['chart']));
       return {
         name: release,

@@ -6,7 +6,8 @@
  * connections (a watchdog restarts the watch when not even a bookmark arrived for too long).
  */
 import type { Logger } from 'pino';
-import { realClock, type Clock, type TimerHandle } from '../controller/clock.js';
+import { realClock, type Clock, type TimerHandle } from '../lib/clock.js';
+import { backoffDelay } from '../lib/backoff.js';
 import { KubeApiError, isGone } from './errors.js';
 import { diffRelist } from './relist.js';
 import { ACCEPT_METADATA_LIST, ACCEPT_METADATA_WATCH, type KubeClient, type Query, type WatchHandle } from './rest.js';
@@ -47,6 +48,8 @@ export interface InformerOptions<T extends KubeObject> {
 
 const DEFAULT_SILENCE_MS = 5 * 60_000;
 const DEFAULT_BACKOFF = { initialMs: 800, maxMs: 30_000 };
+/** Reconnect delays vary by ±20 % so informers that lost the API server together do not return in lockstep. */
+const RECONNECT_JITTER = 0.2;
 /** A watch that closes this fast without delivering anything is treated as a failure (backoff). */
 const SHORT_WATCH_MS = 1_000;
 
@@ -207,7 +210,7 @@ export class Informer<T extends KubeObject> {
         this.error = err;
         if (isGone(err)) needList = true; // e.g. an expired continue token while paging
         failures++;
-        const delay = backoffDelay(failures, this.backoff, this.random);
+        const delay = backoffDelay(failures, { ...this.backoff, jitter: RECONNECT_JITTER }, this.random);
         this.log?.warn({ err, attempt: failures, retryInMs: Math.round(delay) }, 'list/watch failed; retrying');
         await this.sleep(delay);
       }
@@ -391,11 +394,6 @@ export class Informer<T extends KubeObject> {
   }
 }
 
-/** Exponential backoff with ±20 % jitter, capped: attempt 1 → ~initialMs. */
-export function backoffDelay(attempt: number, b: { initialMs: number; maxMs: number }, random: () => number = Math.random): number {
-  const base = Math.min(b.maxMs, b.initialMs * 2 ** Math.max(0, attempt - 1));
-  return Math.min(b.maxMs, base * (0.8 + 0.4 * random()));
-}
 
 function describe(o: InformerOptions<KubeObject> | InformerOptions<never>): string {
   const scope = o.resource.namespaced ? (o.namespace ?? '*') : '-';

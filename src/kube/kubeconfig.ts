@@ -15,6 +15,7 @@ import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { isIPv6 } from 'node:net';
 import { newClusters, newContexts, newUsers, type Cluster, type Context, type User } from '@kubernetes/client-node/dist/config_types.js';
 import { parse } from 'yaml';
+import { errorMessage } from '../lib/errors.js';
 
 export type { Cluster, User } from '@kubernetes/client-node/dist/config_types.js';
 
@@ -101,7 +102,7 @@ function parseFile(file: string): Parsed {
   try {
     doc = parse(readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new Error(`cannot read kubeconfig ${file}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new Error(`cannot read kubeconfig ${file}: ${errorMessage(err)}`, { cause: err });
   }
   if (doc === null || doc === undefined) return { clusters: [], users: [], contexts: [], currentContext: undefined };
   if (typeof doc !== 'object' || Array.isArray(doc)) throw new Error(`kubeconfig ${file} is not a mapping`);
@@ -118,7 +119,7 @@ function parseFile(file: string): Parsed {
     const current = raw['current-context'];
     return { clusters, users, contexts: newContexts(raw.contexts ?? []), currentContext: typeof current === 'string' && current !== '' ? current : undefined };
   } catch (err) {
-    throw new Error(`kubeconfig ${file}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new Error(`kubeconfig ${file}: ${errorMessage(err)}`, { cause: err });
   }
 }
 

@@ -10,6 +10,7 @@ import { KubeApiError } from './errors.js';
 import type { Credentials, KubeConnection } from './kubeconfig.js';
 import { LineDecoder } from './lines.js';
 import { resourcePath } from './resource.js';
+import { errorWithCause } from '../lib/errors.js';
 import type { ApiResource, WatchEventType } from './types.js';
 
 export { KubeApiError } from './errors.js';
@@ -117,7 +118,7 @@ export function createKubeClient(conn: KubeConnection, opts: KubeClientOptions =
       }
       dispatcher = pool.dispatcher;
     } catch (cause) {
-      throw new KubeApiError(`cannot authenticate to ${server}: ${errorMessage(cause)}`, { status: 0, reason: 'Unauthorized', cause });
+      throw new KubeApiError(`cannot authenticate to ${server}: ${errorWithCause(cause)}`, { status: 0, reason: 'Unauthorized', cause });
     }
     return { headers: { ...creds.headers }, dispatcher };
   }
@@ -166,7 +167,7 @@ export function createKubeClient(conn: KubeConnection, opts: KubeClientOptions =
       if (err instanceof SyntaxError) {
         throw new KubeApiError(`${method} ${path}: response is not JSON`, { status, reason: 'InternalError', method, path, cause: err });
       }
-      throw new KubeApiError(`${method} ${path}: ${errorMessage(err)}`, { status: 0, reason: 'Unavailable', method, path, cause: err });
+      throw new KubeApiError(`${method} ${path}: ${errorWithCause(err)}`, { status: 0, reason: 'Unavailable', method, path, cause: err });
     } finally {
       onRequest?.(method, path, status, performance.now() - started);
     }
@@ -209,7 +210,7 @@ export function createKubeClient(conn: KubeConnection, opts: KubeClientOptions =
       if (timedOut) {
         return new KubeApiError(`watch ${path}: nothing received for ${inactivityMs} ms`, { status: 0, reason: 'Timeout', method: 'GET', path, cause: err });
       }
-      return new KubeApiError(`watch ${path}: ${errorMessage(err)}`, { status: 0, reason: 'Unavailable', method: 'GET', path, cause: err });
+      return new KubeApiError(`watch ${path}: ${errorWithCause(err)}`, { status: 0, reason: 'Unavailable', method: 'GET', path, cause: err });
     };
     const handle: WatchHandle = {
       abort: () => {
@@ -281,13 +282,4 @@ export function createKubeClient(conn: KubeConnection, opts: KubeClientOptions =
     resourceFor: (apiVersion, kind) => discovery.resourceFor(apiVersion, kind),
     pathFor: resourcePath,
   };
-}
-
-function errorMessage(err: unknown): string {
-  if (err instanceof Error) {
-    // undici reports "fetch failed" and hides the useful part (ECONNREFUSED, certificate errors) in cause.
-    const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
-    return err.message + cause;
-  }
-  return String(err);
 }

@@ -5,6 +5,7 @@
  */
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
+import { CoreResources, createObject, mergePatchObject } from '../kube/objects.js';
 import type { KubeClient } from '../kube/rest.js';
 import type { EventSink, EventType } from '../reconcile/ports.js';
 import type { CustomResource } from '../reconcile/types.js';
@@ -64,36 +65,31 @@ export class EventRecorder implements EventSink {
     if (seen !== undefined && now - seen.lastAt < AGGREGATE_WINDOW_MS) {
       seen.count += 1;
       seen.lastAt = now;
-      await this.opts.client.request('PATCH', `/api/v1/namespaces/${encodeURIComponent(seen.namespace)}/events/${encodeURIComponent(seen.eventName)}`, {
-        body: { count: seen.count, lastTimestamp: stamp },
-        contentType: 'application/merge-patch+json',
-      });
+      await mergePatchObject(this.opts.client, { resource: CoreResources.event, namespace: seen.namespace, name: seen.eventName }, { count: seen.count, lastTimestamp: stamp });
       return;
     }
     const eventName = `${cr.metadata.name}.${now.toString(16)}${Math.floor(Math.random() * 0xffff).toString(16)}`;
-    await this.opts.client.request('POST', `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`, {
-      body: {
-        apiVersion: 'v1',
-        kind: 'Event',
-        metadata: { name: eventName, namespace },
-        involvedObject: {
-          apiVersion: cr.apiVersion,
-          kind: cr.kind,
-          name: cr.metadata.name,
-          namespace,
-          uid: cr.metadata.uid,
-          resourceVersion: cr.metadata.resourceVersion,
-        },
-        type,
-        reason,
-        message,
-        count: 1,
-        firstTimestamp: stamp,
-        lastTimestamp: stamp,
-        source: { component: COMPONENT },
-        reportingComponent: COMPONENT,
-        reportingInstance: this.instance,
+    await createObject(this.opts.client, CoreResources.event, namespace, {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: eventName, namespace },
+      involvedObject: {
+        apiVersion: cr.apiVersion,
+        kind: cr.kind,
+        name: cr.metadata.name,
+        namespace,
+        uid: cr.metadata.uid,
+        resourceVersion: cr.metadata.resourceVersion,
       },
+      type,
+      reason,
+      message,
+      count: 1,
+      firstTimestamp: stamp,
+      lastTimestamp: stamp,
+      source: { component: COMPONENT },
+      reportingComponent: COMPONENT,
+      reportingInstance: this.instance,
     });
     if (this.recent.size >= MAX_TRACKED) {
       const oldest = this.recent.keys().next();

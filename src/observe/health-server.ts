@@ -5,8 +5,9 @@
  * `/healthz/<name>` runs a single check.
  */
 import type { ServerResponse } from 'node:http';
-import { realClock, type Clock, type TimerHandle } from '../controller/clock.js';
+import { realClock, type Clock, type TimerHandle } from '../lib/clock.js';
 import { notFound, pathOf, refuseNonGet, startHttpServer, type ListenAddress, type RunningServer } from './http-server.js';
+import { errorMessage } from '../lib/errors.js';
 
 /** `true` when healthy; otherwise why not (shown to whoever probes, so never secrets). */
 export type CheckResult = true | string;
@@ -59,7 +60,7 @@ function run(check: HealthCheck): CheckResult {
   try {
     return check();
   } catch (err) {
-    return err instanceof Error ? err.message : String(err);
+    return errorMessage(err);
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { errorMessage } from '../lib/errors.js';
 
 /** Where to listen; `host` undefined = every interface (Go's `:8080`). Matches cli/args BindAddress. */
 export interface ListenAddress {
@@ -54,7 +55,7 @@ export async function startHttpServer(what: string, address: ListenAddress, hand
   const server: Server = createServer((req, res) => {
     Promise.resolve(handler(req, res)).catch((err: unknown) => {
       if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
-      res.end(`internal error: ${err instanceof Error ? err.message : String(err)}\n`);
+      res.end(`internal error: ${errorMessage(err)}\n`);
     });
   });
   // Probes and scrapes are tiny; a slow or stuck client must not pin a socket forever.

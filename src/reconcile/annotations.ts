@@ -1,5 +1,5 @@
 /** operator-sdk's per-CR annotations, parsed and validated (a bad value is a clear status message). */
-import { parseGoDuration } from '../config/duration.js';
+import { parseGoDuration } from '../lib/duration.js';
 import { Annotations } from './names.js';
 
 export interface CrOptions {

@@ -4,6 +4,9 @@
  * run no helm process at all (operator-sdk re-renders every CR every period to find that out).
  */
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '../lib/json.js';
+
+export { canonicalJson };
 
 export interface FingerprintInput {
   readonly chartDigest: string;
@@ -12,17 +15,7 @@ export interface FingerprintInput {
   readonly options: Readonly<Record<string, string | number | boolean>>;
 }
 
-/** JSON with object keys sorted, so equal values always serialize equally. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
-      const sorted: Record<string, unknown> = {};
-      for (const k of Object.keys(v).sort()) sorted[k] = (v as Record<string, unknown>)[k];
-      return sorted;
-    }
-    return v;
-  });
-}
+
 
 /** 40 hex characters: fits a label value (63 max) and is collision-safe for this use. */
 export function fingerprint(input: FingerprintInput): string {

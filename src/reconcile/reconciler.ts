@@ -22,6 +22,7 @@ import type { Clock, CrWriter, EventSink, KeepResult, ReleaseKeeperPort, Release
 import { clip, nextStatus, type Outcome, type ReleaseInfo } from './status.js';
 import type { CustomResource } from './types.js';
 import { mergeValues } from './values.js';
+import { errorMessage } from '../lib/errors.js';
 
 /** What a watches entry resolves to right now; replaced as a whole when the chart or entry changes. */
 export interface ReconcileTarget {
@@ -87,10 +88,6 @@ function releaseInfo(r: HelmRelease): ReleaseInfo {
     appVersion: r.appVersion,
     notes: r.notes,
   };
-}
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 export class Reconciler {
@@ -403,4 +400,3 @@ export class Reconciler {
     await this.opts.writer.patchStatus(cr, status);
   }
 }
-

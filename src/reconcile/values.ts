@@ -1,6 +1,6 @@
 /** The values a release gets: the CR's spec, with the operator's overrides on top. */
 import { applyOverrides } from '../config/overrides.js';
-import { isPlainMap } from '../config/plain.js';
+import { isPlainMap } from '../lib/json.js';
 
 export type MergedValues =
   | { readonly ok: true; readonly values: Record<string, unknown> }

@@ -12,6 +12,7 @@ import { waitFor } from '../integration/harness.js';
 import { helmList, type Cr, type RunningOperator, type TestKind } from '../integration/operator-harness.js';
 import { VALUES_DIR_PREFIX } from '../../src/helm/values-file.js';
 import { descendants, rssKiB } from './procfs.js';
+import { errorMessage } from '../../src/lib/errors.js';
 
 /** Deterministic PRNG (mulberry32), so a failing run can be replayed from its printed seed. */
 export function prng(seed: number): () => number {
@@ -189,7 +190,7 @@ export async function waitConverged(cluster: TestCluster, k: TestKind, namespace
     );
   } catch (err) {
     const tail = op?.logs().split('\n').slice(-30).join('\n') ?? '';
-    throw new Error(`${err instanceof Error ? err.message : String(err)}\nstill wrong (${String(last.length)}):\n  ${last.slice(0, 30).join('\n  ')}\noperator log tail:\n${tail}`, { cause: err });
+    throw new Error(`${errorMessage(err)}\nstill wrong (${String(last.length)}):\n  ${last.slice(0, 30).join('\n  ')}\noperator log tail:\n${tail}`, { cause: err });
   }
   return Date.now() - started;
 }

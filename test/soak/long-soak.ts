@@ -21,6 +21,7 @@ import { newNamespace, testCluster, waitFor } from '../integration/harness.js';
 import { FIXTURE_CHARTS, installCrd, startOperator, testKind } from '../integration/operator-harness.js';
 import { childProcesses, churn, helmCallCounts, leakedValuesDirs, settledRssKiB, waitConverged } from './churn.js';
 import { isAlive, rssKiB } from './procfs.js';
+import { errorMessage } from '../../src/lib/errors.js';
 
 const say = (line: string): void => {
   process.stderr.write(`[long-soak ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
@@ -112,7 +113,7 @@ async function main(): Promise<number> {
     try {
       convergeMs = await waitConverged(cluster, k, ns, model, 10 * 60_000, op);
     } catch (err) {
-      problems.push(err instanceof Error ? err.message : String(err));
+      problems.push(errorMessage(err));
     }
     try {
       await waitFor('no child processes of the idle operator', () => Promise.resolve(childProcesses(op).length === 0), { timeoutMs: 60_000 });
@@ -154,7 +155,7 @@ async function main(): Promise<number> {
       try {
         await fn();
       } catch (err) {
-        say(`cleanup failed: ${err instanceof Error ? err.message : String(err)}`);
+        say(`cleanup failed: ${errorMessage(err)}`);
       }
     }
     if (cpDir !== undefined) await stopControlPlane(cpDir);

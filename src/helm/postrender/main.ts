@@ -11,6 +11,7 @@ import { text } from 'node:stream/consumers';
 
 import { injectMetadata, PostRenderRefusal } from './inject.js';
 import { parsePostRenderSpec, SPEC_ENV } from './spec.js';
+import { errorMessage } from '../../lib/errors.js';
 
 async function main(): Promise<void> {
   const raw = process.argv[2] ?? process.env[SPEC_ENV];
@@ -29,6 +30,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`chartpilot post-renderer: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(`chartpilot post-renderer: ${errorMessage(err)}\n`);
   process.exitCode = 1;
 });

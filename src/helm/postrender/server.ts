@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { PostRenderSpec } from '../types.js';
 import { injectMetadata, PostRenderRefusal } from './inject.js';
+import { errorMessage } from '../../lib/errors.js';
 
 /** Far above any manifest helm stores (a release Secret holds at most 1 MiB compressed). */
 const MAX_MANIFEST_BYTES = 64 * 1024 * 1024;
@@ -69,7 +70,7 @@ export async function startRenderServer(socketPath: string): Promise<RenderServe
       try {
         reply(res, 200, injectMetadata(Buffer.concat(chunks).toString('utf8'), job.spec));
       } catch (err) {
-        const message = err instanceof Error ? err.message : String(err);
+        const message = errorMessage(err);
         if (err instanceof PostRenderRefusal) job.refusal = message;
         reply(res, 422, `${message}\n`);
       }

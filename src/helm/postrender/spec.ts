@@ -1,5 +1,6 @@
 /** The post-renderer's input contract, shared by the client (writer) and the script (reader). */
 import type { PostRenderOwner, PostRenderSpec } from '../types.js';
+import { isPlainObject } from '../../lib/json.js';
 
 /** Fallback channel for the spec when no argument is given (e.g. a hand-run script). */
 export const SPEC_ENV = 'CHARTPILOT_POSTRENDER_SPEC';
@@ -26,7 +27,7 @@ export function parsePostRenderSpec(raw: string): PostRenderInput {
   } catch (err) {
     throw new Error('post-render spec is not valid JSON', { cause: err });
   }
-  if (!isObject(parsed)) {
+  if (!isPlainObject(parsed)) {
     throw new Error('post-render spec must be a JSON object with "labels" and "annotations"');
   }
   const errorFile = parsed['errorFile'];
@@ -37,10 +38,6 @@ export function parsePostRenderSpec(raw: string): PostRenderInput {
     ...(parsed['owner'] === undefined ? {} : { owner: parseOwner(parsed['owner']) }),
     ...(errorFile === undefined ? {} : { errorFile }),
   };
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function str(v: unknown, field: string): string {
@@ -54,7 +51,7 @@ function bool(v: unknown, field: string): boolean {
 }
 
 function parseOwner(value: unknown): PostRenderOwner {
-  if (!isObject(value) || !isObject(value['reference'])) throw new Error('post-render spec: "owner" must be an object with a "reference"');
+  if (!isPlainObject(value) || !isPlainObject(value['reference'])) throw new Error('post-render spec: "owner" must be an object with a "reference"');
   const ref = value['reference'];
   const kinds = value['clusterScopedKinds'];
   if (!Array.isArray(kinds) || !kinds.every((k) => typeof k === 'string')) {
@@ -77,7 +74,7 @@ function parseOwner(value: unknown): PostRenderOwner {
 
 function stringMap(value: unknown, field: string): Record<string, string> {
   if (value === undefined) return {};
-  if (!isObject(value)) {
+  if (!isPlainObject(value)) {
     throw new Error(`post-render spec: "${field}" must be an object of strings`);
   }
   const out: Record<string, string> = {};

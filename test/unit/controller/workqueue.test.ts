@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { realClock } from '../../../src/controller/clock.js';
+import { realClock } from '../../../src/lib/clock.js';
 import { WorkQueue, type WorkQueueOptions, type WorkResult } from '../../../src/controller/workqueue.js';
 import { FakeClock, settle } from '../fakes/clock.js';
 

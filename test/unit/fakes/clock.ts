@@ -4,7 +4,7 @@
  * that awaits inside a timer callback makes progress the way it would under real time.
  */
 import { setImmediate as tick } from 'node:timers/promises';
-import type { Clock, TimerHandle } from '../../../src/controller/clock.js';
+import type { Clock, TimerHandle } from '../../../src/lib/clock.js';
 
 interface FakeTimer {
   readonly id: number;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Informer, backoffDelay, type InformerOptions } from '../../../src/kube/informer.js';
+import { Informer, type InformerOptions } from '../../../src/kube/informer.js';
 import type { KubeObject } from '../../../src/kube/types.js';
 import { FakeClock, settle } from '../fakes/clock.js';
 import { FakeApi, configMaps, forbidden, gone, unavailable } from './fake-api.js';
@@ -338,10 +338,3 @@ await test('cluster-scoped resources ignore the namespace', async () => {
   await s.informer.stop();
 });
 
-await test('backoffDelay doubles, caps and jitters by ±20 %', () => {
-  const b = { initialMs: 100, maxMs: 1000 };
-  assert.deepEqual([1, 2, 3, 4, 5, 9].map((n) => backoffDelay(n, b, () => 0.5)), [100, 200, 400, 800, 1000, 1000]);
-  assert.equal(backoffDelay(1, b, () => 0), 80);
-  assert.ok(Math.abs(backoffDelay(1, b, () => 0.99999) - 120) < 0.01);
-  assert.equal(backoffDelay(10, b, () => 0.99999), 1000, 'never above the cap');
-});

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import type { Clock, TimerHandle } from '../../../src/controller/clock.js';
+import type { Clock, TimerHandle } from '../../../src/lib/clock.js';
 import { EventLoopWatchdog, startHealthServer, type CheckResult } from '../../../src/observe/health-server.js';
 import { ListenError, startHttpServer } from '../../../src/observe/http-server.js';
 

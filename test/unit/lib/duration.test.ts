@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseGoDuration } from '../../../src/config/duration.js';
+import { parseGoDuration } from '../../../src/lib/duration.js';
 
 function ms(text: string): number {
   const r = parseGoDuration(text);

@@ -30,3 +30,13 @@ export const realClock: Clock = {
     clearTimeout(handle as NodeJS.Timeout);
   },
 };
+
+/**
+ * Wall time (ms since the epoch), for comparing with timestamps the API server wrote (e.g. when a
+ * release Secret was created) and for writing them (condition transition times).
+ */
+export interface WallClock {
+  now(): number;
+}
+
+export const systemWallClock: WallClock = { now: () => Date.now() };
