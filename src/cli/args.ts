@@ -43,7 +43,7 @@ export interface RunOptions {
   readonly helmBin: string;
   /** `--kubeconfig`; undefined → KUBECONFIG, ~/.kube/config or in-cluster, as usual. */
   readonly kubeconfig: string | undefined;
-  /** operator-sdk `--suppress-override-values`: OverrideValuesInUse events omit the values. */
+  /** operator-sdk `--suppress-override-values`: no OverrideValuesInUse Warning events. */
   readonly suppressOverrideValues: boolean;
   /** operator-sdk `--metrics-secure`: serve metrics over HTTPS. */
   readonly metricsSecure: boolean;
@@ -116,7 +116,7 @@ const FLAGS = {
   },
   'suppress-override-values': {
     type: 'boolean',
-    help: 'Leave the values out of OverrideValuesInUse events (default false)',
+    help: 'Emit no OverrideValuesInUse Warning events for watches.yaml overrideValues (default false)',
   },
   'metrics-secure': { type: 'boolean', help: 'operator-sdk flag, not supported yet: refused at start (serve metrics behind a TLS proxy instead)' },
   'metrics-require-rbac': {

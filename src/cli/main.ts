@@ -1,7 +1,7 @@
 /** The chartpilot command line: dispatches sub-commands and turns every outcome into an exit code. */
 import { readFileSync } from 'node:fs';
 import { parseRunArgs, RUN_HELP } from './args.js';
-import { ExitCode } from './exit-codes.js';
+import { ExitCode } from '../lib/exit-codes.js';
 import { runOperator } from './run.js';
 
 const USAGE = `chartpilot — turn any Helm chart into a Kubernetes API
@@ -79,6 +79,7 @@ async function run(argv: readonly string[]): Promise<number> {
         healthProbeBindAddress: o.healthProbeBindAddress,
         leaderElection: o.leaderElect ? { id: o.leaderElectionId, namespace: o.leaderElectionNamespace } : undefined,
         ignoredFlags: o.ignoredFlags,
+        suppressOverrideValues: o.suppressOverrideValues,
         version: packageVersion(),
       },
       { env: process.env, stderr: (line) => process.stderr.write(`${line}\n`), stop: stop.signal },

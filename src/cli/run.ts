@@ -10,7 +10,7 @@ import { loadWatches } from '../config/watches.js';
 import { defaultLeaseName, KubeLeaseStore, LeaderElector, newIdentity, resolveLeaseNamespace } from '../controller/leader-election.js';
 import { Manager } from '../controller/manager.js';
 import { ConfigReloader } from '../controller/reloader.js';
-import { checkApiServer, checkPermissions, PreflightError, requiredChecks, resolveResources } from '../controller/preflight.js';
+import { checkApiServer, checkPermissions, PreflightError, requiredChecks, resolveResources } from './preflight.js';
 import { createHelmClient } from '../helm/cli-client.js';
 import { createKubeClient, loadKubeConfig } from '../kube/rest.js';
 import { EventRecorder } from '../observe/events.js';
@@ -20,7 +20,7 @@ import { createLogger, type LogLevel } from '../observe/logger.js';
 import { OperatorMetrics } from '../observe/metrics.js';
 import { startServers, type Servers } from '../observe/servers.js';
 import type { BindAddress } from './args.js';
-import { ExitCode } from './exit-codes.js';
+import { ExitCode } from '../lib/exit-codes.js';
 import { errorMessage } from '../lib/errors.js';
 
 export interface RunConfig {
@@ -39,6 +39,8 @@ export interface RunConfig {
   readonly healthProbeBindAddress?: BindAddress | undefined;
   /** `--leader-elect`: the Lease's name and namespace ('' = derive / detect); undefined = every replica acts. */
   readonly leaderElection?: { readonly id: string; readonly namespace: string } | undefined;
+  /** operator-sdk `--suppress-override-values`: no OverrideValuesInUse Warning events. */
+  readonly suppressOverrideValues?: boolean;
   /** operator-sdk flags that were given but change nothing here; logged once. */
   readonly ignoredFlags?: readonly string[];
   /** For helm_operator_build_info. */
@@ -219,6 +221,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
     helmTimeoutMs: config.helmTimeoutMs,
     historyMax: HISTORY_MAX,
     processStartedAt: op.startedAt,
+    suppressOverrideValues: config.suppressOverrideValues ?? false,
     queueMetrics: (controller) => {
       metrics.registerController(controller);
       return metrics.queueMetrics(controller);

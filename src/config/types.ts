@@ -14,7 +14,11 @@ export interface WatchEntry {
   readonly maxConcurrentReconciles: number | undefined;
   /** Label selector in the API's query form (`a=b,c in (d)`), or undefined for all. */
   readonly labelSelector: string | undefined;
-  /** operator-sdk `dryRunOption`; kept for compatibility (`server` lets `lookup` work). */
+  /**
+   * operator-sdk `dryRunOption` (which dry run its helm-operator diffs releases with): validated so
+   * operator-sdk files load, but it has no effect here — chartpilot never dry-runs; it compares
+   * fingerprints.
+   */
   readonly dryRunOption: 'none' | 'client' | 'server' | undefined;
   /**
    * chartpilot addition: objects outside the CR's namespace or cluster-scoped are refused unless

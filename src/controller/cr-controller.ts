@@ -10,7 +10,7 @@ import { Informer } from '../kube/informer.js';
 import type { KubeClient } from '../kube/rest.js';
 import type { ApiResource, KubeObject } from '../kube/types.js';
 import type { Reconciler } from '../reconcile/reconciler.js';
-import type { CustomResource } from '../reconcile/types.js';
+import type { CustomResource } from '../reconcile/model.js';
 import { WorkQueue, type WorkQueueMetrics } from './workqueue.js';
 import { errorMessage } from '../lib/errors.js';
 

@@ -4,7 +4,7 @@ import { isNotFound } from '../kube/errors.js';
 import { mergePatchObject, type ObjectAddress } from '../kube/objects.js';
 import type { ApiResource, KubeObject } from '../kube/types.js';
 import type { CrWriter } from '../reconcile/ports.js';
-import type { CrStatus, CustomResource } from '../reconcile/types.js';
+import type { CrStatus, CustomResource } from '../reconcile/model.js';
 
 /** A merge patch that also clears top-level status keys the new status no longer has. */
 export function statusMergePatch(previous: CrStatus | undefined, next: CrStatus): Record<string, unknown> {

@@ -3,19 +3,22 @@
  * computes its chart digest, and wires reconciler, informers and queue together.
  */
 import type { Logger } from 'pino';
+import { applyOverrides } from '../config/overrides.js';
 import { gvkKey, type WatchEntry } from '../config/types.js';
+import { createReleaseStore } from '../helm/storage.js';
 import type { HelmClient } from '../helm/types.js';
 import type { KubeClient } from '../kube/rest.js';
 import type { ApiResource } from '../kube/types.js';
 import type { EventSink } from '../reconcile/ports.js';
-import { Reconciler, type ReconcileTarget } from '../reconcile/reconciler.js';
+import { Reconciler } from '../reconcile/reconciler.js';
+import { sameTarget, type ReconcileTarget } from '../reconcile/target.js';
 import { ScopeMap } from '../dependents/scopes.js';
 import { DependentWatcher } from '../dependents/watcher.js';
-import { chartDigest } from './chart-digest.js';
+import { chartDigest } from '../config/chart-digest.js';
+import { systemWallClock } from '../lib/clock.js';
 import { createCrWriter } from './cr-writer.js';
 import { CrController } from './cr-controller.js';
-import { ReleaseKeeper } from './release-keeper.js';
-import { createReleaseStore } from './release-store.js';
+import { ReleaseKeeper } from '../dependents/release-keeper.js';
 import type { WorkQueueMetrics } from './workqueue.js';
 
 export interface ManagerOptions {
@@ -29,6 +32,8 @@ export interface ManagerOptions {
   readonly helmTimeoutMs: number;
   readonly historyMax: number;
   readonly processStartedAt: number;
+  /** operator-sdk's --suppress-override-values: no OverrideValuesInUse Warning events. */
+  readonly suppressOverrideValues?: boolean;
   readonly queueMetrics?: (controller: string) => WorkQueueMetrics;
   readonly onReconciled?: (controller: string, result: 'success' | 'error' | 'requeue_after', durationMs: number) => void;
 }
@@ -97,7 +102,9 @@ export class Manager {
       releases: this.releases,
       writer: createCrWriter(opts.client, resource),
       events: opts.events,
-      clock: { now: Date.now },
+      clock: systemWallClock,
+      applyOverrides,
+      suppressOverrideValues: opts.suppressOverrideValues,
       helmTimeoutMs: opts.helmTimeoutMs,
       processStartedAt: opts.processStartedAt,
       historyMax: opts.historyMax,
@@ -139,11 +146,7 @@ export class Manager {
     const prev = running.current.target;
     running.current.entry = entry;
     running.current.target = next;
-    const changed =
-      prev.chartDigest !== next.chartDigest ||
-      prev.chartPath !== next.chartPath ||
-      JSON.stringify(prev.overrides) !== JSON.stringify(next.overrides) ||
-      prev.reconcilePeriodMs !== next.reconcilePeriodMs;
+    const changed = !sameTarget(prev, next);
     if (changed) running.controller.enqueueAll();
     return changed;
   }

@@ -11,13 +11,6 @@ import { isPlainObject } from '../lib/json.js';
 export type { DesiredObject, IsNamespaced } from './types.js';
 
 /** One line of `status.deployedRelease.inventory`: which object, not what is in it. */
-export interface InventoryEntry {
-  apiVersion: string;
-  kind: string;
-  namespace?: string;
-  name: string;
-}
-
 export class ManifestError extends Error {
   override readonly name = 'ManifestError';
 }
@@ -98,10 +91,10 @@ export function parseManifest(manifest: string, releaseNamespace: string, isName
 }
 
 /** The inventory for the CR's status: one entry per object, in a stable order. */
-export function inventoryOf(objects: readonly ObjectRef[]): InventoryEntry[] {
-  const byKey = new Map<string, InventoryEntry>();
+export function inventoryOf(objects: readonly ObjectRef[]): ObjectRef[] {
+  const byKey = new Map<string, ObjectRef>();
   for (const o of objects) {
-    const entry: InventoryEntry =
+    const entry: ObjectRef =
       o.namespace === undefined
         ? { apiVersion: o.apiVersion, kind: o.kind, name: o.name }
         : { apiVersion: o.apiVersion, kind: o.kind, namespace: o.namespace, name: o.name };

@@ -5,19 +5,13 @@
  * every other kind counts as ready once it exists. Pure: the caller supplies the live objects.
  */
 import type { KubeObject } from '../kube/types.js';
+import type { Readiness } from '../reconcile/model.js';
 import { describeRef, type LiveOrMissing, type ObjectRef } from './types.js';
+
+export type { Readiness };
 import { asPlainObject } from '../lib/json.js';
 
 export type { LiveOrMissing } from './types.js';
-
-export interface Readiness {
-  ready: boolean;
-  /** `AllResourcesReady`, or the reason of the first object that is not ready (failures first). */
-  reason: string;
-  message: string;
-  /** An object failed in a way waiting will not fix (e.g. ProgressDeadlineExceeded, JobFailed). */
-  failed: boolean;
-}
 
 /** One object's verdict. */
 export interface ObjectReadiness {

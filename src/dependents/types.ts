@@ -1,13 +1,9 @@
 /** Shapes shared by the dependent-object modules (manifest, drift, readiness, watcher). */
 import type { KubeObject } from '../kube/types.js';
+import type { ObjectRef } from '../reconcile/model.js';
 
-/** Which object, without its content. `namespace` is undefined for cluster-scoped objects. */
-export interface ObjectRef {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly namespace?: string | undefined;
-  readonly name: string;
-}
+export type { ObjectRef };
+
 
 /** One object of a release as the chart rendered it. */
 export interface DesiredObject {

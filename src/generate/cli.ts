@@ -6,7 +6,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { ExitCode } from '../cli/exit-codes.js';
+import { ExitCode } from '../lib/exit-codes.js';
 import { isDnsLabel } from '../config/labels.js';
 import { ChartProblem } from './chart-meta.js';
 import { ChartReadError } from './chart-source.js';

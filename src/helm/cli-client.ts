@@ -14,7 +14,7 @@ import {
   HelmError,
   type HelmClient,
   type HelmErrorKind,
-  type HelmRelease,
+  type Release,
   type PostRenderSpec,
   type RollbackRequest,
   type TemplateRequest,
@@ -208,7 +208,7 @@ export function createHelmClient(opts: CliHelmClientOptions): CliHelmClient {
       if (p !== undefined) await (await p.catch(() => undefined))?.remove();
     },
 
-    async upgradeInstall(req: UpgradeInstallRequest): Promise<HelmRelease> {
+    async upgradeInstall(req: UpgradeInstallRequest): Promise<Release> {
       validateRequest(req.release, req.namespace, req.timeoutMs);
       validateChart(req.chart);
       const labelFlags = releaseLabelFlags(req.releaseLabels);
@@ -295,7 +295,7 @@ export function createHelmClient(opts: CliHelmClientOptions): CliHelmClient {
       });
     },
 
-    async status(release: string, namespace: string, timeoutMs: number): Promise<HelmRelease | undefined> {
+    async status(release: string, namespace: string, timeoutMs: number): Promise<Release | undefined> {
       validateRequest(release, namespace, timeoutMs);
       return await call('status', release, namespace, timeoutMs, async (remaining) => {
         // Fresh per call, so no chart's notes or manifest can contain the field separator.
@@ -311,7 +311,7 @@ export function createHelmClient(opts: CliHelmClientOptions): CliHelmClient {
       });
     },
 
-    async history(release: string, namespace: string, timeoutMs: number): Promise<readonly HelmRelease[]> {
+    async history(release: string, namespace: string, timeoutMs: number): Promise<readonly Release[]> {
       validateRequest(release, namespace, timeoutMs);
       return await call('history', release, namespace, timeoutMs, async (remaining) => {
         try {

@@ -1,12 +1,12 @@
 /**
- * Helm's JSON output → HelmRelease. Shapes verified against helm 4.1.4 (fixtures in
+ * Helm's JSON output → Release. Shapes verified against helm 4.1.4 (fixtures in
  * test/fixtures/helm/): `upgrade -o json` and `status -o json` print the stored release
  * (snake_case `info`, `chart.metadata`, `version` = revision); `history -o json` prints summaries
  * whose `chart` is "<name>-<version>". Parsing is defensive: a field helm leaves out becomes ''.
  *
  * Error messages here never quote the input: release JSON carries `config` (the user's values).
  */
-import { HelmError, type HelmRelease, type ReleaseStatus } from './types.js';
+import { HelmError, type Release, type ReleaseStatus } from './types.js';
 import { asPlainObject } from '../lib/json.js';
 
 const STATUSES: ReadonlySet<string> = new Set<ReleaseStatus>([
@@ -45,7 +45,7 @@ function parseJson(text: string, action: string): unknown {
 }
 
 /** A full release as printed by `helm upgrade -o json` / `helm status -o json`. */
-export function parseRelease(text: string, action: string): HelmRelease {
+export function parseRelease(text: string, action: string): Release {
   const raw = parseJson(text, action);
   const r = asPlainObject(raw);
   const revision = int(r['version']);
@@ -72,11 +72,11 @@ export function parseRelease(text: string, action: string): HelmRelease {
  * `helm history -o json` summaries, oldest first. They carry neither notes nor manifest, and
  * the chart only as "<name>-<version>", split by `splitChartRef`.
  */
-export function parseHistory(text: string, release: string, namespace: string): HelmRelease[] {
+export function parseHistory(text: string, release: string, namespace: string): Release[] {
   const raw = parseJson(text, 'history');
   if (!Array.isArray(raw)) throw new HelmError('failed', 'helm history printed JSON that is not a list', 'history');
   return raw
-    .map((entry): HelmRelease => {
+    .map((entry): Release => {
       const e = asPlainObject(entry);
       const { name, version } = splitChartRef(str(e['chart']));
       return {
@@ -138,7 +138,7 @@ export function releaseTemplate(boundary: string): string {
   return `${TEMPLATE_FIELDS.map(([key, tpl]) => `${boundary}${key}\n${tpl}`).join('')}${boundary}end\n`;
 }
 
-export function parseReleaseTemplate(out: string, boundary: string): HelmRelease {
+export function parseReleaseTemplate(out: string, boundary: string): Release {
   const parts = out.split(boundary);
   const fields = new Map<string, string>();
   // parts[0] is whatever precedes the first marker (nothing); the last part is "end\n".

@@ -1,5 +1,5 @@
 /** metav1.Condition bookkeeping: lastTransitionTime moves only when the status flips. */
-import type { Condition } from './types.js';
+import type { Condition } from './model.js';
 
 export interface ConditionInput {
   readonly type: string;

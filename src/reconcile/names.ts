@@ -42,7 +42,7 @@ export const ConditionTypes = {
   paused: 'Paused',
 } as const;
 
-/** operator-sdk's condition reasons. */
+/** Condition and event reasons: operator-sdk's, then chartpilot's own events. */
 export const Reasons = {
   installSuccessful: 'InstallSuccessful',
   upgradeSuccessful: 'UpgradeSuccessful',
@@ -51,6 +51,10 @@ export const Reasons = {
   upgradeError: 'UpgradeError',
   reconcileError: 'ReconcileError',
   uninstallError: 'UninstallError',
+  rollbackSuccessful: 'RollbackSuccessful',
+  overrideValuesInUse: 'OverrideValuesInUse',
+  releaseUnlocked: 'ReleaseUnlocked',
+  driftRepaired: 'DriftRepaired',
 } as const;
 
 /** Helm's own limit on release names (it stores them in labels and Secret names). */

@@ -1,9 +1,15 @@
 /**
- * What to do next for one custom resource: a pure function of what was observed. The reconciler
- * acts on the plan, observes again and re-plans until the plan says it is done, so every
- * multi-step recovery (unlock, then upgrade) is a sequence of small, separately tested decisions.
+ * What to do next for one custom resource: a pure function of what was observed and of what this
+ * reconcile has already done. The reconciler runs the action, observes again and re-plans until
+ * the plan says the reconcile ends; every decision — including remediation after a failed Helm
+ * operation (which revision to roll back to, whether to remove a failed first install) — is made
+ * here and table-tested without a cluster.
+ *
+ * The loop ends explicitly: a terminal action ends it, and a non-terminal action may run at most
+ * once per reconcile. Planning one a second time means it did not change what it should have, so
+ * the plan says `stuck` instead of repeating it; the queue then retries with backoff.
  */
-import type { StoredRevision } from './types.js';
+import type { ObjectRef, StoredRevision } from './model.js';
 
 export interface PlanInput {
   /** metadata.deletionTimestamp is set. */
@@ -11,6 +17,8 @@ export interface PlanInput {
   /** Our finalizer (or operator-sdk's legacy one) is on the object. */
   readonly hasFinalizer: boolean;
   readonly paused: boolean;
+  /** The uninstall-wait annotation: the CR stays until the release's objects are gone. */
+  readonly uninstallWait: boolean;
   /** Why the CR cannot be reconciled as it is (bad spec, bad name, bad annotation). */
   readonly problem: string | undefined;
   readonly desiredFingerprint: string;
@@ -18,6 +26,10 @@ export interface PlanInput {
   readonly ownerKind: string;
   /** Stored revisions of the release, in any order. */
   readonly revisions: readonly StoredRevision[];
+  /** `status.deployedRelease.inventory` as the CR shows it now. */
+  readonly inventory: readonly ObjectRef[];
+  /** Whether the release's objects can be looked up at all (no keeper → uninstall-wait cannot wait). */
+  readonly canCheckObjects: boolean;
   readonly now: number;
   /** When this operator process started: a pending revision older than that is a crash's lock. */
   readonly processStartedAt: number;
@@ -25,26 +37,64 @@ export interface PlanInput {
   readonly helmTimeoutMs: number;
   /** `status.deployedRelease.revision` as the CR shows it now. */
   readonly statusRevision: number | undefined;
+  /** What this reconcile has done so far. */
+  readonly progress: Progress;
 }
 
-export type Plan =
+/** What this reconcile has done so far; the reconciler appends to it after each action. */
+export interface Progress {
+  /** Kinds of the non-terminal actions already run. */
+  readonly taken: readonly NonTerminalKind[];
+  /** An install or upgrade that failed in this reconcile; remediation follows, then `fail`. */
+  readonly failedDeploy: 'install' | 'upgrade' | undefined;
+  /** Reading the release or remediating it failed too: no more remediation, just report. */
+  readonly remediationFailed: boolean;
+  /** Objects of the release still present, once `check-objects-gone` has looked. */
+  readonly remaining: readonly ObjectRef[] | undefined;
+}
+
+export const NO_PROGRESS: Progress = { taken: [], failedDeploy: undefined, remediationFailed: false, remaining: undefined };
+
+/** Actions after which the reconciler observes and plans again. */
+export type NonTerminalAction =
+  | { readonly kind: 'add-finalizer' }
+  /** A pending-* revision left by a crashed operation: delete that record so Helm can proceed. */
+  | { readonly kind: 'unlock'; readonly revision: StoredRevision }
+  /** No deployed revision, but failed or half-removed ones: clear them, then install. */
+  | { readonly kind: 'clear-failed-release' }
+  | { readonly kind: 'uninstall' }
+  /** uninstall-wait: find out which of the release's objects still exist. */
+  | { readonly kind: 'check-objects-gone' }
+  /** Remediation of a failed upgrade: back to the last good revision. */
+  | { readonly kind: 'rollback'; readonly revision: number }
+  /** Remediation of a failed first install: remove the half-made release so the next try starts clean. */
+  | { readonly kind: 'remove-failed-install' };
+
+export type NonTerminalKind = NonTerminalAction['kind'];
+
+/** Actions that end the reconcile (install and upgrade end it when they succeed). */
+export type TerminalAction =
   /** Nothing to do. `refreshStatus` → the status lacks the release's details; fetch them once. */
   | { readonly kind: 'none'; readonly refreshStatus: boolean }
+  /** Being deleted, and no finalizer of ours holds it: nothing left to do. */
+  | { readonly kind: 'released' }
   | { readonly kind: 'paused' }
   | { readonly kind: 'irreconcilable'; readonly message: string }
   /** The release of this name belongs to another kind: never touch it. */
   | { readonly kind: 'conflict'; readonly message: string }
-  | { readonly kind: 'add-finalizer' }
   | { readonly kind: 'install' }
   | { readonly kind: 'upgrade' }
-  /** No deployed revision, but failed or half-removed ones: clear them, then install. */
-  | { readonly kind: 'clear-failed-release' }
-  /** A pending-* revision left by a crashed operation: delete that record so Helm can proceed. */
-  | { readonly kind: 'unlock'; readonly revision: StoredRevision }
   /** A pending-* revision that may belong to a live operation: look again later. */
   | { readonly kind: 'wait-pending'; readonly retryAfterMs: number; readonly revision: StoredRevision }
-  | { readonly kind: 'uninstall' }
-  | { readonly kind: 'remove-finalizer' };
+  /** uninstall-wait: the release is uninstalled but some of its objects are still being deleted. */
+  | { readonly kind: 'wait-objects-gone'; readonly remaining: readonly ObjectRef[] }
+  | { readonly kind: 'remove-finalizer' }
+  /** A deploy failed (and was remediated where possible): record why; the queue retries with backoff. */
+  | { readonly kind: 'fail'; readonly action: 'install' | 'upgrade' }
+  /** A non-terminal action did not change what it should have; retrying later is all that is left. */
+  | { readonly kind: 'stuck'; readonly message: string };
+
+export type Plan = NonTerminalAction | TerminalAction;
 
 const PENDING = new Set(['pending-install', 'pending-upgrade', 'pending-rollback', 'uninstalling']);
 /** Grace on top of the helm timeout before a pending revision of a live process counts as stale. */
@@ -58,20 +108,64 @@ export function latestRevision(revisions: readonly StoredRevision[]): StoredRevi
   return latest;
 }
 
+const isGood = (r: StoredRevision): boolean => r.status === 'deployed' || r.status === 'superseded';
+
 /** Revisions that still stand for objects in the cluster. */
 function liveRevisions(revisions: readonly StoredRevision[]): StoredRevision[] {
   return revisions.filter((r) => r.status !== 'uninstalled');
 }
 
+/** The newest good revision older than `before`: where a failed upgrade rolls back to. */
+export function rollbackTarget(revisions: readonly StoredRevision[], before: number): number | undefined {
+  let best: number | undefined;
+  for (const r of revisions) {
+    if (r.revision < before && isGood(r) && (best === undefined || r.revision > best)) best = r.revision;
+  }
+  return best;
+}
+
 export function plan(input: PlanInput): Plan {
+  const next = decide(input);
+  if (isNonTerminal(next) && input.progress.taken.includes(next.kind)) {
+    return { kind: 'stuck', message: `${next.kind} ran but the release did not change as expected; will retry` };
+  }
+  return next;
+}
+
+function isNonTerminal(p: Plan): p is NonTerminalAction {
+  switch (p.kind) {
+    case 'add-finalizer':
+    case 'unlock':
+    case 'clear-failed-release':
+    case 'uninstall':
+    case 'check-objects-gone':
+    case 'rollback':
+    case 'remove-failed-install':
+      return true;
+    default:
+      return false;
+  }
+}
+
+function decide(input: PlanInput): Plan {
+  const { progress } = input;
   const latest = latestRevision(input.revisions);
+
+  if (progress.failedDeploy !== undefined) return remediation(input, progress.failedDeploy, latest);
+
   const foreign = latest?.ownerKind !== undefined && latest.ownerKind !== input.ownerKind;
 
   if (input.deleting) {
-    if (!input.hasFinalizer) return { kind: 'none', refreshStatus: false };
+    if (!input.hasFinalizer) return { kind: 'released' };
     // A release of another kind is not ours to remove; let the CR go.
-    if (foreign || liveRevisions(input.revisions).length === 0) return { kind: 'remove-finalizer' };
-    return { kind: 'uninstall' };
+    if (!foreign && liveRevisions(input.revisions).length > 0) return { kind: 'uninstall' };
+    // uninstall-wait: the CR stays until every object of its release is really gone (finalizers,
+    // terminating pods), so whoever waits on its deletion waits for all of it.
+    if (input.uninstallWait && input.canCheckObjects && input.inventory.length > 0) {
+      if (progress.remaining === undefined) return { kind: 'check-objects-gone' };
+      if (progress.remaining.length > 0) return { kind: 'wait-objects-gone', remaining: progress.remaining };
+    }
+    return { kind: 'remove-finalizer' };
   }
 
   if (input.problem !== undefined) return { kind: 'irreconcilable', message: input.problem };
@@ -99,11 +193,26 @@ export function plan(input: PlanInput): Plan {
     return { kind: 'wait-pending', retryAfterMs: staleAt - input.now, revision: latest };
   }
 
-  const hasDeployed = input.revisions.some((r) => r.status === 'deployed' || r.status === 'superseded');
-  if (!hasDeployed) return { kind: 'clear-failed-release' };
+  if (!input.revisions.some(isGood)) return { kind: 'clear-failed-release' };
 
   if (latest.status === 'deployed' && latest.fingerprint === input.desiredFingerprint) {
     return { kind: 'none', refreshStatus: input.statusRevision !== latest.revision };
   }
   return { kind: 'upgrade' };
+}
+
+/**
+ * After a failed install or upgrade in this reconcile: undo what Helm left behind, once, then
+ * report. A failure before Helm recorded anything (a template error) leaves nothing to undo.
+ */
+function remediation(input: PlanInput, failed: 'install' | 'upgrade', latest: StoredRevision | undefined): Plan {
+  const { progress } = input;
+  const remediated = progress.taken.includes('rollback') || progress.taken.includes('remove-failed-install');
+  if (remediated || progress.remediationFailed) return { kind: 'fail', action: failed };
+  if (failed === 'install' && latest !== undefined && !input.revisions.some(isGood)) return { kind: 'remove-failed-install' };
+  if (failed === 'upgrade' && latest?.status === 'failed') {
+    const good = rollbackTarget(input.revisions, latest.revision);
+    if (good !== undefined) return { kind: 'rollback', revision: good };
+  }
+  return { kind: 'fail', action: failed };
 }

@@ -1,7 +1,88 @@
-/** The edges the reconciler talks through; small so tests can substitute them without a mocking library. */
-import type { CrStatus, CustomResource, StoredRevision } from './types.js';
+/**
+ * The edges the reconciler acts through, with exactly the methods it uses; small, so unit tests
+ * substitute them with plain objects. Adapters: helm/ (ReleaseActions, ReleaseStore),
+ * controller/cr-writer.ts (CrWriter), observe/events.ts (EventSink), dependents/ (ReleaseKeeperPort).
+ */
+import type { CrStatus, CustomResource, KeepResult, ObjectRef, Release, StoredRevision } from './model.js';
 
-/** Helm's release records, read from their Secrets' metadata (no helm process). */
+export interface ReleaseRequestBase {
+  readonly release: string;
+  readonly namespace: string;
+  /** Kill helm after this long; the call then fails with an error of kind 'timeout'. */
+  readonly timeoutMs: number;
+  readonly description?: string | undefined;
+}
+
+export interface UpgradeInstallRequest extends ReleaseRequestBase {
+  /** Chart directory or .tgz path. */
+  readonly chart: string;
+  /** Merged values; written to a private temp file, never to the command line. */
+  readonly values: Record<string, unknown>;
+  readonly force?: boolean | undefined;
+  readonly disableHooks?: boolean | undefined;
+  /** Bound on the release history Helm keeps (`--history-max`). */
+  readonly historyMax?: number | undefined;
+  /** Labels/ownership injected into every rendered object (post-render). */
+  readonly postRender?: PostRenderSpec | undefined;
+  /**
+   * Labels on Helm's own release record (`helm --labels`, stored on the release Secret). The
+   * reconciler keeps its fingerprint there, so "is this release current?" is answered from the
+   * record's metadata without running helm.
+   */
+  readonly releaseLabels?: Readonly<Record<string, string>> | undefined;
+}
+
+export interface PostRenderSpec {
+  /** Extra labels to add to every object. */
+  readonly labels: Readonly<Record<string, string>>;
+  /** Extra annotations to add to every object. */
+  readonly annotations: Readonly<Record<string, string>>;
+  /** Ownership and confinement; without it objects only get the labels and annotations. */
+  readonly owner?: PostRenderOwner | undefined;
+}
+
+/**
+ * How rendered objects relate to the custom resource they were rendered for. Objects in the
+ * CR's namespace get a controller ownerReference (the garbage collector then removes them with
+ * the CR); an ownerReference on a cluster-scoped or other-namespace object is invalid and makes
+ * the garbage collector delete it, so those get `nonOwnedAnnotations` instead — or are refused.
+ */
+export interface PostRenderOwner {
+  readonly reference: { readonly apiVersion: string; readonly kind: string; readonly name: string; readonly uid: string };
+  /** The CR's (and release's) namespace. */
+  readonly namespace: string;
+  /** `apiVersion/Kind` of every cluster-scoped kind the API server serves. */
+  readonly clusterScopedKinds: readonly string[];
+  readonly nonOwnedAnnotations: Readonly<Record<string, string>>;
+  readonly allowClusterScoped: boolean;
+  readonly allowCrossNamespace: boolean;
+}
+
+export interface UninstallRequest extends ReleaseRequestBase {
+  readonly disableHooks?: boolean | undefined;
+  /** Wait until the release's objects are gone. */
+  readonly wait?: boolean | undefined;
+}
+
+export interface RollbackRequest extends ReleaseRequestBase {
+  /** Revision to return to; undefined → the previous one. */
+  readonly revision?: number | undefined;
+  readonly force?: boolean | undefined;
+  readonly disableHooks?: boolean | undefined;
+}
+
+/** The Helm actions a reconcile runs. Failures reject with an Error that may carry a string `kind`. */
+export interface ReleaseActions {
+  /** `helm upgrade --install`; returns the release Helm recorded. */
+  upgradeInstall(req: UpgradeInstallRequest): Promise<Release>;
+  /** `helm uninstall`; resolves 'not-found' when there was nothing to uninstall. */
+  uninstall(req: UninstallRequest): Promise<'uninstalled' | 'not-found'>;
+  rollback(req: RollbackRequest): Promise<void>;
+  /** Latest revision (any status), or undefined when no release of that name exists. */
+  status(release: string, namespace: string, timeoutMs: number): Promise<Release | undefined>;
+}
+
+/** Helm's release records, read from their metadata (no helm process). */
 export interface ReleaseStore {
   revisions(namespace: string, release: string): Promise<StoredRevision[]>;
   /** Delete one stored revision (used to clear a crashed operation's pending-* lock). */
@@ -22,35 +103,6 @@ export interface EventSink {
   emit(cr: CustomResource, type: EventType, reason: string, message: string): void;
 }
 
-export interface Clock {
-  now(): number;
-}
-
-/** One object of a release, as listed in the CR's status. */
-export interface InventoryItem {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly namespace?: string | undefined;
-  readonly name: string;
-}
-
-export interface ReadinessVerdict {
-  readonly ready: boolean;
-  readonly reason: string;
-  readonly message: string;
-  /** Waiting will not fix it (e.g. ProgressDeadlineExceeded, a failed Job). */
-  readonly failed: boolean;
-}
-
-/** An object set back to what the chart says. */
-export interface Repair {
-  /** e.g. `Deployment shop`. */
-  readonly object: string;
-  readonly action: 'created' | 'updated';
-  /** Paths of the fields that had drifted ([] when the object was recreated). */
-  readonly fields: readonly string[];
-}
-
 export interface KeepInput {
   readonly namespace: string;
   readonly release: string;
@@ -63,13 +115,6 @@ export interface KeepInput {
   readonly repair: boolean;
 }
 
-export interface KeepResult {
-  readonly inventory: readonly InventoryItem[];
-  readonly repaired: readonly Repair[];
-  /** undefined when readiness is not tracked (dependents not watched, caches not synced). */
-  readonly readiness: ReadinessVerdict | undefined;
-}
-
 /** Keeps a deployed release true between Helm operations (drift, readiness, inventory). */
 export interface ReleaseKeeperPort {
   keep(input: KeepInput): Promise<KeepResult>;
@@ -78,5 +123,5 @@ export interface ReleaseKeeperPort {
   /** The release is gone: drop what is remembered about it. */
   forget(namespace: string, release: string): void;
   /** Which of these objects still exist (for uninstall-wait). */
-  remaining(items: readonly InventoryItem[]): Promise<InventoryItem[]>;
+  remaining(items: readonly ObjectRef[]): Promise<ObjectRef[]>;
 }

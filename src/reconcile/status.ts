@@ -4,23 +4,12 @@
  */
 import { removeCondition, setCondition } from './conditions.js';
 import { ConditionTypes, Reasons } from './names.js';
-import type { KeepResult } from './ports.js';
-import type { Condition, CrStatus, DeployedRelease } from './types.js';
-
-export interface ReleaseInfo {
-  readonly name: string;
-  readonly namespace: string;
-  readonly revision: number;
-  readonly chartName: string;
-  readonly chartVersion: string;
-  readonly appVersion: string;
-  readonly notes: string;
-}
+import type { Condition, CrStatus, DeployedRelease, KeepResult, Release } from './model.js';
 
 export type Outcome =
-  | { readonly kind: 'deployed'; readonly action: 'install' | 'upgrade'; readonly release: ReleaseInfo; readonly kept: KeepResult | undefined }
+  | { readonly kind: 'deployed'; readonly action: 'install' | 'upgrade'; readonly release: Release; readonly kept: KeepResult | undefined }
   /** Nothing changed; `release` is set when its details were fetched to repair the status. */
-  | { readonly kind: 'current'; readonly release: ReleaseInfo | undefined; readonly kept: KeepResult | undefined }
+  | { readonly kind: 'current'; readonly release: Release | undefined; readonly kept: KeepResult | undefined }
   | { readonly kind: 'failed'; readonly reason: string; readonly message: string }
   | { readonly kind: 'irreconcilable'; readonly message: string }
   | { readonly kind: 'paused' }
@@ -35,7 +24,7 @@ export function clip(message: string): string {
   return message.length <= MAX_MESSAGE ? message : `${message.slice(0, MAX_MESSAGE - 14)}… (truncated)`;
 }
 
-function deployedRelease(r: ReleaseInfo): DeployedRelease {
+function deployedRelease(r: Release): DeployedRelease {
   return {
     name: r.name,
     namespace: r.namespace,

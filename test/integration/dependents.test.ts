@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { driftedFields } from '../../src/dependents/drift.js';
 import { parseManifest, type DesiredObject } from '../../src/dependents/manifest.js';
 import { readinessOf } from '../../src/dependents/readiness.js';
-import { readReleaseManifest, readReleaseRecord } from '../../src/dependents/release-record.js';
+import { readReleaseManifest, readStoredRelease } from '../../src/helm/storage.js';
 import { HELM_FIELD_MANAGER, repairObject } from '../../src/dependents/repair.js';
 import { ScopeMap } from '../../src/dependents/scopes.js';
 import { DependentWatcher, type DependentChange } from '../../src/dependents/watcher.js';
@@ -125,7 +125,7 @@ describe('dependent objects', () => {
     const ns = await newNamespace(t, 'dep-repair');
     await cluster.helm(['install', 'web', CHART, '-n', ns, '--set', 'replicaCount=1']);
 
-    const record = await readReleaseRecord(client, ns, 'web', 1);
+    const record = await readStoredRelease(client, ns, 'web', 1);
     assert.equal(record?.applyMethod, 'ssa', 'helm 4 installs with server-side apply by default');
     const manifest = await readReleaseManifest(client, ns, 'web', 1);
     assert.ok(manifest);

@@ -3,14 +3,14 @@ import { describe, it } from 'node:test';
 import { driftedFields, formatPath } from '../../../src/dependents/drift.js';
 import { parseManifest, type DesiredObject } from '../../../src/dependents/manifest.js';
 import { quantityNanos, sameQuantity } from '../../../src/dependents/quantity.js';
-import { decodeReleaseRecord } from '../../../src/dependents/release-record.js';
+import { decodeStoredRelease } from '../../../src/helm/storage.js';
 import type { KubeObject } from '../../../src/kube/types.js';
 import { fixtureJson } from './fixtures.js';
 
 /** The chart-rendered objects of release web2 (from its real release Secret). */
 async function rendered(): Promise<Map<string, DesiredObject>> {
   const secret = fixtureJson('release-secret-web2-v1.json');
-  const record = await decodeReleaseRecord((secret.data as { release: string }).release);
+  const record = await decodeStoredRelease((secret.data as { release: string }).release);
   const objects = parseManifest(record.manifest, 'exp', () => true);
   return new Map(objects.map((o) => [o.kind, o]));
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ManifestError, inventoryOf, parseManifest } from '../../../src/dependents/manifest.js';
-import { decodeReleaseRecord } from '../../../src/dependents/release-record.js';
+import { decodeStoredRelease } from '../../../src/helm/storage.js';
 import { fixtureJson } from './fixtures.js';
 
 /** The scopes of the few kinds these tests use, as discovery would report them. */
@@ -156,7 +156,7 @@ describe('parseManifest', () => {
 
   it('reads the manifest of a real release record', async () => {
     const secret = fixtureJson('release-secret-web2-v1.json');
-    const record = await decodeReleaseRecord((secret.data as { release: string }).release);
+    const record = await decodeStoredRelease((secret.data as { release: string }).release);
     const objects = parseManifest(record.manifest, 'exp', isNamespaced);
     assert.deepEqual(
       objects.map((o) => `${o.apiVersion}/${o.kind}/${o.namespace ?? ''}/${o.name}`),

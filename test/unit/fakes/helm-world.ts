@@ -2,9 +2,9 @@
  * An in-memory stand-in for Helm plus its release Secrets, for unit tests of the reconciler's
  * decisions only. Integration tests use the real helm binary against a real API server.
  */
-import { HelmError, type HelmClient, type HelmRelease, type UpgradeInstallRequest } from '../../../src/helm/types.js';
+import { HelmError, type HelmClient, type Release, type UpgradeInstallRequest } from '../../../src/helm/types.js';
 import type { ReleaseStore } from '../../../src/reconcile/ports.js';
-import type { StoredRevision } from '../../../src/reconcile/types.js';
+import type { StoredRevision } from '../../../src/reconcile/model.js';
 
 interface Stored extends StoredRevision {
   readonly values: unknown;
@@ -25,12 +25,12 @@ export class HelmWorld {
     this.releases.set(`${namespace}/${name}`, revs);
   }
 
-  private toRelease(namespace: string, name: string, r: Stored): HelmRelease {
+  private toRelease(namespace: string, name: string, r: Stored): Release {
     return {
       name,
       namespace,
       revision: r.revision,
-      status: r.status as HelmRelease['status'],
+      status: r.status as Release['status'],
       chartName: 'webapp',
       chartVersion: '0.1.0',
       appVersion: '1.0',

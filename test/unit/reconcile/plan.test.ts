@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { plan, type PlanInput } from '../../../src/reconcile/plan.js';
-import type { StoredRevision } from '../../../src/reconcile/types.js';
+import { NO_PROGRESS, plan, rollbackTarget, type PlanInput, type Progress } from '../../../src/reconcile/plan.js';
+import type { StoredRevision } from '../../../src/reconcile/model.js';
 
 const START = Date.parse('2026-01-01T10:00:00Z');
 
@@ -22,14 +22,18 @@ function input(overrides: Partial<PlanInput> = {}): PlanInput {
     deleting: false,
     hasFinalizer: true,
     paused: false,
+    uninstallWait: false,
     problem: undefined,
     desiredFingerprint: 'fp-current',
     ownerKind: 'WebApp.apps.example.com',
     revisions: [],
+    inventory: [],
+    canCheckObjects: true,
     now: START + 10_000,
     processStartedAt: START,
     helmTimeoutMs: 300_000,
     statusRevision: undefined,
+    progress: NO_PROGRESS,
     ...overrides,
   };
 }
@@ -112,11 +116,100 @@ describe('plan', () => {
     });
 
     it('ignores a deleting object without our finalizer', () => {
-      assert.deepEqual(plan(input({ deleting: true, hasFinalizer: false, revisions: [rev(1, 'deployed')] })), { kind: 'none', refreshStatus: false });
+      assert.deepEqual(plan(input({ deleting: true, hasFinalizer: false, revisions: [rev(1, 'deployed')] })), { kind: 'released' });
     });
 
     it('uninstalls even a paused or irreconcilable resource', () => {
       assert.deepEqual(plan(input({ deleting: true, paused: true, problem: 'x', revisions: [rev(1, 'failed')] })), { kind: 'uninstall' });
     });
+  });
+
+  describe('uninstall-wait', () => {
+    const web = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ns1', name: 'web' };
+    const deleting = (extra: Partial<PlanInput> = {}): PlanInput =>
+      input({ deleting: true, uninstallWait: true, inventory: [web], revisions: [rev(1, 'uninstalled')], ...extra });
+
+    it('looks up the release’s objects once the release is uninstalled', () => {
+      assert.deepEqual(plan(deleting()), { kind: 'check-objects-gone' });
+    });
+
+    it('waits while some are left, and lets the CR go once none are', () => {
+      const waiting = (remaining: Progress['remaining']): Progress => ({ ...NO_PROGRESS, taken: ['check-objects-gone'], remaining });
+      assert.deepEqual(plan(deleting({ progress: waiting([web]) })), { kind: 'wait-objects-gone', remaining: [web] });
+      assert.deepEqual(plan(deleting({ progress: waiting([]) })), { kind: 'remove-finalizer' });
+    });
+
+    it('uninstalls first, and does not wait without the annotation, an inventory or a way to look', () => {
+      assert.deepEqual(plan(deleting({ revisions: [rev(1, 'deployed')] })), { kind: 'uninstall' });
+      assert.deepEqual(plan(deleting({ uninstallWait: false })), { kind: 'remove-finalizer' });
+      assert.deepEqual(plan(deleting({ inventory: [] })), { kind: 'remove-finalizer' });
+      assert.deepEqual(plan(deleting({ canCheckObjects: false })), { kind: 'remove-finalizer' });
+    });
+  });
+
+  describe('remediation after a failed deploy in this reconcile', () => {
+    const failed = (failedDeploy: 'install' | 'upgrade', extra: Partial<Progress> = {}): Progress => ({ ...NO_PROGRESS, failedDeploy, ...extra });
+
+    it('rolls a failed upgrade back to the newest good revision', () => {
+      const revisions = [rev(1, 'superseded'), rev(2, 'superseded'), rev(3, 'failed'), rev(4, 'failed')];
+      assert.deepEqual(plan(input({ revisions, progress: failed('upgrade') })), { kind: 'rollback', revision: 2 });
+    });
+
+    it('does not roll back when the upgrade failed before Helm recorded anything', () => {
+      assert.deepEqual(plan(input({ revisions: [rev(1, 'deployed')], progress: failed('upgrade') })), { kind: 'fail', action: 'upgrade' });
+    });
+
+    it('does not roll back when there is no good revision to return to', () => {
+      assert.deepEqual(plan(input({ revisions: [rev(1, 'failed'), rev(2, 'failed')], progress: failed('upgrade') })), { kind: 'fail', action: 'upgrade' });
+    });
+
+    it('removes a failed first install, but never a release that once deployed', () => {
+      assert.deepEqual(plan(input({ revisions: [rev(1, 'failed')], progress: failed('install') })), { kind: 'remove-failed-install' });
+      assert.deepEqual(plan(input({ revisions: [], progress: failed('install') })), { kind: 'fail', action: 'install' });
+      assert.deepEqual(
+        plan(input({ revisions: [rev(1, 'uninstalled'), rev(2, 'superseded'), rev(3, 'failed')], progress: failed('install') })),
+        { kind: 'fail', action: 'install' },
+      );
+    });
+
+    it('reports after remediating once, and after remediation itself failed', () => {
+      const revisions = [rev(1, 'deployed'), rev(2, 'failed')];
+      assert.deepEqual(plan(input({ revisions, progress: failed('upgrade', { taken: ['rollback'] }) })), { kind: 'fail', action: 'upgrade' });
+      assert.deepEqual(plan(input({ revisions, progress: failed('upgrade', { remediationFailed: true }) })), { kind: 'fail', action: 'upgrade' });
+      assert.deepEqual(plan(input({ revisions: [rev(1, 'failed')], progress: failed('install', { taken: ['remove-failed-install'] }) })), {
+        kind: 'fail',
+        action: 'install',
+      });
+    });
+
+    it('remediates even when the resource is being deleted meanwhile', () => {
+      assert.deepEqual(plan(input({ deleting: true, revisions: [rev(1, 'failed')], progress: failed('install') })), { kind: 'remove-failed-install' });
+    });
+  });
+
+  describe('the end of the loop', () => {
+    it('never plans a non-terminal action twice in one reconcile', () => {
+      const again = (kind: Progress['taken'][number], extra: Partial<PlanInput>): void => {
+        const result = plan(input({ ...extra, progress: { ...NO_PROGRESS, taken: [kind] } }));
+        assert.equal(result.kind, 'stuck', `${kind} planned twice`);
+        assert.match(result.message, new RegExp(kind));
+      };
+      again('add-finalizer', { hasFinalizer: false });
+      again('uninstall', { deleting: true, revisions: [rev(1, 'deployed')] });
+      again('clear-failed-release', { revisions: [rev(1, 'failed')] });
+      again('unlock', { revisions: [rev(1, 'pending-install', { createdAt: undefined })] });
+    });
+
+    it('lets a healthy multi-step sequence through: finalizer, unlock, clear, install', () => {
+      const taken: Progress['taken'] = ['add-finalizer', 'unlock', 'clear-failed-release'];
+      assert.deepEqual(plan(input({ progress: { ...NO_PROGRESS, taken } })), { kind: 'install' });
+    });
+  });
+
+  it('rollbackTarget picks the newest good revision below the failed one', () => {
+    const revisions = [rev(1, 'superseded'), rev(2, 'deployed'), rev(3, 'failed'), rev(5, 'superseded')];
+    assert.equal(rollbackTarget(revisions, 3), 2);
+    assert.equal(rollbackTarget(revisions, 2), 1);
+    assert.equal(rollbackTarget(revisions, 1), undefined);
   });
 });

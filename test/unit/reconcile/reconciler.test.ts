@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 import pino from 'pino';
+import { applyOverrides } from '../../../src/config/overrides.js';
 import { HelmError } from '../../../src/helm/types.js';
 import { FINALIZER } from '../../../src/reconcile/names.js';
-import type { CrWriter, EventSink } from '../../../src/reconcile/ports.js';
+import type { CrWriter, EventSink, ReleaseKeeperPort } from '../../../src/reconcile/ports.js';
 import { Reconciler, ReconcileFailure, type ReconcileTarget } from '../../../src/reconcile/reconciler.js';
-import type { CrStatus, CustomResource } from '../../../src/reconcile/types.js';
+import type { CrStatus, CustomResource } from '../../../src/reconcile/model.js';
 import { HelmWorld } from '../fakes/helm-world.js';
 
 const log = pino({ level: 'silent' });
@@ -74,6 +75,7 @@ describe('Reconciler', () => {
       processStartedAt: world.now - 1000,
       historyMax: 10,
       target: () => target,
+      applyOverrides,
     });
   });
 
@@ -209,5 +211,57 @@ describe('Reconciler', () => {
   it('reports an invalid annotation value', async () => {
     await reconciler.reconcile(cr({ annotations: { 'helm.sdk.operatorframework.io/upgrade-force': 'yes' } }), log);
     assert.match(writer.last?.conditions?.find((c) => c.type === 'Irreconcilable')?.message ?? '', /upgrade-force is "yes", expected "true" or "false"/);
+  });
+
+  it('emits no OverrideValuesInUse events with --suppress-override-values', async () => {
+    target = { ...target, overrides: { 'image.repository': 'mirror/app' } };
+    reconciler = new Reconciler({ helm: world.helm, releases: world.store, writer, events, clock: { now: () => world.now }, helmTimeoutMs: 300_000, processStartedAt: world.now - 1000, historyMax: 10, target: () => target, applyOverrides, suppressOverrideValues: true });
+    await reconciler.reconcile(cr({}, { image: { repository: 'user/app' } }), log);
+    assert.deepEqual(world.history('ns1', 'demo')[0]?.values, { image: { repository: 'mirror/app' } }, 'the override still applies');
+    assert.ok(events.events.some((e) => e.reason === 'InstallSuccessful'));
+    assert.equal(events.events.filter((e) => e.reason === 'OverrideValuesInUse').length, 0);
+  });
+
+  it('says the rollback failed too when remediation of a failed upgrade fails', async () => {
+    await reconciler.reconcile(cr(), log);
+    world.failNext = { error: new HelmError('failed', 'Deployment is invalid', 'upgrade'), recorded: true };
+    world.helm.rollback = () => Promise.reject(new HelmError('failed', 'rollback refused', 'rollback'));
+    await assert.rejects(reconciler.reconcile(cr({ generation: 2 }, { replicas: 2 }, writer.last), log), /Deployment is invalid; cleaning up after it also failed: rollback refused/);
+    assert.match(writer.last?.conditions?.find((c) => c.type === 'ReleaseFailed')?.message ?? '', /cleaning up after it also failed/);
+    assert.equal(events.events.some((e) => e.reason === 'RollbackSuccessful'), false);
+  });
+
+  it('fails instead of looping when an action does not take effect', async () => {
+    // A finalizer write the API server "accepts" but that never shows on the object.
+    writer.setFinalizers = (c) => Promise.resolve(c);
+    await assert.rejects(reconciler.reconcile(cr({ finalizers: [] }), log), (e: unknown) => e instanceof ReconcileFailure && /add-finalizer/.test(e.message));
+    assert.deepEqual(world.calls, [], 'nothing was installed without the finalizer');
+  });
+
+  it('keeps a deleted resource until its objects are gone (uninstall-wait)', async () => {
+    let left = [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ns1', name: 'web' }];
+    const keeper: ReleaseKeeperPort = {
+      keep: () => Promise.resolve({ inventory: left, repaired: [], readiness: undefined }),
+      clusterScopedKinds: () => Promise.resolve([]),
+      forget: () => undefined,
+      remaining: () => Promise.resolve(left),
+    };
+    reconciler = new Reconciler({ helm: world.helm, releases: world.store, writer, events, clock: { now: () => world.now }, helmTimeoutMs: 300_000, processStartedAt: world.now - 1000, historyMax: 10, target: () => target, applyOverrides, keeper });
+    await reconciler.reconcile(cr(), log);
+    assert.deepEqual(writer.last?.deployedRelease?.inventory, left);
+    const deleting = cr({ deletionTimestamp: '2026-01-01T10:01:00Z', annotations: { 'helm.sdk.operatorframework.io/uninstall-wait': 'true' } }, {}, writer.last);
+    let finalizerWrites = 0;
+    writer.setFinalizers = (c, f) => {
+      finalizerWrites++;
+      return Promise.resolve({ ...c, metadata: { ...c.metadata, finalizers: f } });
+    };
+    const waiting = await reconciler.reconcile(deleting, log);
+    assert.ok(world.calls.includes('uninstall ns1/demo'));
+    assert.equal(waiting.requeueAfterMs, 2_000);
+    assert.equal(finalizerWrites, 0);
+    assert.match(writer.last.conditions?.find((c) => c.type === 'Deployed')?.message ?? '', /waiting for Deployment web to be deleted/);
+    left = [];
+    assert.deepEqual(await reconciler.reconcile({ ...deleting, status: writer.last }, log), {});
+    assert.equal(finalizerWrites, 1);
   });
 });

@@ -5,19 +5,20 @@
  * from caches and the stored manifest, with no helm process and no new revision.
  */
 import type { Logger } from 'pino';
-import { parseManifest, inventoryOf, type InventoryEntry } from '../dependents/manifest.js';
-import { driftedFields } from '../dependents/drift.js';
-import { readinessOf, type Readiness } from '../dependents/readiness.js';
-import { readReleaseManifest } from '../dependents/release-record.js';
-import { HELM_FIELD_MANAGER, repairObject } from '../dependents/repair.js';
-import type { ScopeMap } from '../dependents/scopes.js';
-import { describeRef, type DesiredObject } from '../dependents/types.js';
-import type { DependentWatcher } from '../dependents/watcher.js';
+import { parseManifest, inventoryOf } from './manifest.js';
+import { driftedFields } from './drift.js';
+import { readinessOf } from './readiness.js';
+import { readReleaseManifest } from '../helm/storage.js';
+import { HELM_FIELD_MANAGER, repairObject } from './repair.js';
+import type { ScopeMap } from './scopes.js';
+import { describeRef, type DesiredObject } from './types.js';
+import type { DependentWatcher } from './watcher.js';
 import { KEEP_POLICY } from '../helm/types.js';
 import { findObject } from '../kube/objects.js';
 import type { KubeClient } from '../kube/rest.js';
 import type { KubeObject } from '../kube/types.js';
-import type { InventoryItem, KeepInput, KeepResult, ReleaseKeeperPort, Repair } from '../reconcile/ports.js';
+import type { KeepResult, ObjectRef, Readiness, Repair } from '../reconcile/model.js';
+import type { KeepInput, ReleaseKeeperPort } from '../reconcile/ports.js';
 import { errorMessage } from '../lib/errors.js';
 
 export interface ReleaseKeeperOptions {
@@ -51,8 +52,8 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
     this.desired.delete(`${namespace}/${release}`);
   }
 
-  async remaining(items: readonly InventoryItem[]): Promise<InventoryItem[]> {
-    const left: InventoryItem[] = [];
+  async remaining(items: readonly ObjectRef[]): Promise<ObjectRef[]> {
+    const left: ObjectRef[] = [];
     for (const item of items) {
       const resource = await this.opts.client.resourceFor(item.apiVersion, item.kind).catch(() => undefined);
       if (resource === undefined) continue; // the kind itself is gone (e.g. its CRD was removed)
@@ -65,7 +66,7 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
 
   async keep(input: KeepInput): Promise<KeepResult> {
     const objects = await this.desiredObjects(input);
-    const inventory: InventoryEntry[] = inventoryOf(objects);
+    const inventory: ObjectRef[] = inventoryOf(objects);
     if (!input.watch) return { inventory, repaired: [], readiness: undefined };
 
     const { watcher } = this.opts;

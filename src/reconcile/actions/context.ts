@@ -1,0 +1,114 @@
+/**
+ * What every action of one reconcile shares: the CR as it is now, what was derived from it once
+ * (options, values, fingerprint), the target, the ports, and the reconcile's progress. Actions
+ * change the world only through the ports and tell the loop what they did through `progress`.
+ */
+import type { Logger } from 'pino';
+import type { WallClock } from '../../lib/clock.js';
+import type { ApplyOverrides } from '../values.js';
+import type { CrOptions } from '../annotations.js';
+import { canonicalJson } from '../fingerprint.js';
+import type { CustomResource, KeepResult } from '../model.js';
+import { Reasons } from '../names.js';
+import type { Progress } from '../plan.js';
+import type { CrWriter, EventSink, ReleaseActions, ReleaseKeeperPort, ReleaseStore } from '../ports.js';
+import { nextStatus, type Outcome } from '../status.js';
+import type { ReconcileTarget } from '../target.js';
+
+export interface ReconcilerDeps {
+  readonly helm: ReleaseActions;
+  readonly releases: ReleaseStore;
+  readonly writer: CrWriter;
+  readonly events: EventSink;
+  readonly clock: WallClock;
+  readonly helmTimeoutMs: number;
+  readonly processStartedAt: number;
+  readonly historyMax: number;
+  /** Drift, readiness and inventory; without it releases are only installed and upgraded. */
+  readonly keeper?: ReleaseKeeperPort | undefined;
+  /** operator-sdk's --suppress-override-values: no OverrideValuesInUse events. */
+  readonly suppressOverrideValues?: boolean | undefined;
+  /** How watches.yaml overrideValues lay over a spec (Helm's --set semantics, from config/). */
+  readonly applyOverrides: ApplyOverrides;
+}
+
+/** How a reconcile ended; the queue requeues after `requeueAfterMs` when it is set. */
+export interface ReconcileOutcome {
+  readonly requeueAfterMs?: number;
+}
+
+/** After an action: observe and plan again, or end the reconcile with this outcome. */
+export type StepResult = { readonly done: false } | { readonly done: true; readonly outcome: ReconcileOutcome };
+
+export const CONTINUE: StepResult = { done: false };
+export const end = (outcome: ReconcileOutcome = {}): StepResult => ({ done: true, outcome });
+
+/** A deploy that failed in this reconcile; remediation appends to its message. */
+export interface FailedDeploy {
+  readonly action: 'install' | 'upgrade';
+  readonly cause: unknown;
+  message: string;
+}
+
+export class ActionContext {
+  cr: CustomResource;
+  progress: Progress;
+  failure: FailedDeploy | undefined;
+
+  constructor(
+    readonly deps: ReconcilerDeps,
+    readonly target: ReconcileTarget,
+    initial: CustomResource,
+    readonly derived: {
+      /** undefined when the annotations are invalid (the plan then says irreconcilable). */
+      readonly crOptions: CrOptions | undefined;
+      /** undefined when the spec cannot be values (irreconcilable). */
+      readonly values: Record<string, unknown> | undefined;
+      /** Why the CR cannot be reconciled as it is (bad spec, name or annotation). */
+      readonly problem: string | undefined;
+      readonly desiredFingerprint: string;
+      /** Requeue after a successful reconcile (the CR's period annotation, else the entry's). */
+      readonly requeue: ReconcileOutcome;
+    },
+    readonly log: Logger,
+    startingProgress: Progress,
+  ) {
+    this.cr = initial;
+    this.progress = startingProgress;
+  }
+
+  get name(): string {
+    return this.cr.metadata.name;
+  }
+
+  get namespace(): string {
+    return this.cr.metadata.namespace ?? 'default';
+  }
+
+  /** Writes the status only when it changed, so an idle operator makes no API writes. */
+  async writeStatus(outcome: Outcome): Promise<void> {
+    const now = new Date(this.deps.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const status = nextStatus(this.cr.status, outcome, this.cr.metadata.generation, now);
+    if (canonicalJson(status) === canonicalJson(this.cr.status ?? {})) return;
+    await this.deps.writer.patchStatus(this.cr, status);
+  }
+
+  /** Inventory, readiness and (on quiet passes) drift repair; repairs are announced as events. */
+  async keep(at: { revision: number; manifest?: string; repair: boolean }): Promise<KeepResult | undefined> {
+    const keeper = this.deps.keeper;
+    if (keeper === undefined) return undefined;
+    const kept = await keeper.keep({
+      namespace: this.namespace,
+      release: this.name,
+      revision: at.revision,
+      manifest: at.manifest,
+      watch: this.target.watchDependentResources,
+      repair: at.repair,
+    });
+    for (const r of kept.repaired) {
+      const what = r.action === 'created' ? 'was missing; recreated it' : `had drifted (${r.fields.slice(0, 5).join(', ')}); set it back`;
+      this.deps.events.emit(this.cr, 'Warning', Reasons.driftRepaired, `${r.object} ${what} as the chart says (revision ${at.revision} unchanged)`);
+    }
+    return kept;
+  }
+}

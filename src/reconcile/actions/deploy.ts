@@ -1,0 +1,93 @@
+/** `helm upgrade --install`: the CR's values, our fingerprint on the record, ownership via post-render. */
+import { errorMessage } from '../../lib/errors.js';
+import type { Release } from '../model.js';
+import { OWNER_UID_LABEL, PRIMARY_RESOURCE_ANNOTATION, PRIMARY_RESOURCE_TYPE_ANNOTATION, Reasons, ReleaseLabels } from '../names.js';
+import type { PostRenderSpec } from '../ports.js';
+import { CONTINUE, end, type ActionContext, type StepResult } from './context.js';
+
+/**
+ * Installs or upgrades. Success ends the reconcile with the status written; a failure is recorded
+ * in the context for the plan's remediation and the reconcile goes on.
+ */
+export async function deploy(ctx: ActionContext, action: 'install' | 'upgrade'): Promise<StepResult> {
+  const { deps, derived } = ctx;
+  const { crOptions, values } = derived;
+  if (values === undefined || crOptions === undefined) throw new Error('unreachable: plan deploys an irreconcilable resource');
+  const install = action === 'install';
+  const started = deps.clock.now();
+  let release: Release;
+  try {
+    release = await deps.helm.upgradeInstall({
+      release: ctx.name,
+      namespace: ctx.namespace,
+      chart: ctx.target.chartPath,
+      values,
+      timeoutMs: deps.helmTimeoutMs,
+      force: !install && crOptions.upgradeForce,
+      disableHooks: install ? crOptions.installDisableHooks : crOptions.upgradeDisableHooks,
+      description: install ? crOptions.installDescription : crOptions.upgradeDescription,
+      historyMax: deps.historyMax,
+      releaseLabels: { [ReleaseLabels.fingerprint]: derived.desiredFingerprint, [ReleaseLabels.ownerKind]: ctx.target.ownerKind },
+      postRender: await postRenderSpec(ctx),
+    });
+  } catch (err) {
+    const errorKind = err instanceof Error && 'kind' in err && typeof err.kind === 'string' ? err.kind : 'unknown';
+    ctx.log.warn({ action, errorKind }, 'helm failed');
+    ctx.failure = { action, cause: err, message: `helm ${action} failed: ${errorMessage(err)}` };
+    ctx.progress = { ...ctx.progress, failedDeploy: action };
+    return CONTINUE;
+  }
+  ctx.log.info({ action, revision: release.revision, durationMs: deps.clock.now() - started }, 'release deployed');
+  deps.events.emit(
+    ctx.cr,
+    'Normal',
+    install ? Reasons.installSuccessful : Reasons.upgradeSuccessful,
+    `${install ? 'installed' : 'upgraded'} release ${ctx.name} to revision ${release.revision} (chart ${release.chartName}-${release.chartVersion})`,
+  );
+  if (deps.suppressOverrideValues !== true) {
+    for (const key of Object.keys(ctx.target.overrides)) {
+      deps.events.emit(
+        ctx.cr,
+        'Warning',
+        Reasons.overrideValuesInUse,
+        `chart value "${key}" is set by the operator's watches.yaml overrideValues and wins over the resource's spec`,
+      );
+    }
+  }
+  // Caches still show the previous objects right after an upgrade: inventory and readiness
+  // now, drift repair on the next quiet pass.
+  const kept = await ctx.keep({ revision: release.revision, manifest: release.manifest, repair: false }).catch((err: unknown) => {
+    ctx.log.warn({ err: errorMessage(err) }, 'deployed, but could not inspect the release objects');
+    return undefined;
+  });
+  await ctx.writeStatus({ kind: 'deployed', action, release, kept });
+  return end(derived.requeue);
+}
+
+/** Labels every object with its owner; owns what it may, annotates or refuses the rest. */
+async function postRenderSpec(ctx: ActionContext): Promise<PostRenderSpec> {
+  const { cr, target } = ctx;
+  const uid = cr.metadata.uid;
+  const nonOwned = {
+    [PRIMARY_RESOURCE_ANNOTATION]: `${ctx.namespace}/${cr.metadata.name}`,
+    [PRIMARY_RESOURCE_TYPE_ANNOTATION]: target.ownerKind,
+  };
+  const keeper = ctx.deps.keeper;
+  // Without knowing which kinds are cluster-scoped an ownerReference could land on one (and the
+  // garbage collector would delete it), so ownership needs the keeper's discovery.
+  if (uid === undefined || cr.apiVersion === undefined || cr.kind === undefined || keeper === undefined) {
+    return { labels: uid === undefined ? {} : { [OWNER_UID_LABEL]: uid }, annotations: nonOwned };
+  }
+  return {
+    labels: { [OWNER_UID_LABEL]: uid },
+    annotations: {},
+    owner: {
+      reference: { apiVersion: cr.apiVersion, kind: cr.kind, name: cr.metadata.name, uid },
+      namespace: ctx.namespace,
+      clusterScopedKinds: await keeper.clusterScopedKinds(),
+      nonOwnedAnnotations: nonOwned,
+      allowClusterScoped: target.allowClusterScoped,
+      allowCrossNamespace: target.allowCrossNamespace,
+    },
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * After a failed install or upgrade: undo what Helm left behind (the plan chose how), then record
+ * why on the CR and fail the reconcile so the queue retries with backoff.
+ */
+import { errorMessage } from '../../lib/errors.js';
+import { Reasons } from '../names.js';
+import { clip } from '../status.js';
+import { CONTINUE, type ActionContext, type FailedDeploy, type StepResult } from './context.js';
+import { ReconcileFailure } from './failure.js';
+
+function failureOf(ctx: ActionContext): FailedDeploy {
+  if (ctx.failure === undefined) throw new Error('unreachable: remediation without a failed deploy');
+  return ctx.failure;
+}
+
+/** Remediation failed, or reading the release to decide it did: nothing more is tried in this reconcile. */
+export function remediationFailed(ctx: ActionContext, err: unknown): void {
+  failureOf(ctx).message += `; cleaning up after it also failed: ${errorMessage(err)}`;
+  ctx.progress = { ...ctx.progress, remediationFailed: true };
+}
+
+/** A failed upgrade: back to the last good revision. */
+export async function rollback(ctx: ActionContext, revision: number): Promise<StepResult> {
+  const failure = failureOf(ctx);
+  try {
+    await ctx.deps.helm.rollback({
+      release: ctx.name,
+      namespace: ctx.namespace,
+      revision,
+      force: ctx.derived.crOptions?.rollbackForce ?? false,
+      timeoutMs: ctx.deps.helmTimeoutMs,
+    });
+  } catch (err) {
+    remediationFailed(ctx, err);
+    return CONTINUE;
+  }
+  failure.message += `; rolled back to revision ${revision}`;
+  ctx.deps.events.emit(ctx.cr, 'Normal', Reasons.rollbackSuccessful, `rolled back release ${ctx.name} to revision ${revision} after a failed upgrade`);
+  return CONTINUE;
+}
+
+/** A failed first install leaves half a release; remove it so the next attempt starts clean. */
+export async function removeFailedInstall(ctx: ActionContext): Promise<StepResult> {
+  const failure = failureOf(ctx);
+  try {
+    await ctx.deps.helm.uninstall({ release: ctx.name, namespace: ctx.namespace, timeoutMs: ctx.deps.helmTimeoutMs });
+  } catch (err) {
+    remediationFailed(ctx, err);
+    return CONTINUE;
+  }
+  failure.message += '; the partial release was uninstalled';
+  return CONTINUE;
+}
+
+/** Records the failure (event, ReleaseFailed condition) and fails the reconcile. */
+export async function fail(ctx: ActionContext, action: 'install' | 'upgrade'): Promise<never> {
+  const failure = failureOf(ctx);
+  const reason = action === 'install' ? Reasons.installError : Reasons.upgradeError;
+  ctx.deps.events.emit(ctx.cr, 'Warning', reason, clip(failure.message));
+  await ctx.writeStatus({ kind: 'failed', reason, message: failure.message });
+  throw new ReconcileFailure(reason, failure.message, { cause: failure.cause });
+}

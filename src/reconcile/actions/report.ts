@@ -1,0 +1,38 @@
+/** Terminal actions that only report: the release is current, paused, irreconcilable or stuck. */
+import type { Release } from '../model.js';
+import { Reasons } from '../names.js';
+import { latestRevision } from '../plan.js';
+import type { StoredRevision } from '../model.js';
+import { end, type ActionContext, type StepResult } from './context.js';
+import { ReconcileFailure } from './failure.js';
+
+/**
+ * Nothing for Helm to do: keep the release true (drift, readiness, inventory) and write the
+ * status if that changed it. `refreshStatus` fetches the release's details once when the status
+ * lacks them (e.g. a CR whose status was wiped).
+ */
+export async function current(ctx: ActionContext, revisions: readonly StoredRevision[], refreshStatus: boolean): Promise<StepResult> {
+  let release: Release | undefined;
+  if (refreshStatus) release = await ctx.deps.helm.status(ctx.name, ctx.namespace, ctx.deps.helmTimeoutMs);
+  const revision = latestRevision(revisions)?.revision;
+  const kept = revision === undefined ? undefined : await ctx.keep({ revision, repair: true });
+  await ctx.writeStatus({ kind: 'current', release, kept });
+  return end(ctx.derived.requeue);
+}
+
+export async function paused(ctx: ActionContext): Promise<StepResult> {
+  await ctx.writeStatus({ kind: 'paused' });
+  return end();
+}
+
+/** The CR cannot be reconciled as it is; retrying cannot help, a change to it (or the chart) will. */
+export async function irreconcilable(ctx: ActionContext, message: string): Promise<StepResult> {
+  ctx.deps.events.emit(ctx.cr, 'Warning', Reasons.reconcileError, message);
+  await ctx.writeStatus({ kind: 'irreconcilable', message });
+  return end();
+}
+
+/** An action did not take effect: fail, so the queue retries with backoff. */
+export function stuck(message: string): never {
+  throw new ReconcileFailure(Reasons.reconcileError, message);
+}

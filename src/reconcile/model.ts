@@ -1,0 +1,134 @@
+/**
+ * The reconcile core's model: the custom resource as the reconciler reads and writes it, a Helm
+ * release and its stored revisions, and what is known about the release's objects. The edges
+ * (helm/, kube/, dependents/) produce and consume these shapes; the core imports nothing else.
+ */
+
+export interface Condition {
+  readonly type: string;
+  readonly status: 'True' | 'False' | 'Unknown';
+  readonly reason: string;
+  readonly message: string;
+  readonly lastTransitionTime: string;
+  readonly observedGeneration?: number;
+}
+
+/** Which object, without its content. `namespace` is undefined for cluster-scoped objects. */
+export interface ObjectRef {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly namespace?: string | undefined;
+  readonly name: string;
+}
+
+/** `status.deployedRelease`: what the CR shows of its release. */
+export interface DeployedRelease {
+  readonly name: string;
+  readonly namespace?: string;
+  readonly revision?: number;
+  readonly chart?: string;
+  readonly version?: string;
+  readonly appVersion?: string;
+  /** Kept only where a user opts in (operator-sdk wrote the whole manifest here). */
+  readonly manifest?: string;
+  /** Which objects the release consists of (not their content, which would bloat the status). */
+  readonly inventory?: readonly ObjectRef[];
+}
+
+export interface CrStatus {
+  readonly observedGeneration?: number;
+  readonly conditions?: readonly Condition[];
+  readonly deployedRelease?: DeployedRelease;
+  readonly [extra: string]: unknown;
+}
+
+export interface CrMetadata {
+  readonly name: string;
+  readonly namespace?: string;
+  readonly uid?: string;
+  readonly generation?: number;
+  readonly resourceVersion?: string;
+  readonly deletionTimestamp?: string;
+  readonly finalizers?: readonly string[];
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly annotations?: Readonly<Record<string, string>>;
+}
+
+export interface CustomResource {
+  readonly apiVersion?: string;
+  readonly kind?: string;
+  readonly metadata: CrMetadata;
+  readonly spec?: unknown;
+  readonly status?: CrStatus;
+}
+
+export type ReleaseStatus =
+  | 'unknown'
+  | 'deployed'
+  | 'uninstalled'
+  | 'superseded'
+  | 'failed'
+  | 'uninstalling'
+  | 'pending-install'
+  | 'pending-upgrade'
+  | 'pending-rollback';
+
+/** One revision of a Helm release, as helm reports it or as its storage record holds it. */
+export interface Release {
+  readonly name: string;
+  readonly namespace: string;
+  readonly revision: number;
+  readonly status: ReleaseStatus;
+  readonly chartName: string;
+  readonly chartVersion: string;
+  readonly appVersion: string;
+  /** Rendered NOTES.txt, '' when the chart has none. */
+  readonly notes: string;
+  /** Rendered manifest (multi-document YAML) of this revision. */
+  readonly manifest: string;
+  readonly description: string;
+  /** `ssa` or `csa` (Helm 4 records how it applied the objects); undefined for Helm 3 releases and helm's CLI output. */
+  readonly applyMethod?: string | undefined;
+}
+
+/** One stored revision as seen from its storage record's metadata (no helm process needed). */
+export interface StoredRevision {
+  readonly revision: number;
+  /** A ReleaseStatus, or whatever an unknown Helm version wrote. */
+  readonly status: string;
+  /** Our fingerprint label, when chartpilot wrote this revision. */
+  readonly fingerprint: string | undefined;
+  /** Our owner label: which kind (Kind.group) this release belongs to. */
+  readonly ownerKind: string | undefined;
+  /** When the record was created (ISO time); tells a crashed operation from a live one. */
+  readonly createdAt: string | undefined;
+  /** Name of the record (Helm's Secret), to delete a stale lock. */
+  readonly secretName: string;
+}
+
+/** kstatus-style readiness of a release's objects. */
+export interface Readiness {
+  readonly ready: boolean;
+  /** `AllResourcesReady`, or the reason of the first object that is not ready (failures first). */
+  readonly reason: string;
+  readonly message: string;
+  /** An object failed in a way waiting will not fix (e.g. ProgressDeadlineExceeded, a failed Job). */
+  readonly failed: boolean;
+}
+
+/** An object set back to what the chart says. */
+export interface Repair {
+  /** e.g. `Deployment shop`. */
+  readonly object: string;
+  readonly action: 'created' | 'updated';
+  /** Paths of the fields that had drifted ([] when the object was recreated). */
+  readonly fields: readonly string[];
+}
+
+/** What keeping a deployed release found and did. */
+export interface KeepResult {
+  readonly inventory: readonly ObjectRef[];
+  readonly repaired: readonly Repair[];
+  /** undefined when readiness is not tracked (dependents not watched, caches not synced). */
+  readonly readiness: Readiness | undefined;
+}
