@@ -7,8 +7,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { execa } from 'execa';
-import { OPERATOR_NODE_FLAGS } from '../../src/cli/node-flags.js';
-import { isHealthy, startControlPlane, stopControlPlane } from './controlPlane.js';
+import { OPERATOR_NODE_FLAGS } from '../src/cli/node-flags.js';
+import { isHealthy, startControlPlane, stopControlPlane } from './control-plane.js';
 import { provision } from './provision.js';
 import { repoRoot } from './paths.js';
 

@@ -1,7 +1,7 @@
 // `npm run cluster:up` / `npm run cluster:down`: a long-lived local control plane in .cluster/
 // for working by hand (kubectl, helm, running the operator against it).
 import { join } from 'node:path';
-import { isHealthy, startControlPlane, stopControlPlane } from './controlPlane.js';
+import { isHealthy, startControlPlane, stopControlPlane } from './control-plane.js';
 import { provision } from './provision.js';
 import { repoRoot } from './paths.js';
 
