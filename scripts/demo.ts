@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { execa } from 'execa';
 import { OPERATOR_NODE_FLAGS } from '../src/cli/node-flags.js';
-import { isHealthy, startControlPlane, stopControlPlane } from './control-plane.js';
-import { provision } from './provision.js';
-import { repoRoot } from './paths.js';
+import { isHealthy, startControlPlane, stopControlPlane } from '../devcluster/control-plane.js';
+import { provision } from '../devcluster/provision.js';
+import { repoRoot } from '../devcluster/paths.js';
 
 const root = repoRoot();
 const say = (line: string): void => {
