@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cacheDir } from '../test/cluster/paths.js';
+import { cacheDir } from '../devcluster/paths.js';
 import { errorMessage } from '../src/lib/errors.js';
 
 export const HELM_OPERATOR_VERSION = 'v1.42.0';

@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { NODE_NAME } from '../cluster/controlPlane.js';
-import { repoRoot } from '../cluster/paths.js';
+import { NODE_NAME } from '../../devcluster/control-plane.js';
+import { repoRoot } from '../../devcluster/paths.js';
 import { applyYaml, getJson, newNamespace, testCluster, waitFor } from './harness.js';
 
 interface Condition { type: string; status: string }

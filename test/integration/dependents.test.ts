@@ -18,7 +18,7 @@ import { DependentWatcher, type DependentChange } from '../../src/dependents/wat
 import { createKubeClient, loadKubeConfig, type KubeClient } from '../../src/kube/rest.js';
 import type { KubeObject } from '../../src/kube/types.js';
 import { OWNER_UID_LABEL } from '../../src/reconcile/names.js';
-import { repoRoot } from '../cluster/paths.js';
+import { repoRoot } from '../../devcluster/paths.js';
 import { getJson, newNamespace, testCluster, waitFor, type TestCluster } from './harness.js';
 
 const CHART = join(repoRoot(), 'charts', 'webapp');

@@ -12,7 +12,7 @@ import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, it, type TestContext } from 'node:test';
 import { execa } from 'execa';
-import { restartComponent, startControlPlane, stopControlPlane } from '../cluster/controlPlane.js';
+import { restartComponent, startControlPlane, stopControlPlane } from '../../devcluster/control-plane.js';
 import { newNamespace, testCluster, waitFor, type RunOptions, type RunResult, type TestCluster } from './harness.js';
 import {
   FIXTURE_CHARTS,

@@ -8,8 +8,8 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startControlPlane, stopControlPlane } from '../cluster/controlPlane.js';
-import { provision } from '../cluster/provision.js';
+import { startControlPlane, stopControlPlane } from '../../devcluster/control-plane.js';
+import { provision } from '../../devcluster/provision.js';
 
 const say = (line: string): void => { process.stderr.write(`[test cluster] ${line}\n`); };
 

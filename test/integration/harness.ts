@@ -16,7 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { TestContext } from 'node:test';
 import { inspect } from 'node:util';
 import { execa } from 'execa';
-import { defaultBinDir, repoRoot } from '../cluster/paths.js';
+import { defaultBinDir, repoRoot } from '../../devcluster/paths.js';
 
 export interface RunOptions {
   /** Written to the command's stdin. */

@@ -8,7 +8,7 @@ import { describe, test, type TestContext } from 'node:test';
 
 import { createHelmClient, type CliHelmClient, type CliHelmClientOptions, type HelmCallEvent } from '../../src/helm/cli-client.js';
 import { HelmError, type PostRenderSpec, type UpgradeInstallRequest } from '../../src/helm/types.js';
-import { repoRoot } from '../cluster/paths.js';
+import { repoRoot } from '../../devcluster/paths.js';
 import { getJson, newNamespace, testCluster, waitFor } from './harness.js';
 
 const c = await testCluster();

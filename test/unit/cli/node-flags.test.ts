@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { OPERATOR_NODE_FLAGS } from '../../../src/cli/node-flags.js';
-import { repoRoot } from '../../cluster/paths.js';
+import { repoRoot } from '../../../devcluster/paths.js';
 
 void test('the Dockerfile ENTRYPOINT runs node with the operator flags', () => {
   const dockerfile = readFileSync(join(repoRoot(), 'Dockerfile'), 'utf8');

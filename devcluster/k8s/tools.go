@@ -1,7 +1,7 @@
 //go:build tools
 
 // Package tools pins the Kubernetes control-plane commands so `go mod tidy` keeps their
-// dependencies; the binaries are built from this module by test/cluster/provision.sh.
+// dependencies; the binaries are built from this module by devcluster/provision.sh.
 package tools
 
 import (

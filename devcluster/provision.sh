@@ -7,11 +7,11 @@
 #
 # Usage: provision.sh [component...]   (default: all; components: etcd kubernetes kwok helm kubectl)
 # Prints one timing line per component and, as its LAST line, the bin dir holding symlinks to all
-# binaries (test/cluster/provision.ts reads that line).
+# binaries (devcluster/provision.ts reads that line).
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-CLUSTER_DIR=$ROOT/test/cluster
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CLUSTER_DIR=$ROOT/devcluster
 CACHE=${CHARTPILOT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/chartpilot}
 
 # Versions come from the committed wrapper go.mod files, so bumping a version is one edit there

@@ -11,7 +11,7 @@ export interface ProvisionOptions {
 /** Builds or unpacks whatever is missing from the cache and returns the bin dir of symlinks. */
 export async function provision(opts: ProvisionOptions = {}): Promise<string> {
   const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const script = join(repoRoot(), 'test', 'cluster', 'provision.sh');
+  const script = join(repoRoot(), 'devcluster', 'provision.sh');
   const lines: string[] = [];
   // Streamed line by line: a cold build takes many minutes and must show that it is alive.
   const proc = execa('bash', [script], { all: true, reject: false, buffer: false, stdin: 'ignore' });

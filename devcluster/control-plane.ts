@@ -1,6 +1,6 @@
 // A real Kubernetes control plane on loopback: etcd, kube-apiserver, kube-controller-manager,
 // kube-scheduler and kwok (simulated nodes and pods), started from the binaries provision.sh
-// caches. What the flags are and why: /work/shared/notes/control-plane.md and README.md.
+// caches. What the flags are and why: the comments below and README.md "Local control plane".
 //
 // Everything about one control plane lives in its state dir:
 //   pki/            CA, serving and client certs, service-account keys (certs.ts)
@@ -21,6 +21,7 @@ import { makePki, type Pki } from './certs.js';
 import { fetchText, type TlsIdentity } from './http.js';
 import { defaultBinDir } from './paths.js';
 import { findProcesses, isOurs, killReaper, spawnDaemon, spawnReaper, tail, terminate, type Daemon } from './processes.js';
+import { errorMessage } from '../src/lib/errors.js';
 
 export const COMPONENTS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'] as const;
 export type Component = (typeof COMPONENTS)[number];
@@ -423,7 +424,7 @@ async function waitUntil(
     try {
       if (await probe()) return;
     } catch (err) {
-      last = err instanceof Error ? err.message : String(err);
+      last = errorMessage(err);
     }
     if (Date.now() > deadline) {
       throw new ComponentStartError(component, `not ${what} after ${String(timeoutMs / 1000)} s (last probe: ${last})`, tail(logFileOf(dir, component)), logFileOf(dir, component));

@@ -1,9 +1,10 @@
 // `npm run cluster:up` / `npm run cluster:down`: a long-lived local control plane in .cluster/
 // for working by hand (kubectl, helm, running the operator against it).
 import { join } from 'node:path';
-import { isHealthy, startControlPlane, stopControlPlane } from './controlPlane.js';
+import { isHealthy, startControlPlane, stopControlPlane } from './control-plane.js';
 import { provision } from './provision.js';
 import { repoRoot } from './paths.js';
+import { errorMessage } from '../src/lib/errors.js';
 
 const say = (line: string): void => { process.stderr.write(`${line}\n`); };
 
@@ -46,6 +47,6 @@ async function main(): Promise<number> {
 try {
   process.exitCode = await main();
 } catch (err) {
-  say(err instanceof Error ? err.message : String(err));
+  say(errorMessage(err));
   process.exitCode = 1;
 }

@@ -7,10 +7,11 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { execa } from 'execa';
-import { OPERATOR_NODE_FLAGS } from '../../src/cli/node-flags.js';
-import { isHealthy, startControlPlane, stopControlPlane } from './controlPlane.js';
-import { provision } from './provision.js';
-import { repoRoot } from './paths.js';
+import { OPERATOR_NODE_FLAGS } from '../src/cli/node-flags.js';
+import { isHealthy, startControlPlane, stopControlPlane } from '../devcluster/control-plane.js';
+import { provision } from '../devcluster/provision.js';
+import { repoRoot } from '../devcluster/paths.js';
+import { errorMessage } from '../src/lib/errors.js';
 
 const root = repoRoot();
 const say = (line: string): void => {
@@ -123,7 +124,7 @@ async function main(): Promise<number> {
     await stopAll();
     return code;
   } catch (err) {
-    say(err instanceof Error ? err.message : String(err));
+    say(errorMessage(err));
     await stopAll();
     return 1;
   }

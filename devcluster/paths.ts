@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * The repository root: the nearest ancestor holding chartpilot's package.json. Searched rather
- * than computed, because this module runs both as test/cluster/*.ts and as dist/test/cluster/*.js.
+ * than computed, because this module runs both as devcluster/*.ts and as dist/devcluster/*.js.
  */
 export function repoRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
