@@ -28,6 +28,6 @@ describe('hot reload of confinement', () => {
     writeWatches(op.dir, [{ kind: k, chart, extra: { reconcilePeriod: '0', allowCrossNamespace: false } }]);
     const refused = await waitForCr(cluster, k, ns, 'spread', 'the tightened confinement to refuse the release', (cr) => condition(cr, 'ReleaseFailed')?.status === 'True', op);
     assert.match(condition(refused, 'ReleaseFailed')?.message ?? '', new RegExp(`namespace ${other}`));
-    assert.equal(refused?.status?.deployedRelease?.revision, 1, 'the deployed revision stays as it was');
+    assert.equal(refused.status?.deployedRelease?.revision, 1, 'the deployed revision stays as it was');
   });
 });
