@@ -1,0 +1,95 @@
+/**
+ * The layout the README describes, checked on the source: folders import only downward, no module
+ * imports itself in a circle, the reconcile core depends on nothing but its own model and ports
+ * (and lib/), and Helm's storage format is known only to src/helm.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, normalize, relative, resolve } from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const SRC = join(ROOT, 'src');
+
+/** Bottom first: a folder may import its own modules and those of folders before it. */
+const LAYERS = ['lib', 'reconcile', 'config', 'kube', 'helm', 'dependents', 'controller', 'observe', 'generate', 'cli'] as const;
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) return sourceFiles(p);
+    return e.name.endsWith('.ts') ? [p] : [];
+  });
+}
+
+const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^;]*?\sfrom\s+['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)/g;
+
+/** src-relative path of every module a file imports (relative specifiers only; packages are not ours). */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const out: string[] = [];
+  for (const m of text.matchAll(IMPORT)) {
+    const spec = m[1] ?? m[2];
+    if (spec === undefined) continue;
+    out.push(relative(SRC, normalize(join(dirname(file), spec.replace(/\.js$/, '.ts')))));
+  }
+  return out;
+}
+
+const files = sourceFiles(SRC).map((f) => relative(SRC, f));
+const graph = new Map(files.map((f) => [f, importsOf(join(SRC, f))]));
+const folderOf = (f: string): string => f.split('/')[0] ?? f;
+
+describe('architecture', () => {
+  it('knows every top-level folder of src/', () => {
+    const folders = new Set(files.map(folderOf));
+    assert.deepEqual([...folders].filter((f) => !(LAYERS as readonly string[]).includes(f)), [], 'add the new folder to LAYERS (and the README)');
+  });
+
+  it('imports only downward', () => {
+    const upward: string[] = [];
+    for (const [file, deps] of graph) {
+      const from = LAYERS.indexOf(folderOf(file) as (typeof LAYERS)[number]);
+      for (const dep of deps) {
+        const to = LAYERS.indexOf(folderOf(dep) as (typeof LAYERS)[number]);
+        if (to > from) upward.push(`${file} → ${dep}`);
+      }
+    }
+    assert.deepEqual(upward, []);
+  });
+
+  it('keeps the reconcile core free of the edges', () => {
+    const outside = [...graph]
+      .filter(([file]) => folderOf(file) === 'reconcile')
+      .flatMap(([file, deps]) => deps.filter((d) => !['reconcile', 'lib'].includes(folderOf(d))).map((d) => `${file} → ${d}`));
+    assert.deepEqual(outside, []);
+  });
+
+  it('has no import cycle', () => {
+    const state = new Map<string, 'active' | 'done'>();
+    const cycles: string[] = [];
+    const visit = (f: string, path: string[]): void => {
+      if (state.get(f) === 'done') return;
+      if (state.get(f) === 'active') {
+        cycles.push([...path.slice(path.indexOf(f)), f].join(' → '));
+        return;
+      }
+      state.set(f, 'active');
+      for (const d of graph.get(f) ?? []) visit(d, [...path, f]);
+      state.set(f, 'done');
+    };
+    for (const f of files) visit(f, []);
+    assert.deepEqual(cycles, []);
+  });
+
+  it('resolves every relative import to a file that exists', () => {
+    const missing = [...graph].flatMap(([file, deps]) => deps.filter((d) => !graph.has(d)).map((d) => `${file} → ${d}`));
+    assert.deepEqual(missing, []);
+  });
+
+  it('leaves Helm’s storage format to src/helm', () => {
+    const leaks = files.filter((f) => folderOf(f) !== 'helm' && /sh\.helm\.release\.v1|owner=helm/.test(readFileSync(join(SRC, f), 'utf8')));
+    assert.deepEqual(leaks, []);
+  });
+});
