@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { NODE_NAME } from '../cluster/controlPlane.js';
 import { repoRoot } from '../cluster/paths.js';
-import { applyYaml, getJson, newNamespace, testCluster, waitFor } from './harness.js';
+import { applyYaml, getJson, newNamespace, testCluster } from './harness.js';
+import { waitFor } from './wait.js';
 
 interface Condition { type: string; status: string }
 interface List<T> { items: T[] }

@@ -9,7 +9,8 @@ import { describe, test, type TestContext } from 'node:test';
 import { createHelmClient, type CliHelmClient, type CliHelmClientOptions, type HelmCallEvent } from '../../src/helm/cli-client.js';
 import { HelmError, type PostRenderSpec, type UpgradeInstallRequest } from '../../src/helm/types.js';
 import { repoRoot } from '../cluster/paths.js';
-import { getJson, newNamespace, testCluster, waitFor } from './harness.js';
+import { getJson, newNamespace, testCluster } from './harness.js';
+import { waitFor } from './wait.js';
 
 const c = await testCluster();
 const CHARTS = join(repoRoot(), 'test', 'fixtures', 'charts');

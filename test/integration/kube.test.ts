@@ -8,7 +8,8 @@ import { Informer } from '../../src/kube/informer.js';
 import { kubeConnection } from '../../src/kube/kubeconfig.js';
 import { KubeApiError, createKubeClient, loadKubeConfig, type KubeClient, type Query, type WatchHandle } from '../../src/kube/rest.js';
 import type { ApiResource, KubeList, KubeObject, WatchEventType } from '../../src/kube/types.js';
-import { newNamespace, testCluster, waitFor } from './harness.js';
+import { newNamespace, testCluster } from './harness.js';
+import { waitFor } from './wait.js';
 
 const c = await testCluster();
 const kc = loadKubeConfig({ files: [c.kubeconfig] });

@@ -5,31 +5,30 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
-import { newNamespace, testCluster } from './harness.js';
-import { SAMPLE_CHART, applyCr, condition, installCrd, startOperator, testKind, waitForCr, getCr } from './operator-harness.js';
+import type { Crs } from './crs.js';
+import { SAMPLE_CHART } from './fixtures.js';
+import { operatorScenario } from './scenario.js';
 
 const IDLE_WINDOW_MS = 60_000;
 
+async function metadataOf(cr: Crs, names: readonly string[]): Promise<string[]> {
+  return Promise.all(names.map(async (n) => JSON.stringify((await cr.get(n))?.metadata)));
+}
+
 describe('idle operator', () => {
   it('starts no helm process and changes no CR over a minute of idling', async (t) => {
-    const cluster = await testCluster();
-    const k = testKind('Idle');
-    await installCrd(cluster, k);
-    const ns = await newNamespace(t, 'idle');
-    const op = await startOperator(t, cluster, {
-      namespaces: [ns],
-      watches: [{ kind: k, chart: SAMPLE_CHART }],
-      args: ['--reconcile-period', '5s', '--log-level', 'debug'],
+    const { op, cr } = await operatorScenario(t, {
+      kind: 'Idle',
+      chart: SAMPLE_CHART,
+      operator: { args: ['--reconcile-period', '5s', '--log-level', 'debug'] },
     });
     const names = ['a', 'b', 'c', 'd'];
-    for (const n of names) await applyCr(cluster, k, ns, n, { message: n });
-    const before = new Map<string, string>();
-    for (const n of names) {
-      await waitForCr(cluster, k, ns, n, 'Deployed', (cr) => condition(cr, 'Deployed')?.status === 'True', op);
-    }
+    for (const n of names) await cr.apply(n, { message: n });
+    for (const n of names) await cr.deployed(n);
+
     // Let the first requeue round pass so the cache holds the operator's own status writes.
     await delay(6_000);
-    for (const n of names) before.set(n, JSON.stringify((await getCr(cluster, k, ns, n))?.metadata));
+    const before = await metadataOf(cr, names);
     const callsBefore = op.helmCalls().length;
     const reconcilesBefore = (op.logs().match(/"msg":"planned"/g) ?? []).length;
 
@@ -38,9 +37,10 @@ describe('idle operator', () => {
 
     const newCalls = op.helmCalls().slice(callsBefore);
     assert.deepEqual(newCalls, [], `helm calls while idle: ${newCalls.join(' | ')}`);
-    for (const n of names) {
-      assert.equal(JSON.stringify((await getCr(cluster, k, ns, n))?.metadata), before.get(n), `${n} was written to while idle`);
-    }
+    const after = await metadataOf(cr, names);
+    names.forEach((n, i) => {
+      assert.equal(after[i], before[i], `${n} was written to while idle`);
+    });
     const reconciles = (op.logs().match(/"msg":"planned"/g) ?? []).length - reconcilesBefore;
     assert.ok(reconciles >= names.length * 8, `expected periodic reconciles while idle, saw ${reconciles}`);
   });
