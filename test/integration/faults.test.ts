@@ -9,7 +9,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync, chmodSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, it, type TestContext } from 'node:test';
 import { execa } from 'execa';
 import { restartComponent, startControlPlane, stopControlPlane } from '../cluster/controlPlane.js';
@@ -292,15 +291,17 @@ describe('operator faults', () => {
         // During it: keep trying until the API answers again (kubectl fails while it is down).
         const restart = restartComponent(dir, component);
         const restarted = restart.then(() => Date.now());
-        const retry = async (what: string, args: string[], input?: string): Promise<void> => {
-          for (let attempt = 1; ; attempt++) {
-            const r = await cluster.kubectl(['--request-timeout=5s', ...args], { allowFail: true, ...(input === undefined ? {} : { input }) });
-            if (r.exitCode === 0) return;
-            if (/NotFound|not found/.test(r.stderr) && args[0] === 'delete') return;
-            if (attempt > 600) throw new Error(`${what} never succeeded: ${r.stderr}`);
-            await sleep(250);
-          }
-        };
+        const retry = (what: string, args: string[], input?: string): Promise<unknown> =>
+          waitFor(
+            `${what} to succeed`,
+            async () => {
+              const r = await cluster.kubectl(['--request-timeout=5s', ...args], { allowFail: true, ...(input === undefined ? {} : { input }) });
+              if (r.exitCode === 0) return true;
+              if (/NotFound|not found/.test(r.stderr) && args[0] === 'delete') return true;
+              throw new Error(r.stderr);
+            },
+            { timeoutMs: 300_000 },
+          );
         const settings = (color: string): unknown => ({ settings: { color } });
         await Promise.all([
           retry('update b', ['apply', '-f', '-'], crJson(k, ns, 'b', settings('v2'))),

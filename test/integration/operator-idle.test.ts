@@ -7,9 +7,18 @@ import { describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Crs } from './crs.js';
 import { SAMPLE_CHART } from './fixtures.js';
+import type { RunningOperator } from './operator.js';
+import { logLines } from './operator-log.js';
 import { operatorScenario } from './scenario.js';
+import { waitFor } from './wait.js';
 
 const IDLE_WINDOW_MS = 60_000;
+
+/** How many reconciles of each CR found nothing to do so far (`planned` with plan `none`). */
+function noOpReconciles(op: RunningOperator, names: readonly string[]): number[] {
+  const lines = logLines(op).filter((l) => l.msg === 'planned' && l.plan === 'none');
+  return names.map((n) => lines.filter((l) => l.name === n).length);
+}
 
 async function metadataOf(cr: Crs, names: readonly string[]): Promise<string[]> {
   return Promise.all(names.map(async (n) => JSON.stringify((await cr.get(n))?.metadata)));
@@ -26,9 +35,23 @@ describe('idle operator', () => {
     for (const n of names) await cr.apply(n, { message: n });
     for (const n of names) await cr.deployed(n);
 
-    // Let the first requeue round pass so the cache holds the operator's own status writes.
-    await delay(6_000);
-    const before = await metadataOf(cr, names);
+    // Idle means a whole reconcile of every CR wrote nothing. A no-op reconcile logs `planned`
+    // first and may write status after; the next one starts only once it is done. So: metadata
+    // read before a no-op reconcile began and again after it ended must be the same.
+    let seen = await metadataOf(cr, names);
+    let from = noOpReconciles(op, names);
+    const before = await waitFor(
+      'a reconcile round of every CR that writes nothing',
+      async () => {
+        if (!noOpReconciles(op, names).every((count, i) => count >= (from[i] ?? 0) + 2)) return undefined;
+        const now = await metadataOf(cr, names);
+        const idle = now.every((m, i) => m === seen[i]);
+        seen = now;
+        from = noOpReconciles(op, names);
+        return idle ? now : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
     const callsBefore = op.helmCalls().length;
     const reconcilesBefore = (op.logs().match(/"msg":"planned"/g) ?? []).length;
 

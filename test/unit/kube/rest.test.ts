@@ -162,6 +162,8 @@ await test('connections are pooled across requests', async (t) => {
 
 interface Recorded {
   events: [WatchEventType, unknown][];
+  /** Resolves at the first event. */
+  firstEvent: Promise<void>;
   done: Promise<unknown>;
 }
 
@@ -170,10 +172,16 @@ function recorder(): Recorded & { onEvent: (t: WatchEventType, o: unknown) => vo
   let resolve: (e: unknown) => void = () => undefined;
   let calls = 0;
   const done = new Promise<unknown>((r) => (resolve = r));
+  let evented: () => void = () => undefined;
+  const firstEvent = new Promise<void>((r) => (evented = r));
   return {
     events,
+    firstEvent,
     done,
-    onEvent: (t, o) => events.push([t, o]),
+    onEvent: (t, o) => {
+      events.push([t, o]);
+      evented();
+    },
     onDone: (e) => {
       calls++;
       assert.equal(calls, 1, 'onDone called once');
@@ -230,7 +238,7 @@ await test('watch abort() ends it with onDone(null) exactly once', async (t) => 
   });
   const r = recorder();
   const handle = await client(srv.url).watch('/x', {}, r.onEvent, r.onDone);
-  await new Promise((res) => setTimeout(res, 30));
+  await r.firstEvent; // abort a watch that is streaming, not one still connecting
   handle.abort();
   handle.abort();
   assert.equal(await r.done, null);
