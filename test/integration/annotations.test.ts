@@ -1,4 +1,4 @@
-/** Step 3 proof: each operator-sdk CR annotation does what it says — real cluster, real helm. */
+/** Each operator-sdk CR annotation the operator honours does what it says, with real helm. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { condition, helmList } from './crs.js';

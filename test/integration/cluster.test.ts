@@ -1,6 +1,6 @@
-// Proof that the local control plane is a real cluster (GitHub issue "Step 1"): a schedulable
-// simulated node, Deployments that get Running/Ready pods, Helm installs and uninstalls,
-// garbage collection of dependents, and a properly stamped /version.
+// The local control plane is a real cluster: a schedulable simulated node, Deployments that get
+// Running/Ready pods, Helm installs and uninstalls, garbage collection of dependents, and a
+// properly stamped /version.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';

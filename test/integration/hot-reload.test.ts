@@ -1,4 +1,4 @@
-/** Step 3 proof: chart and watches.yaml edits apply without a restart; bad edits change nothing. */
+/** Chart and watches.yaml edits apply without a restart; a broken edit changes nothing. */
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

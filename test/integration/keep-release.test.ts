@@ -1,7 +1,7 @@
 /**
- * Step 3 proof: the operator keeps what it deployed the way the chart says (drift repair without a
- * new revision), owns what it may, tells readiness from the workloads, and refuses objects
- * outside the CR's namespace unless the watches entry allows them — real cluster, real helm.
+ * The operator keeps what it deployed the way the chart says (drift repair without a new
+ * revision), owns what it may, tells readiness from the workloads, and refuses objects outside
+ * the CR's namespace unless the watches entry allows them.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';

@@ -1,6 +1,6 @@
 /**
- * Step 2 proof: an idle operator with deployed CRs runs no helm process and writes nothing, even
- * though every CR is re-checked each reconcile period (5 s here, so a minute holds 12 rounds).
+ * An idle operator with deployed CRs runs no helm process and writes nothing, even though every
+ * CR is re-checked each reconcile period (5 s here, so a minute holds 12 rounds).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

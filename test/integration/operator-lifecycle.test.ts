@@ -1,4 +1,8 @@
-/** Step 2 proof: install, upgrade, uninstall, overrides, filtering, names, two kinds — real cluster, real helm. */
+/**
+ * What a user sees the operator do with real helm: install on create, upgrade on change, uninstall
+ * on delete; overrideValues; a name too long for Helm; label selectors and watched namespaces;
+ * two kinds side by side; a batch of deletes.
+ */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FINALIZER } from '../../src/reconcile/names.js';

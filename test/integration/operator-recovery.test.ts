@@ -1,4 +1,7 @@
-/** Step 2 proof: failures are reported and recovered from — real cluster, real helm. */
+/**
+ * Failures the operator reports and recovers from across restarts: a chart template that breaks,
+ * a CR deleted while the operator was down, a release left locked by an interrupted helm call.
+ */
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

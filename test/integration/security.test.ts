@@ -1,7 +1,6 @@
 /**
- * Step 6 proof (security): values — including secrets — never reach logs or events, also when
- * helm fails on them; values files are private and gone afterwards; a spec cannot beat
- * watches.yaml overrides.
+ * Values, secrets included, never reach logs, events or helm's command line, also when helm fails
+ * on them; values files are gone afterwards.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync } from 'node:fs';
