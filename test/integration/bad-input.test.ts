@@ -10,29 +10,18 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { describe, it, type TestContext } from 'node:test';
-import { newNamespace, testCluster, waitFor, type TestCluster } from './harness.js';
-import {
-  FIXTURE_CHARTS,
-  REPO_ROOT,
-  SAMPLE_CHART,
-  applyCr,
-  condition,
-  eventsFor,
-  getCr,
-  helmList,
-  installCrd,
-  startOperator,
-  testKind,
-  waitForCr,
-  type Cr,
-  type RunningOperator,
-  type TestKind,
-} from './operator-harness.js';
+import { describe, it } from 'node:test';
+import { condition, eventsFor, helmList, type Cr, type Crs } from './crs.js';
+import { REPO_ROOT, SAMPLE_CHART, fixtureChart } from './fixtures.js';
+import type { TestCluster } from './harness.js';
+import type { RunningOperator } from './operator.js';
+import { logLines } from './operator-log.js';
+import { operatorScenario } from './scenario.js';
+import { waitFor } from './wait.js';
 import { isAlive } from '../soak/procfs.js';
 
 const BAD_SPECS = join(REPO_ROOT, 'test/fixtures/bad-specs');
-const SETTINGS_CHART = join(FIXTURE_CHARTS, 'settings');
+const SETTINGS_CHART = fixtureChart('settings');
 
 /** A fixture spec, with `@PWNED@` replaced by `pwned` (a path prefix no file may ever get). */
 function fixture(name: string, pwned = ''): unknown {
@@ -57,50 +46,41 @@ interface Expectation {
 }
 
 /** Waits for the condition, then checks its reason and message and the Warning event. */
-async function expectRefused(cluster: TestCluster, k: TestKind, ns: string, name: string, want: Expectation, op: RunningOperator): Promise<Cr> {
-  const cr = await waitForCr(cluster, k, ns, name, want.type, (c) => condition(c, want.type)?.status === 'True', op, 120_000);
+async function expectRefused(cluster: TestCluster, crs: Crs, name: string, want: Expectation): Promise<Cr> {
+  const cr = await crs.until(name, want.type, (c) => condition(c, want.type)?.status === 'True', 120_000);
   const c = condition(cr, want.type);
   assert.equal(c?.reason, want.reason, `${name}: ${want.type} reason`);
   assert.match(c.message, want.message, `${name}: ${want.type} message`);
   await waitFor(
     `a Warning ${want.reason} event on ${name}`,
-    async () => (await eventsFor(cluster, ns, name)).some((e) => e.type === 'Warning' && e.reason === want.reason),
+    async () => (await eventsFor(cluster, crs.ns, name)).some((e) => e.type === 'Warning' && e.reason === want.reason),
     { timeoutMs: 30_000 },
   );
   return cr;
 }
 
-async function expectDeployed(cluster: TestCluster, k: TestKind, ns: string, name: string, op: RunningOperator): Promise<Cr> {
-  return waitForCr(
-    cluster,
-    k,
-    ns,
+/** Deployed, of the current generation, and no ReleaseFailed left. */
+async function expectDeployed(crs: Crs, name: string): Promise<Cr> {
+  return crs.until(
     name,
     'Deployed',
     (c) => condition(c, 'Deployed')?.status === 'True' && c.status?.observedGeneration === c.metadata.generation && condition(c, 'ReleaseFailed') === undefined,
-    op,
     120_000,
   );
 }
 
-/** The operator is alive and still serves the namespace: a good CR of `k` converges. */
-async function expectStillServing(cluster: TestCluster, k: TestKind, ns: string, goodSpec: unknown, op: RunningOperator): Promise<void> {
+/** The operator is alive and still serves the namespace: a good CR of the kind converges. */
+async function expectStillServing(crs: Crs, goodSpec: unknown, op: RunningOperator): Promise<void> {
   const pid = op.process.pid;
   assert.ok(pid !== undefined && isAlive(pid), 'the operator is still running');
   const name = `good-${randomBytes(3).toString('hex')}`;
-  await applyCr(cluster, k, ns, name, goodSpec);
-  await expectDeployed(cluster, k, ns, name, op);
+  await crs.apply(name, goodSpec);
+  await expectDeployed(crs, name);
 }
 
 async function configMapData(cluster: TestCluster, ns: string, name: string): Promise<Record<string, string> | undefined> {
   const r = await cluster.kubectl(['get', 'configmap', name, '-n', ns, '-o', 'json'], { allowFail: true });
   return r.exitCode === 0 ? ((JSON.parse(r.stdout) as { data?: Record<string, string> }).data ?? {}) : undefined;
-}
-
-/** `kubectl create` of a CR (no last-applied annotation, which would double a big spec's size). */
-async function createCr(cluster: TestCluster, k: TestKind, ns: string, name: string, spec: unknown): Promise<void> {
-  const cr = { apiVersion: `${k.group}/${k.version}`, kind: k.kind, metadata: { name, namespace: ns }, spec };
-  await cluster.kubectl(['create', '-f', '-'], { input: JSON.stringify(cr) });
 }
 
 /** What must not change when a deployed CR gets a bad update: its objects and its release. */
@@ -112,208 +92,173 @@ async function snapshot(cluster: TestCluster, ns: string, release: string, objec
   return { uids, revision: String(rel.revision) };
 }
 
-async function start(t: TestContext, cluster: TestCluster, ns: string, watches: { kind: TestKind; chart: string }[]): Promise<RunningOperator> {
-  return startOperator(t, cluster, { namespaces: [ns], watches });
-}
-
 describe('bad input', () => {
   it('refuses specs that are not maps with Irreconcilable, and such an update removes nothing', { timeout: 10 * 60_000 }, async (t) => {
-    const cluster = await testCluster();
-    const k = testKind('BadShape');
-    await installCrd(cluster, k);
-    const ns = await newNamespace(t, 'badshape');
-    const op = await start(t, cluster, ns, [{ kind: k, chart: SAMPLE_CHART }]);
+    const { cluster, ns, op, cr } = await operatorScenario(t, { kind: 'BadShape', chart: SAMPLE_CHART });
 
-    await applyCr(cluster, k, ns, 'list', fixture('not-an-object-list.json'));
-    await applyCr(cluster, k, ns, 'string', fixture('not-an-object-string.json'));
-    await expectRefused(cluster, k, ns, 'list', { type: 'Irreconcilable', reason: 'ReconcileError', message: /spec must be a map.*it is a list/ }, op);
-    await expectRefused(cluster, k, ns, 'string', { type: 'Irreconcilable', reason: 'ReconcileError', message: /spec must be a map.*it is a string/ }, op);
+    await cr.apply('list', fixture('not-an-object-list.json'));
+    await cr.apply('string', fixture('not-an-object-string.json'));
+    await expectRefused(cluster, cr, 'list', { type: 'Irreconcilable', reason: 'ReconcileError', message: /spec must be a map.*it is a list/ });
+    await expectRefused(cluster, cr, 'string', { type: 'Irreconcilable', reason: 'ReconcileError', message: /spec must be a map.*it is a string/ });
     assert.deepEqual(await helmList(cluster, ns), [], 'nothing installed for them');
 
     // A deployed CR updated to a list: Irreconcilable, and the release and its objects stay.
-    await applyCr(cluster, k, ns, 'shop', { message: 'good' });
-    await expectDeployed(cluster, k, ns, 'shop', op);
+    await cr.apply('shop', { message: 'good' });
+    await expectDeployed(cr, 'shop');
     const objects = ['deployment/shop', 'service/shop', 'configmap/shop-content'];
     const before = await snapshot(cluster, ns, 'shop', objects);
-    await applyCr(cluster, k, ns, 'shop', fixture('not-an-object-list.json'));
-    const bad = await expectRefused(cluster, k, ns, 'shop', { type: 'Irreconcilable', reason: 'ReconcileError', message: /spec must be a map/ }, op);
+    await cr.apply('shop', fixture('not-an-object-list.json'));
+    const bad = await expectRefused(cluster, cr, 'shop', { type: 'Irreconcilable', reason: 'ReconcileError', message: /spec must be a map/ });
     assert.equal(condition(bad, 'Deployed')?.status, 'True', 'the deployed release is still reported');
     assert.deepEqual(await snapshot(cluster, ns, 'shop', objects), before, 'same objects, same revision');
     assert.equal((await configMapData(cluster, ns, 'shop-content'))?.['index.html'], 'good');
 
     // Fixing the spec clears the condition.
-    await applyCr(cluster, k, ns, 'shop', { message: 'good' });
-    await waitForCr(cluster, k, ns, 'shop', 'Irreconcilable cleared', (c) => condition(c, 'Irreconcilable') === undefined && condition(c, 'Deployed')?.status === 'True', op);
-    await expectStillServing(cluster, k, ns, { message: 'still here' }, op);
+    await cr.apply('shop', { message: 'good' });
+    await cr.until('shop', 'Irreconcilable cleared', (c) => condition(c, 'Irreconcilable') === undefined && condition(c, 'Deployed')?.status === 'True');
+    await expectStillServing(cr, { message: 'still here' }, op);
   });
 
   it('reports values that break values.schema.json with helm’s message; such an update keeps the release', { timeout: 10 * 60_000 }, async (t) => {
-    const cluster = await testCluster();
-    const k = testKind('BadSchema');
-    await installCrd(cluster, k);
-    const ns = await newNamespace(t, 'badschema');
-    const op = await start(t, cluster, ns, [{ kind: k, chart: SAMPLE_CHART }]);
+    const { cluster, ns, op, cr } = await operatorScenario(t, { kind: 'BadSchema', chart: SAMPLE_CHART });
 
-    await applyCr(cluster, k, ns, 'three', fixture('schema-wrong-type.json'));
-    await applyCr(cluster, k, ns, 'dotted', fixture('schema-dotted-key.json'));
-    await expectRefused(cluster, k, ns, 'three', { type: 'ReleaseFailed', reason: 'InstallError', message: /schema[\s\S]*replicaCount/ }, op);
-    await expectRefused(cluster, k, ns, 'dotted', { type: 'ReleaseFailed', reason: 'InstallError', message: /schema[\s\S]*'a\.b' not allowed/ }, op);
+    await cr.apply('three', fixture('schema-wrong-type.json'));
+    await cr.apply('dotted', fixture('schema-dotted-key.json'));
+    await expectRefused(cluster, cr, 'three', { type: 'ReleaseFailed', reason: 'InstallError', message: /schema[\s\S]*replicaCount/ });
+    await expectRefused(cluster, cr, 'dotted', { type: 'ReleaseFailed', reason: 'InstallError', message: /schema[\s\S]*'a\.b' not allowed/ });
     assert.deepEqual((await helmList(cluster, ns)).map((r) => r.name), [], 'no release for values the schema refuses');
 
-    await applyCr(cluster, k, ns, 'shop', { replicaCount: 2, message: 'good' });
-    await expectDeployed(cluster, k, ns, 'shop', op);
+    await cr.apply('shop', { replicaCount: 2, message: 'good' });
+    await expectDeployed(cr, 'shop');
     const objects = ['deployment/shop', 'service/shop', 'configmap/shop-content'];
     const before = await snapshot(cluster, ns, 'shop', objects);
-    await applyCr(cluster, k, ns, 'shop', { ...(fixture('schema-wrong-type.json') as object), message: 'bad' });
-    const bad = await expectRefused(cluster, k, ns, 'shop', { type: 'ReleaseFailed', reason: 'UpgradeError', message: /replicaCount/ }, op);
+    await cr.apply('shop', { ...(fixture('schema-wrong-type.json') as object), message: 'bad' });
+    const bad = await expectRefused(cluster, cr, 'shop', { type: 'ReleaseFailed', reason: 'UpgradeError', message: /replicaCount/ });
     assert.equal(condition(bad, 'Deployed')?.status, 'True');
     assert.deepEqual(await snapshot(cluster, ns, 'shop', objects), before, 'same objects, release still at its old revision, deployed');
     assert.equal(before.revision, '1');
     assert.equal((await cluster.kubectl(['get', 'deployment', 'shop', '-n', ns, '-o', 'jsonpath={.spec.replicas}'])).stdout, '2');
     assert.equal((await configMapData(cluster, ns, 'shop-content'))?.['index.html'], 'good');
-    await expectStillServing(cluster, k, ns, { message: 'still here' }, op);
+    await expectStillServing(cr, { message: 'still here' }, op);
   });
 
   it('passes --set syntax, shell metacharacters, templates, dotted keys and unicode through verbatim and runs nothing', { timeout: 10 * 60_000 }, async (t) => {
-    const cluster = await testCluster();
-    const web = testKind('Verbatim');
-    const cfg = testKind('VerbatimCfg');
-    await installCrd(cluster, web);
-    await installCrd(cluster, cfg);
-    const ns = await newNamespace(t, 'verbatim');
     const pwned = pwnedPrefix();
-    const op = await start(t, cluster, ns, [
-      { kind: web, chart: SAMPLE_CHART },
-      { kind: cfg, chart: SETTINGS_CHART },
-    ]);
+    const { cluster, ns, op, crs: [web, cfg] } = await operatorScenario(t, {
+      watches: [
+        { kind: 'Verbatim', chart: SAMPLE_CHART },
+        { kind: 'VerbatimCfg', chart: SETTINGS_CHART },
+      ],
+    });
 
     const values = fixture('settings-verbatim-values.json', pwned) as { settings: Record<string, string> };
-    await applyCr(cluster, cfg, ns, 'odd', values);
+    await cfg.apply('odd', values);
     const message = (fixture('webapp-metachar-message.json', pwned) as { message: string }).message;
-    await applyCr(cluster, web, ns, 'web', { message });
-    await expectDeployed(cluster, cfg, ns, 'odd', op);
-    const deployedWeb = await expectDeployed(cluster, web, ns, 'web', op);
+    await web.apply('web', { message });
+    await expectDeployed(cfg, 'odd');
+    const deployedWeb = await expectDeployed(web, 'web');
 
     const data = await configMapData(cluster, ns, 'odd-settings');
     assert.deepEqual(data, { color: 'red', ...values.settings }, 'every value arrives byte for byte, "a.b" as one key');
     assert.equal((await configMapData(cluster, ns, 'web-content'))?.['index.html'], message);
     assert.ok(condition(deployedWeb, 'Deployed')?.message.includes(message), 'the NOTES in the Deployed condition carry the message verbatim');
     assert.deepEqual(pwnedFiles(pwned), [], 'no value was run by a shell');
-    await expectStillServing(cluster, cfg, ns, { settings: { color: 'blue' } }, op);
+    await expectStillServing(cfg, { settings: { color: 'blue' } }, op);
   });
 
   it('handles a NUL character in a value', { timeout: 10 * 60_000 }, async (t) => {
-    const cluster = await testCluster();
-    const k = testKind('Nul');
-    await installCrd(cluster, k);
-    const ns = await newNamespace(t, 'nul');
-    const op = await start(t, cluster, ns, [{ kind: k, chart: SAMPLE_CHART }]);
+    const { cluster, ns, op, cr } = await operatorScenario(t, { kind: 'Nul', chart: SAMPLE_CHART });
     const spec = fixture('webapp-nul.json') as { message: string };
-    await applyCr(cluster, k, ns, 'nul', spec);
-    const cr = await expectDeployed(cluster, k, ns, 'nul', op);
+    await cr.apply('nul', spec);
+    const deployed = await expectDeployed(cr, 'nul');
     assert.equal((await configMapData(cluster, ns, 'nul-content'))?.['index.html'], spec.message, 'the NUL arrives verbatim');
-    assert.ok(condition(cr, 'Deployed')?.message.includes(spec.message));
-    await expectStillServing(cluster, k, ns, { message: 'still here' }, op);
+    assert.ok(condition(deployed, 'Deployed')?.message.includes(spec.message));
+    await expectStillServing(cr, { message: 'still here' }, op);
   });
 
   it('reports ConfigMap keys the API server refuses (shell and --set syntax in keys) and runs nothing', { timeout: 10 * 60_000 }, async (t) => {
-    const cluster = await testCluster();
-    const k = testKind('BadKeys');
-    await installCrd(cluster, k);
-    const ns = await newNamespace(t, 'badkeys');
     const pwned = pwnedPrefix();
-    const op = await start(t, cluster, ns, [{ kind: k, chart: SETTINGS_CHART }]);
-    await applyCr(cluster, k, ns, 'keys', fixture('settings-metachar-keys.json', pwned));
-    await expectRefused(cluster, k, ns, 'keys', { type: 'ReleaseFailed', reason: 'InstallError', message: /keys-settings[\s\S]*invalid[\s\S]*x=1,y=2/ }, op);
+    const { cluster, op, cr } = await operatorScenario(t, { kind: 'BadKeys', chart: SETTINGS_CHART });
+    await cr.apply('keys', fixture('settings-metachar-keys.json', pwned));
+    await expectRefused(cluster, cr, 'keys', { type: 'ReleaseFailed', reason: 'InstallError', message: /keys-settings[\s\S]*invalid[\s\S]*x=1,y=2/ });
     assert.deepEqual(pwnedFiles(pwned), [], 'no key was run by a shell');
-    await expectStillServing(cluster, k, ns, { settings: { color: 'green' } }, op);
+    await expectStillServing(cr, { settings: { color: 'green' } }, op);
   });
 
   it('deploys ~1 MiB of values and 200 levels of nesting; refuses values too big for a release record', { timeout: 10 * 60_000 }, async (t) => {
-    const cluster = await testCluster();
-    const k = testKind('BigValues');
-    await installCrd(cluster, k);
-    const ns = await newNamespace(t, 'bigvalues');
-    const op = await start(t, cluster, ns, [{ kind: k, chart: SETTINGS_CHART }]);
+    const { cluster, ns, op, cr } = await operatorScenario(t, { kind: 'BigValues', chart: SETTINGS_CHART });
 
     // Just under a ConfigMap's 1 MiB data limit; compresses well, so Helm's record stays small.
     const blob = 'chartpilot '.repeat(93_000);
-    await createCr(cluster, k, ns, 'big', { settings: { blob } });
+    await cr.create('big', { settings: { blob } });
     let deep: unknown = 'bottom';
     for (let i = 0; i < 200; i++) deep = { a: deep };
-    await createCr(cluster, k, ns, 'deep', { settings: { deep } });
+    await cr.create('deep', { settings: { deep } });
     // 1.2 MiB that does not compress: Helm's release record (values + manifest) exceeds a Secret's 1 MiB.
-    await createCr(cluster, k, ns, 'huge', { settings: { blob: randomBytes(600 * 1024).toString('hex') } });
+    await cr.create('huge', { settings: { blob: randomBytes(600 * 1024).toString('hex') } });
 
-    await expectDeployed(cluster, k, ns, 'big', op);
+    await expectDeployed(cr, 'big');
     assert.equal((await configMapData(cluster, ns, 'big-settings'))?.blob, blob);
-    await expectDeployed(cluster, k, ns, 'deep', op);
+    await expectDeployed(cr, 'deep');
     assert.match((await configMapData(cluster, ns, 'deep-settings'))?.deep ?? '', /^(map\[a:){200}bottom\]{200}$/);
-    const huge = await expectRefused(cluster, k, ns, 'huge', { type: 'ReleaseFailed', reason: 'InstallError', message: /too long|too large|exceed|limit/i }, op);
+    const huge = await expectRefused(cluster, cr, 'huge', { type: 'ReleaseFailed', reason: 'InstallError', message: /too long|too large|exceed|limit/i });
     const hugeMessage = condition(huge, 'ReleaseFailed')?.message ?? '';
     assert.ok(hugeMessage.length < 10_000, `the condition message is bounded (${String(hugeMessage.length)} chars)`);
     t.diagnostic(`huge: ${hugeMessage.slice(0, 300)}`);
-    await expectStillServing(cluster, k, ns, { settings: { color: 'small' } }, op);
+    await expectStillServing(cr, { settings: { color: 'small' } }, op);
   });
 
   it('deploys a 53-character name, refuses 54 with a clear condition, and reports a name the chart cannot use', { timeout: 10 * 60_000 }, async (t) => {
-    const cluster = await testCluster();
-    const k = testKind('Names');
-    await installCrd(cluster, k);
-    const ns = await newNamespace(t, 'names');
-    const op = await start(t, cluster, ns, [{ kind: k, chart: SAMPLE_CHART }]);
+    const { cluster, ns, op, cr } = await operatorScenario(t, { kind: 'Names', chart: SAMPLE_CHART });
     const n53 = `n${'x'.repeat(51)}3`;
     const n54 = `n${'x'.repeat(52)}4`;
     assert.equal(n53.length, 53);
-    await applyCr(cluster, k, ns, n53, {});
-    await applyCr(cluster, k, ns, n54, {});
+    await cr.apply(n53, {});
+    await cr.apply(n54, {});
     // A valid Helm release name, but webapp names its Service after the release, and a Service
     // name may not contain dots: the API server's refusal must reach the CR.
-    await applyCr(cluster, k, ns, 'my.app', {});
-    await expectDeployed(cluster, k, ns, n53, op);
-    await expectRefused(cluster, k, ns, n54, { type: 'Irreconcilable', reason: 'ReconcileError', message: /54 characters long.*at most 53/ }, op);
-    await expectRefused(cluster, k, ns, 'my.app', { type: 'ReleaseFailed', reason: 'InstallError', message: /Service "my\.app" is invalid/ }, op);
+    await cr.apply('my.app', {});
+    await expectDeployed(cr, n53);
+    await expectRefused(cluster, cr, n54, { type: 'Irreconcilable', reason: 'ReconcileError', message: /54 characters long.*at most 53/ });
+    await expectRefused(cluster, cr, 'my.app', { type: 'ReleaseFailed', reason: 'InstallError', message: /Service "my\.app" is invalid/ });
     assert.ok(!(await helmList(cluster, ns)).some((r) => r.name === n54));
-    await expectStillServing(cluster, k, ns, {}, op);
+    await expectStillServing(cr, {}, op);
   });
 
   it('reports charts that fail to render or render objects the API server refuses, keeping the previous release', { timeout: 10 * 60_000 }, async (t) => {
-    const cluster = await testCluster();
-    const broken = testKind('ChartBroken');
-    const render = testKind('ChartBadRender');
-    const object = testKind('ChartBadObject');
-    for (const k of [broken, render, object]) await installCrd(cluster, k);
-    const ns = await newNamespace(t, 'badchart');
-    const op = await start(t, cluster, ns, [
-      { kind: broken, chart: join(FIXTURE_CHARTS, 'broken') },
-      { kind: render, chart: join(FIXTURE_CHARTS, 'bad-render') },
-      { kind: object, chart: join(FIXTURE_CHARTS, 'bad-object') },
-    ]);
+    const { cluster, ns, op, crs: [broken, render, object] } = await operatorScenario(t, {
+      namespace: 'badchart',
+      watches: [
+        { kind: 'ChartBroken', chart: fixtureChart('broken') },
+        { kind: 'ChartBadRender', chart: fixtureChart('bad-render') },
+        { kind: 'ChartBadObject', chart: fixtureChart('bad-object') },
+      ],
+    });
 
     // Install of a chart that never renders.
-    await applyCr(cluster, broken, ns, 'never', {});
-    await expectRefused(cluster, broken, ns, 'never', { type: 'ReleaseFailed', reason: 'InstallError', message: /nil pointer evaluating[\s\S]*deeper/ }, op);
+    await broken.apply('never', {});
+    await expectRefused(cluster, broken, 'never', { type: 'ReleaseFailed', reason: 'InstallError', message: /nil pointer evaluating[\s\S]*deeper/ });
     // Install that renders an object the API server refuses.
-    await applyCr(cluster, object, ns, 'minus', { replicas: -1 });
-    await expectRefused(cluster, object, ns, 'minus', { type: 'ReleaseFailed', reason: 'InstallError', message: /spec\.replicas[\s\S]*greater than or equal to 0/ }, op);
+    await object.apply('minus', { replicas: -1 });
+    await expectRefused(cluster, object, 'minus', { type: 'ReleaseFailed', reason: 'InstallError', message: /spec\.replicas[\s\S]*greater than or equal to 0/ });
 
     // Update that stops rendering: nothing changes, the release stays at revision 1.
-    await applyCr(cluster, render, ns, 'paint', { color: 'blue' });
-    await expectDeployed(cluster, render, ns, 'paint', op);
+    await render.apply('paint', { color: 'blue' });
+    await expectDeployed(render, 'paint');
     const paintBefore = await snapshot(cluster, ns, 'paint', ['configmap/paint-bad-render']);
-    await applyCr(cluster, render, ns, 'paint', { color: 'green', explode: true });
-    await expectRefused(cluster, render, ns, 'paint', { type: 'ReleaseFailed', reason: 'UpgradeError', message: /bad-render refuses to render: explode is set/ }, op);
+    await render.apply('paint', { color: 'green', explode: true });
+    await expectRefused(cluster, render, 'paint', { type: 'ReleaseFailed', reason: 'UpgradeError', message: /bad-render refuses to render: explode is set/ });
     assert.deepEqual(await snapshot(cluster, ns, 'paint', ['configmap/paint-bad-render']), paintBefore);
     assert.equal((await configMapData(cluster, ns, 'paint-bad-render'))?.color, 'blue');
 
     // Update that renders a Deployment the API server refuses: helm records a failed revision and
     // the operator rolls back; the objects survive and the deployed revision has the old values.
-    await applyCr(cluster, object, ns, 'tiered', { tier: 'web' });
-    await expectDeployed(cluster, object, ns, 'tiered', op);
+    await object.apply('tiered', { tier: 'web' });
+    await expectDeployed(object, 'tiered');
     const objects = ['deployment/tiered-bad-object', 'configmap/tiered-bad-object'];
     const tieredBefore = await snapshot(cluster, ns, 'tiered', objects);
-    await applyCr(cluster, object, ns, 'tiered', { tier: 'not a label!' });
-    const failed = await expectRefused(cluster, object, ns, 'tiered', { type: 'ReleaseFailed', reason: 'UpgradeError', message: /Deployment[\s\S]*is invalid[\s\S]*labels/ }, op);
+    await object.apply('tiered', { tier: 'not a label!' });
+    const failed = await expectRefused(cluster, object, 'tiered', { type: 'ReleaseFailed', reason: 'UpgradeError', message: /Deployment[\s\S]*is invalid[\s\S]*labels/ });
     t.diagnostic(`tiered: ${condition(failed, 'ReleaseFailed')?.message.slice(0, 400) ?? ''}`);
     await waitFor(
       'tiered: the deployed revision is the old one again, its objects intact',
@@ -326,11 +271,11 @@ describe('bad input', () => {
       },
       { timeoutMs: 120_000 },
     );
-    const cr = await getCr(cluster, object, ns, 'tiered');
-    assert.equal(condition(cr, 'Deployed')?.status, 'True');
+    const tiered = await object.get('tiered');
+    assert.equal(condition(tiered, 'Deployed')?.status, 'True');
     assert.ok((await eventsFor(cluster, ns, 'tiered')).some((e) => e.reason === 'RollbackSuccessful'));
 
-    for (const k of [render, object]) await expectStillServing(cluster, k, ns, {}, op);
+    for (const k of [render, object]) await expectStillServing(k, {}, op);
   });
 
   it(
@@ -338,21 +283,20 @@ describe('bad input', () => {
     // Guards the fix: dependent events are soft adds that respect a failing key's backoff.
     { timeout: 10 * 60_000 },
     async (t) => {
-      const cluster = await testCluster();
-      const k = testKind('Flap');
-      await installCrd(cluster, k);
-      const ns = await newNamespace(t, 'flap');
-      const op = await start(t, cluster, ns, [{ kind: k, chart: join(FIXTURE_CHARTS, 'bad-object') }]);
-      await applyCr(cluster, k, ns, 'flap', { tier: 'web' });
-      await expectDeployed(cluster, k, ns, 'flap', op);
-      await applyCr(cluster, k, ns, 'flap', { tier: 'not a label!' });
-      await expectRefused(cluster, k, ns, 'flap', { type: 'ReleaseFailed', reason: 'UpgradeError', message: /is invalid/ }, op);
+      const { cluster, ns, op, cr } = await operatorScenario(t, { kind: 'Flap', chart: fixtureChart('bad-object') });
+      await cr.apply('flap', { tier: 'web' });
+      await expectDeployed(cr, 'flap');
+      await cr.apply('flap', { tier: 'not a label!' });
+      await expectRefused(cluster, cr, 'flap', { type: 'ReleaseFailed', reason: 'UpgradeError', message: /is invalid/ });
       const failedAt = Date.now();
       const revision = async (): Promise<number> => Number((await helmList(cluster, ns)).find((r) => r.name === 'flap')?.revision ?? 0);
 
-      // The per-key backoff (0.5 s doubling) has passed 16 s after ~40 s of failing; from then on
-      // a 40 s window holds at most two more attempts (each a failed revision and a rollback).
-      await waitFor('40 s of failing', () => Promise.resolve(Date.now() - failedAt >= 40_000), { timeoutMs: 60_000, intervalMs: 1000 });
+      // The per-key backoff doubles from 0.5 s (±10 % jitter): once the 6th attempt has failed,
+      // the next retry is 16 s away, and a 40 s window holds at most two more attempts (each a
+      // failed revision and a rollback).
+      const lastFailedAttempt = (): number =>
+        Math.max(0, ...logLines(op).filter((l) => l.msg === 'reconcile failed; will retry' && l.name === 'flap').map((l) => Number(l.attempt)));
+      await waitFor('the 6th failed attempt of flap', () => Promise.resolve(lastFailedAttempt() >= 6), { timeoutMs: 120_000, intervalMs: 1000 });
       const from = await revision();
       const seen = new Set<string>();
       const until = Date.now() + 40_000;
@@ -371,7 +315,7 @@ describe('bad input', () => {
         `revision ${String(from)} → ${String(to)} in a 40 s window ${String(Math.round((until - 40_000 - failedAt) / 1000))} s into the failure; ` +
           `live ConfigMap tier values seen: ${JSON.stringify([...seen])}; ${String(retries.length)} failed attempts so far (last attempt number ${String(retries.at(-1)?.attempt ?? 0)}), seconds between them: ${gaps.join(' ')}`,
       );
-      assert.ok(to - from <= 4, `revision ${String(from)} → ${String(to)} within 40 s, long after the backoff should have grown past 16 s`);
+      assert.ok(to - from <= 4, `revision ${String(from)} → ${String(to)} within 40 s, after the backoff had grown past 16 s`);
     },
   );
 });

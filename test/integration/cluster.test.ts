@@ -1,12 +1,13 @@
-// Proof that the local control plane is a real cluster (GitHub issue "Step 1"): a schedulable
-// simulated node, Deployments that get Running/Ready pods, Helm installs and uninstalls,
-// garbage collection of dependents, and a properly stamped /version.
+// The local control plane is a real cluster: a schedulable simulated node, Deployments that get
+// Running/Ready pods, Helm installs and uninstalls, garbage collection of dependents, and a
+// properly stamped /version.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { describe, test } from 'node:test';
+import { describe, it } from 'node:test';
 import { NODE_NAME } from '../../devcluster/control-plane.js';
 import { repoRoot } from '../../devcluster/paths.js';
-import { applyYaml, getJson, newNamespace, testCluster, waitFor } from './harness.js';
+import { applyYaml, getJson, newNamespace, testCluster } from './harness.js';
+import { waitFor } from './wait.js';
 
 interface Condition { type: string; status: string }
 interface List<T> { items: T[] }
@@ -30,15 +31,14 @@ async function gone(args: string[]): Promise<boolean> {
 }
 
 // The tests are independent (own namespaces), so they run concurrently to keep the file short.
-// `void`: node:test's describe/test return promises the runner itself awaits.
-void describe('local control plane', { concurrency: true }, () => {
-  void test('the simulated node is Ready', async () => {
+describe('local control plane', { concurrency: true }, () => {
+  it('the simulated node is Ready', async () => {
     const nodes = await getJson<List<Node>>(c, ['get', 'nodes', '-l', 'type=kwok']);
     assert.deepEqual(nodes.items.map((n) => n.metadata.name), [NODE_NAME]);
     assert.ok(isTrue(nodes.items[0]?.status?.conditions, 'Ready'), `node conditions: ${JSON.stringify(nodes.items[0]?.status?.conditions)}`);
   });
 
-  void test('a Deployment applied with kubectl gets Running, Ready pods', async (t) => {
+  it('a Deployment applied with kubectl gets Running, Ready pods', async (t) => {
     const ns = await newNamespace(t, 'deploy');
     await applyYaml(c, `
 apiVersion: apps/v1
@@ -67,7 +67,7 @@ spec:
       (await getJson<Deployment>(c, ['get', 'deployment', 'web', '-n', ns])).status?.readyReplicas === 2);
   });
 
-  void test('helm installs, lists and uninstalls a chart', async (t) => {
+  it('helm installs, lists and uninstalls a chart', async (t) => {
     const ns = await newNamespace(t, 'helm');
     const chart = join(repoRoot(), 'test', 'fixtures', 'charts', 'tiny');
     // The chart declares kubeVersion >=1.33, so this also fails on an unstamped API server.
@@ -91,7 +91,7 @@ spec:
     assert.match(status.stderr, /not found/);
   });
 
-  void test('deleting an owner garbage-collects its dependents', async (t) => {
+  it('deleting an owner garbage-collects its dependents', async (t) => {
     const ns = await newNamespace(t, 'gc');
     await c.kubectl(['create', 'configmap', 'owner', '-n', ns, '--from-literal=role=owner']);
     await c.kubectl(['create', 'configmap', 'bystander', '-n', ns, '--from-literal=role=bystander']);
@@ -109,7 +109,7 @@ spec:
     assert.equal((await getJson<ConfigMap>(c, ['get', 'configmap', 'bystander', '-n', ns])).data?.role, 'bystander');
   });
 
-  void test('/version reports a stamped v1.33.x', async () => {
+  it('/version reports a stamped v1.33.x', async () => {
     const v = JSON.parse((await c.kubectl(['get', '--raw', '/version'])).stdout) as { gitVersion: string; major: string; minor: string };
     assert.match(v.gitVersion, /^v1\.33\.\d+$/);
     assert.equal(v.major, '1');

@@ -19,7 +19,8 @@ import { createKubeClient, loadKubeConfig, type KubeClient } from '../../src/kub
 import type { KubeObject } from '../../src/kube/types.js';
 import { OWNER_UID_LABEL } from '../../src/reconcile/names.js';
 import { repoRoot } from '../../devcluster/paths.js';
-import { getJson, newNamespace, testCluster, waitFor, type TestCluster } from './harness.js';
+import { getJson, newNamespace, testCluster, type TestCluster } from './harness.js';
+import { waitFor } from './wait.js';
 
 const CHART = join(repoRoot(), 'charts', 'webapp');
 const log = pino({ level: process.env.CHARTPILOT_TEST_LOG ?? 'silent' });

@@ -8,41 +8,26 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync, chmodSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { join } from 'node:path';
 import { after, describe, it, type TestContext } from 'node:test';
 import { execa } from 'execa';
 import { restartComponent, startControlPlane, stopControlPlane } from '../../devcluster/control-plane.js';
-import { newNamespace, testCluster, waitFor, type RunOptions, type RunResult, type TestCluster } from './harness.js';
-import {
-  FIXTURE_CHARTS,
-  applyCr,
-  condition,
-  eventsFor,
-  getCr,
-  helmList,
-  installCrd,
-  startOperator,
-  testKind,
-  waitForCr,
-  type RunningOperator,
-  type StartOptions,
-  type TestKind,
-} from './operator-harness.js';
+import { installCrd, resourceOf, testKind, type TestKind } from './crd.js';
+import { condition, crJson, crsOf, eventsFor, getCr, helmList } from './crs.js';
+import { fixtureChart } from './fixtures.js';
+import { newNamespace, otherCluster, testCluster, type TestCluster } from './harness.js';
+import { startOperator, type RunningOperator } from './operator.js';
+import { operatorScenario, setUp } from './scenario.js';
+import { waitFor } from './wait.js';
 import { convergenceProblems, prng, waitConverged, type ChurnResult } from '../soak/churn.js';
 import { descendants, isAlive, killTree } from '../soak/procfs.js';
 
-const SETTINGS_CHART = join(FIXTURE_CHARTS, 'settings');
-const SLOW_HOOK_CHART = join(FIXTURE_CHARTS, 'slow-hook');
+const SETTINGS_CHART = fixtureChart('settings');
+const SLOW_HOOK_CHART = fixtureChart('slow-hook');
 
 /** One `kubectl apply` for many CRs of the settings chart (name → color). */
 async function applySettings(cluster: TestCluster, k: TestKind, ns: string, colors: ReadonlyMap<string, string>): Promise<void> {
-  const items = [...colors].map(([name, color]) => ({
-    apiVersion: `${k.group}/${k.version}`,
-    kind: k.kind,
-    metadata: { name, namespace: ns },
-    spec: { settings: { color } },
-  }));
+  const items = [...colors].map(([name, color]) => JSON.parse(crJson(k, ns, name, { settings: { color } })) as unknown);
   await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }) });
 }
 
@@ -166,21 +151,11 @@ describe('operator faults', () => {
     'converges an install wave and an upgrade wave of 50 CRs through repeated SIGKILLs',
     { timeout: 20 * 60_000 },
     async (t) => {
-      const cluster = await testCluster();
-      const k = testKind('KillWave');
-      await installCrd(cluster, k);
-      const ns = await newNamespace(t, 'killwave');
+      const setup = await setUp(t, { kind: 'KillWave', chart: SETTINGS_CHART, operator: { args: ['--max-concurrent-reconciles', '10'] } });
+      const { cluster, ns, kind: k } = setup;
       const seed = Number(process.env.CHARTPILOT_FAULTS_SEED ?? Date.now() % 1_000_000);
       t.diagnostic(`seed ${String(seed)} (set CHARTPILOT_FAULTS_SEED to replay)`);
       const rnd = prng(seed);
-      const args = ['--max-concurrent-reconciles', '10'];
-      const start = (dir?: string): Promise<RunningOperator> =>
-        startOperator(t, cluster, {
-          namespaces: [ns],
-          watches: dir === undefined ? [{ kind: k, chart: SETTINGS_CHART }] : [],
-          args,
-          ...(dir === undefined ? {} : { dir }),
-        } satisfies StartOptions);
 
       const names = Array.from({ length: 50 }, (_, i) => `w${String(i).padStart(2, '0')}`);
       const v1 = new Map(names.map((n) => [n, `v1-${n}`]));
@@ -191,16 +166,21 @@ describe('operator faults', () => {
       const pending = watchPendingRecords(t, cluster, ns);
       let locksLeft = 0;
 
+      let op = await setup.start();
+      /** Applies `colors`, kills the operator three times mid-wave, and waits until all converged. */
+      const killedWave = async (what: string, colors: ReadonlyMap<string, string>): Promise<void> => {
+        const started = Date.now();
+        await applySettings(cluster, k, ns, colors);
+        for (let i = 0; i < 3; i++) {
+          locksLeft += (await killMidWave(op, { t, cluster, ns, rnd, pending, maxCalls: 12, done: () => converged(colors), how: 'tree' })).pending;
+          op = await setup.restart(op);
+        }
+        const ms = await waitConverged(cluster, k, ns, modelOf(colors), 300_000, op);
+        t.diagnostic(`${what} wave converged ${String(Math.round((Date.now() - started) / 1000))} s after it began (${String(Math.round(ms / 1000))} s after the last restart)`);
+      };
+
       // Install wave, killed three times.
-      let op = await start();
-      const waveStarted = Date.now();
-      await applySettings(cluster, k, ns, v1);
-      for (let i = 0; i < 3; i++) {
-        locksLeft += (await killMidWave(op, { t, cluster, ns, rnd, pending, maxCalls: 12, done: () => converged(v1), how: 'tree' })).pending;
-        op = await start(op.dir);
-      }
-      const installMs = await waitConverged(cluster, k, ns, modelOf(v1), 300_000, op);
-      t.diagnostic(`install wave converged ${String(Math.round((Date.now() - waveStarted) / 1000))} s after it began (${String(Math.round(installMs / 1000))} s after the last restart)`);
+      await killedWave('install', v1);
 
       const revisionsAfterInstall = new Map<string, number>();
       const list1 = await helmList(cluster, ns);
@@ -216,14 +196,7 @@ describe('operator faults', () => {
       }
 
       // Upgrade wave: every spec changes, killed three times again.
-      const upgradeStarted = Date.now();
-      await applySettings(cluster, k, ns, v2);
-      for (let i = 0; i < 3; i++) {
-        locksLeft += (await killMidWave(op, { t, cluster, ns, rnd, pending, maxCalls: 12, done: () => converged(v2), how: 'tree' })).pending;
-        op = await start(op.dir);
-      }
-      const upgradeMs = await waitConverged(cluster, k, ns, modelOf(v2), 300_000, op);
-      t.diagnostic(`upgrade wave converged ${String(Math.round((Date.now() - upgradeStarted) / 1000))} s after it began (${String(Math.round(upgradeMs / 1000))} s after the last restart)`);
+      await killedWave('upgrade', v2);
 
       const list2 = await helmList(cluster, ns);
       assert.equal(list2.length, 50);
@@ -251,15 +224,12 @@ describe('operator faults', () => {
       // Outside a container (a VM service, `chartpilot run` on a laptop) SIGKILL reaches the
       // operator only: its helm processes keep going and write their records after a new operator
       // has started and may already have taken their pending records for a crash's leftovers.
-      const cluster = await testCluster();
-      const k = testKind('KillOrphans');
-      await installCrd(cluster, k);
-      const ns = await newNamespace(t, 'orphans');
+      const setup = await setUp(t, { kind: 'KillOrphans', chart: SETTINGS_CHART, operator: { args: ['--max-concurrent-reconciles', '10'] } });
+      const { cluster, ns, kind: k } = setup;
       const seed = Number(process.env.CHARTPILOT_FAULTS_SEED ?? Date.now() % 1_000_000) + 7;
       const rnd = prng(seed);
       const pending = watchPendingRecords(t, cluster, ns);
-      const args = ['--max-concurrent-reconciles', '10'];
-      let op = await startOperator(t, cluster, { namespaces: [ns], watches: [{ kind: k, chart: SETTINGS_CHART }], args });
+      let op = await setup.start();
       const names = Array.from({ length: 20 }, (_, i) => `o${String(i).padStart(2, '0')}`);
       const orphans: number[] = [];
       for (const version of ['v1', 'v2']) {
@@ -268,7 +238,7 @@ describe('operator faults', () => {
         const done = async (): Promise<boolean> => (await convergenceProblems(cluster, k, ns, modelOf(colors))).length === 0;
         for (let i = 0; i < 2; i++) {
           orphans.push(...(await killMidWave(op, { t, cluster, ns, rnd, pending, maxCalls: 8, done, how: 'operator' })).orphans);
-          op = await startOperator(t, cluster, { namespaces: [ns], watches: [], args, dir: op.dir });
+          op = await setup.restart(op);
         }
         await waitConverged(cluster, k, ns, modelOf(colors), 300_000, op);
       }
@@ -300,8 +270,7 @@ describe('operator faults', () => {
         const { dir, cluster } = await privateCluster();
         const k = testKind(`Outage${component === 'etcd' ? 'Etcd' : 'Api'}`);
         await installCrd(cluster, k);
-        const ns = `outage-${component === 'etcd' ? 'etcd' : 'api'}`;
-        await cluster.kubectl(['create', 'namespace', ns]);
+        const ns = await newNamespace(t, `outage-${component === 'etcd' ? 'etcd' : 'api'}`, cluster);
         // No periodic requeue: after the restart, only a working watch can deliver a change.
         const op = await startOperator(t, cluster, {
           namespaces: [ns],
@@ -322,21 +291,22 @@ describe('operator faults', () => {
         // During it: keep trying until the API answers again (kubectl fails while it is down).
         const restart = restartComponent(dir, component);
         const restarted = restart.then(() => Date.now());
-        const retry = async (what: string, args: string[], input?: string): Promise<void> => {
-          for (let attempt = 1; ; attempt++) {
-            const r = await cluster.kubectl(['--request-timeout=5s', ...args], { allowFail: true, ...(input === undefined ? {} : { input }) });
-            if (r.exitCode === 0) return;
-            if (/NotFound|not found/.test(r.stderr) && args[0] === 'delete') return;
-            if (attempt > 600) throw new Error(`${what} never succeeded: ${r.stderr}`);
-            await sleep(250);
-          }
-        };
-        const crJson = (name: string, color: string): string =>
-          JSON.stringify({ apiVersion: `${k.group}/${k.version}`, kind: k.kind, metadata: { name, namespace: ns }, spec: { settings: { color } } });
+        const retry = (what: string, args: string[], input?: string): Promise<unknown> =>
+          waitFor(
+            `${what} to succeed`,
+            async () => {
+              const r = await cluster.kubectl(['--request-timeout=5s', ...args], { allowFail: true, ...(input === undefined ? {} : { input }) });
+              if (r.exitCode === 0) return true;
+              if (/NotFound|not found/.test(r.stderr) && args[0] === 'delete') return true;
+              throw new Error(r.stderr);
+            },
+            { timeoutMs: 300_000 },
+          );
+        const settings = (color: string): unknown => ({ settings: { color } });
         await Promise.all([
-          retry('update b', ['apply', '-f', '-'], crJson('b', 'v2')),
-          retry('delete c', ['delete', `${k.plural}.${k.group}`, 'c', '-n', ns, '--wait=false']),
-          retry('create f', ['apply', '-f', '-'], crJson('f', 'v1')),
+          retry('update b', ['apply', '-f', '-'], crJson(k, ns, 'b', settings('v2'))),
+          retry('delete c', ['delete', resourceOf(k), 'c', '-n', ns, '--wait=false']),
+          retry('create f', ['apply', '-f', '-'], crJson(k, ns, 'f', settings('v1'))),
         ]);
         colors.set('b', 'v2');
         colors.delete('c');
@@ -357,10 +327,8 @@ describe('operator faults', () => {
   });
 
   it('kills a helm call that hangs after --helm-timeout, reports it, and frees the worker', { timeout: 10 * 60_000 }, async (t) => {
-    const cluster = await testCluster();
-    const k = testKind('HangKill');
-    await installCrd(cluster, k);
-    const ns = await newNamespace(t, 'hang');
+    const setup = await setUp(t, { kind: 'HangKill', chart: SETTINGS_CHART, namespace: 'hang' });
+    const { cluster, ns } = setup;
     // A HELM_BIN that, for the release "hang" only, becomes a process ignoring SIGTERM: the
     // operator must escalate to SIGKILL after its grace period. Everything else goes to the
     // harness's recording wrapper and the real helm.
@@ -373,22 +341,17 @@ describe('operator faults', () => {
     );
     chmodSync(wrapper, 0o755);
     const hungPids = (): number[] => (existsSync(pidFile) ? readFileSync(pidFile, 'utf8').split('\n').filter((l) => l !== '').map(Number) : []);
-    const op = await startOperator(t, cluster, {
-      dir,
-      namespaces: [ns],
-      watches: [{ kind: k, chart: SETTINGS_CHART }],
-      args: ['--helm-timeout', '8s', '--max-concurrent-reconciles', '1'],
-      env: { HELM_BIN: wrapper },
-    });
+    const op = await setup.start({ dir, args: ['--helm-timeout', '8s', '--max-concurrent-reconciles', '1'], env: { HELM_BIN: wrapper } });
+    const cr = crsOf(cluster, setup.kind, ns, op);
     t.after(() => {
       // The operator is gone by now (the harness kills it first); its last stand-in may not be.
       for (const p of hungPids()) if (isAlive(p)) process.kill(p, 'SIGKILL');
     });
 
     const created = Date.now();
-    await applyCr(cluster, k, ns, 'hang', { settings: { color: 'x' } });
-    await applyCr(cluster, k, ns, 'ok', { settings: { color: 'y' } });
-    const failed = await waitForCr(cluster, k, ns, 'hang', 'ReleaseFailed', (cr) => condition(cr, 'ReleaseFailed')?.status === 'True', op, 120_000);
+    await cr.apply('hang', { settings: { color: 'x' } });
+    await cr.apply('ok', { settings: { color: 'y' } });
+    const failed = await cr.until('hang', 'ReleaseFailed', (c) => condition(c, 'ReleaseFailed')?.status === 'True', 120_000);
     const tookMs = Date.now() - created;
     const message = condition(failed, 'ReleaseFailed')?.message ?? '';
     assert.equal(condition(failed, 'ReleaseFailed')?.reason, 'InstallError');
@@ -400,31 +363,27 @@ describe('operator faults', () => {
     assert.ok((await eventsFor(cluster, ns, 'hang')).some((e) => e.type === 'Warning' && e.reason === 'InstallError' && /timed out/.test(e.message)));
 
     // One worker, and it was not lost to the hung call.
-    await waitForCr(cluster, k, ns, 'ok', 'Deployed', (cr) => condition(cr, 'Deployed')?.status === 'True', op, 120_000);
+    await cr.deployed('ok', 120_000);
     assert.equal((await cluster.kubectl(['get', 'configmap', 'ok-settings', '-n', ns, '-o', 'jsonpath={.data.color}'])).stdout, 'y');
     t.diagnostic(`ReleaseFailed after ${String(tookMs)} ms; stand-ins started so far: ${String(hungPids().length)}`);
   });
 
   it('reports a hook that never completes as a timeout and frees the worker', { timeout: 10 * 60_000 }, async (t) => {
-    const cluster = await testCluster();
-    const k = testKind('SlowHook');
-    await installCrd(cluster, k);
-    const ns = await newNamespace(t, 'slowhook');
-    const op = await startOperator(t, cluster, {
-      namespaces: [ns],
-      watches: [{ kind: k, chart: SLOW_HOOK_CHART }],
-      args: ['--helm-timeout', '8s', '--max-concurrent-reconciles', '1'],
+    const { cluster, ns, cr } = await operatorScenario(t, {
+      kind: 'SlowHook',
+      chart: SLOW_HOOK_CHART,
+      operator: { args: ['--helm-timeout', '8s', '--max-concurrent-reconciles', '1'] },
     });
-    await applyCr(cluster, k, ns, 'stuck', {});
+    await cr.apply('stuck', {});
     // Same kind, hooks disabled for this one: it must still get the single worker.
-    await applyCr(cluster, k, ns, 'free', {}, { 'helm.sdk.operatorframework.io/install-disable-hooks': 'true' });
-    const failed = await waitForCr(cluster, k, ns, 'stuck', 'ReleaseFailed', (cr) => condition(cr, 'ReleaseFailed')?.status === 'True', op, 120_000);
+    await cr.apply('free', {}, { 'helm.sdk.operatorframework.io/install-disable-hooks': 'true' });
+    const failed = await cr.until('stuck', 'ReleaseFailed', (c) => condition(c, 'ReleaseFailed')?.status === 'True', 120_000);
     const message = condition(failed, 'ReleaseFailed')?.message ?? '';
     assert.equal(condition(failed, 'ReleaseFailed')?.reason, 'InstallError');
     assert.match(message, /timed out|deadline exceeded|timeout/i, message);
     assert.match(message, /pre-install|hook|Job/i, `the message names what was waited on: ${message}`);
     assert.ok((await eventsFor(cluster, ns, 'stuck')).some((e) => e.type === 'Warning' && e.reason === 'InstallError'));
-    await waitForCr(cluster, k, ns, 'free', 'Deployed', (cr) => condition(cr, 'Deployed')?.status === 'True', op, 120_000);
+    await cr.deployed('free', 120_000);
     assert.equal((await cluster.kubectl(['get', 'configmap', 'free-slow', '-n', ns, '-o', 'name'])).stdout.trim(), 'configmap/free-slow');
     t.diagnostic(`stuck: ${message}`);
   });
@@ -435,28 +394,5 @@ async function startPrivateCluster(): Promise<{ dir: string; cluster: TestCluste
   const base = await testCluster();
   const dir = mkdtempSync(join(tmpdir(), 'chartpilot-faults-cp-'));
   const cp = await startControlPlane({ dir, binDir: base.binDir });
-  const env: Record<string, string> = { ...base.env, KUBECONFIG: cp.kubeconfig, PATH: [base.binDir, base.env.PATH ?? ''].join(delimiter) };
-  const run = async (bin: string, args: string[], opts: RunOptions = {}): Promise<RunResult> => {
-    const r = await execa(bin, args, {
-      env,
-      extendEnv: false,
-      reject: false,
-      timeout: 120_000,
-      ...(opts.input === undefined ? { stdin: 'ignore' as const } : { input: opts.input }),
-    });
-    const result: RunResult = { stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode ?? -1 };
-    if (result.exitCode !== 0 && opts.allowFail !== true) {
-      throw new Error(`${bin.split('/').at(-1) ?? bin} ${args.join(' ')} failed (exit ${String(r.exitCode)}): ${r.stderr || r.message}`);
-    }
-    return result;
-  };
-  const cluster: TestCluster = {
-    ...base,
-    kubeconfig: cp.kubeconfig,
-    env,
-    stateDir: dir,
-    kubectl: (args, opts) => run(base.kubectlBin, args, opts),
-    helm: (args, opts) => run(base.helmBin, args, opts),
-  };
-  return { dir, cluster };
+  return { dir, cluster: otherCluster(base, cp.kubeconfig, dir) };
 }

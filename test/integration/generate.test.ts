@@ -16,8 +16,10 @@ import { newCommand } from '../../src/generate/cli.js';
 import { generateCrds } from '../../src/generate/crd.js';
 import { tableResolver } from '../../src/generate/rbac-plan.js';
 import { crdYaml, renderBundle } from '../../src/generate/render.js';
-import { newNamespace, testCluster, waitFor, type RunResult, type TestCluster } from './harness.js';
-import { REPO_ROOT } from './operator-harness.js';
+import { established } from './crd.js';
+import { REPO_ROOT } from './fixtures.js';
+import { newNamespace, testCluster, type RunResult, type TestCluster } from './harness.js';
+import { waitFor } from './wait.js';
 
 const DEPLOY = join(REPO_ROOT, 'deploy');
 /** Hand-written files in deploy/ (everything else there is generated). */
@@ -29,15 +31,6 @@ function filesUnder(dir: string): string[] {
     .filter((e) => e.isFile())
     .map((e) => relative(dir, join(e.parentPath, e.name)))
     .sort();
-}
-
-async function established(cluster: TestCluster, crd: string): Promise<void> {
-  await waitFor(`CRD ${crd} established`, async () => {
-    const r = await cluster.kubectl(['get', 'crd', crd, '-o', 'jsonpath={.status.conditions[?(@.type=="Established")].status}'], { allowFail: true });
-    return r.stdout.trim() === 'True';
-  });
-  const conditions = await cluster.kubectl(['get', 'crd', crd, '-o', 'jsonpath={.status.conditions[*].type}']);
-  assert.doesNotMatch(conditions.stdout, /NonStructuralSchema/);
 }
 
 /** `kubectl apply` of one object; resolves with the result (failures included). */

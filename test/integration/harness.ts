@@ -1,8 +1,10 @@
-// The shared harness for integration tests: a handle on the run's control plane (started once by
-// global-setup.ts), kubectl/helm wrappers, per-test namespaces and polling with deadlines.
+// The integration tests' handle on a control plane: the run's own (started once by
+// global-setup.ts) or a private one, kubectl/helm wrappers, per-test namespaces and a few queries.
+// Waiting is wait.ts; CRDs crd.ts; the operator process operator.ts and operator-log.ts; custom
+// resources crs.ts; the usual test setup scenario.ts.
 //
 //   const c = await testCluster();
-//   test('…', async (t) => {
+//   it('…', async (t) => {
 //     const ns = await newNamespace(t, 'mytest');
 //     await applyYaml(c, manifest, ns);
 //     await waitFor('deployment web ready', async () => (await getJson<Deployment>(c, ['get', 'deploy', 'web', '-n', ns])).status?.readyReplicas === 1);
@@ -12,11 +14,10 @@ import { existsSync, rmSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { TestContext } from 'node:test';
-import { inspect } from 'node:util';
 import { execa } from 'execa';
 import { defaultBinDir, repoRoot } from '../../devcluster/paths.js';
+import { waitFor } from './wait.js';
 
 export interface RunOptions {
   /** Written to the command's stdin. */
@@ -83,9 +84,21 @@ async function connect(): Promise<TestCluster> {
     HELM_DATA_HOME: join(helmHome, 'data'),
   });
 
+  return handle({ kubeconfig, binDir, helmBin, kubectlBin, env, stateDir: process.env.CHARTPILOT_TEST_CLUSTER_DIR });
+}
+
+/**
+ * A handle on another control plane (a test file's private one, in `stateDir`), with the same
+ * binaries and helm home as `base`.
+ */
+export function otherCluster(base: TestCluster, kubeconfig: string, stateDir: string): TestCluster {
+  return handle({ ...base, kubeconfig, stateDir, env: { ...base.env, KUBECONFIG: kubeconfig } });
+}
+
+function handle(c: Omit<TestCluster, 'kubectl' | 'helm'>): TestCluster {
   const run = async (bin: string, args: string[], opts: RunOptions = {}): Promise<RunResult> => {
     const r = await execa(bin, args, {
-      env,
+      env: c.env,
       extendEnv: false,
       reject: false,
       timeout: COMMAND_TIMEOUT_MS,
@@ -98,17 +111,7 @@ async function connect(): Promise<TestCluster> {
     }
     return result;
   };
-
-  return {
-    kubeconfig,
-    binDir,
-    helmBin,
-    kubectlBin,
-    env,
-    stateDir: process.env.CHARTPILOT_TEST_CLUSTER_DIR,
-    kubectl: (args, opts) => run(kubectlBin, args, opts),
-    helm: (args, opts) => run(helmBin, args, opts),
-  };
+  return { ...c, kubectl: (args, opts) => run(c.kubectlBin, args, opts), helm: (args, opts) => run(c.helmBin, args, opts) };
 }
 
 function findKubeconfig(): string {
@@ -129,8 +132,8 @@ function findKubeconfig(): string {
  * waiting for it to finish terminating). Resolves once its default ServiceAccount exists, since
  * pods cannot be created before that.
  */
-export async function newNamespace(t: TestContext, prefix = 'test'): Promise<string> {
-  const c = await testCluster();
+export async function newNamespace(t: TestContext, prefix = 'test', cluster?: TestCluster): Promise<string> {
+  const c = cluster ?? (await testCluster());
   const base = prefix.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 50) || 'test';
   const name = `${base}-${randomBytes(4).toString('hex')}`;
   const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'chartpilot.test/namespace': 'true' } } };
@@ -142,33 +145,6 @@ export async function newNamespace(t: TestContext, prefix = 'test'): Promise<str
     (await c.kubectl(['get', 'serviceaccount', 'default', '-n', name], { allowFail: true })).exitCode === 0,
   { timeoutMs: 30_000, intervalMs: 100 });
   return name;
-}
-
-/**
- * Polls probe until it returns something other than undefined, null or false, and returns that.
- * Probe errors count as "not yet". On timeout the Error names `what` and the last value or error.
- */
-export async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T | undefined | null | false>,
-  opts: { timeoutMs?: number; intervalMs?: number } = {},
-): Promise<T> {
-  const timeoutMs = opts.timeoutMs ?? 60_000;
-  const intervalMs = opts.intervalMs ?? 250;
-  const deadline = Date.now() + timeoutMs;
-  let last = 'never completed';
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== null && value !== false) return value;
-      last = `returned ${inspect(value)}`;
-    } catch (err) {
-      last = `threw: ${err instanceof Error ? err.message : String(err)}`;
-    }
-    const left = deadline - Date.now();
-    if (left <= 0) throw new Error(`timed out after ${String(timeoutMs / 1000)} s waiting for ${what}; last probe ${last}`);
-    await sleep(Math.min(intervalMs, left));
-  }
 }
 
 /** `kubectl apply -f -` of yamlText (in namespace, if given). */

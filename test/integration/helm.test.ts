@@ -4,12 +4,13 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, test, type TestContext } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 
 import { createHelmClient, type CliHelmClient, type CliHelmClientOptions, type HelmCallEvent } from '../../src/helm/cli-client.js';
 import { HelmError, type PostRenderSpec, type UpgradeInstallRequest } from '../../src/helm/types.js';
 import { repoRoot } from '../../devcluster/paths.js';
-import { getJson, newNamespace, testCluster, waitFor } from './harness.js';
+import { getJson, newNamespace, testCluster } from './harness.js';
+import { waitFor } from './wait.js';
 
 const c = await testCluster();
 const CHARTS = join(repoRoot(), 'test', 'fixtures', 'charts');
@@ -57,8 +58,8 @@ async function rejectsWith(p: Promise<unknown>, kind: HelmError['kind']): Promis
   assert.fail(`expected a HelmError of kind ${kind}`);
 }
 
-void describe('helm client (real helm 4, real API server)', { concurrency: true }, () => {
-  void test('install, upgrade, status, history, rollback, uninstall of a chart', async (t) => {
+describe('helm client (real helm 4, real API server)', { concurrency: true }, () => {
+  it('install, upgrade, status, history, rollback, uninstall of a chart', async (t) => {
     const ns = await newNamespace(t, 'helm-life');
     const { helm, tempDir, events } = await client(t);
     assert.match(await helm.version(), /^v4\./);
@@ -131,7 +132,7 @@ void describe('helm client (real helm 4, real API server)', { concurrency: true 
   });
 
   for (const transport of ['socket (curl to the operator)', 'script (a node process)'] as const) {
-    void test(`post-render over the ${transport} transport: labels objects, refuses a cluster-scoped one`, async (t) => {
+    it(`post-render over the ${transport} transport: labels objects, refuses a cluster-scoped one`, async (t) => {
       const ns = await newNamespace(t, 'helm-pr');
       const { helm, tempDir } = await client(t, transport.startsWith('script') ? { curlBin: null } : {});
       const release = await helm.upgradeInstall(request(ns));
@@ -157,7 +158,7 @@ void describe('helm client (real helm 4, real API server)', { concurrency: true 
     });
   }
 
-  void test('a chart that does not render fails with kind render and installs nothing', async (t) => {
+  it('a chart that does not render fails with kind render and installs nothing', async (t) => {
     const ns = await newNamespace(t, 'helm-broken');
     const { helm, tempDir } = await client(t);
     const err = await rejectsWith(helm.upgradeInstall(request(ns, { chart: join(CHARTS, 'broken'), values: { greeting: 'not-in-message-please' } })), 'render');
@@ -170,7 +171,7 @@ void describe('helm client (real helm 4, real API server)', { concurrency: true 
     assert.deepEqual(await leftovers(tempDir), []);
   });
 
-  void test('objects owned by someone else: conflict; force takes changed fields back', async (t) => {
+  it('objects owned by someone else: conflict; force takes changed fields back', async (t) => {
     const ns = await newNamespace(t, 'helm-conflict');
     const { helm } = await client(t);
     // Not created by helm: helm refuses to adopt it.
@@ -191,7 +192,7 @@ void describe('helm client (real helm 4, real API server)', { concurrency: true 
     assert.equal((await helm.status('web', ns, 30_000))?.description, `Rollback to ${String(forced.revision - 1)}`);
   });
 
-  void test('a hook that never completes: timeout, the release recorded as failed, no temp files left', async (t) => {
+  it('a hook that never completes: timeout, the release recorded as failed, no temp files left', async (t) => {
     const ns = await newNamespace(t, 'helm-timeout');
     const { helm, tempDir, events } = await client(t);
     const started = Date.now();
@@ -205,7 +206,7 @@ void describe('helm client (real helm 4, real API server)', { concurrency: true 
     assert.deepEqual(events.map((e) => [e.action, e.outcome, e.errorKind]), [['upgrade', 'error', 'timeout'], ['status', 'success', undefined]]);
   });
 
-  void test('a release with an operation in progress is locked', async (t) => {
+  it('a release with an operation in progress is locked', async (t) => {
     const ns = await newNamespace(t, 'helm-locked');
     const { helm } = await client(t);
     const slow = helm.upgradeInstall(request(ns, { chart: join(CHARTS, 'slow-hook'), timeoutMs: 40_000 }));
@@ -216,7 +217,7 @@ void describe('helm client (real helm 4, real API server)', { concurrency: true 
     assert.equal(await slowDone, 'timeout');
   });
 
-  void test('template renders without touching the cluster', async (t) => {
+  it('template renders without touching the cluster', async (t) => {
     const ns = await newNamespace(t, 'helm-template');
     const { helm } = await client(t);
     const out = await helm.template({ release: 'web', namespace: ns, chart: WEBAPP, values: { message: 'rendered' }, timeoutMs: 30_000 });

@@ -1,13 +1,15 @@
 /**
- * Step 3 proof: the operator keeps what it deployed the way the chart says (drift repair without a
- * new revision), owns what it may, tells readiness from the workloads, and refuses objects
- * outside the CR's namespace unless the watches entry allows them — real cluster, real helm.
+ * The operator keeps what it deployed the way the chart says (drift repair without a new
+ * revision), owns what it may, tells readiness from the workloads, and refuses objects outside
+ * the CR's namespace unless the watches entry allows them.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { newNamespace, testCluster, waitFor } from './harness.js';
-import { FIXTURE_CHARTS, SAMPLE_CHART, applyCr, condition, eventsFor, helmList, installCrd, startOperator, testKind, waitForCr } from './operator-harness.js';
+import { condition, eventsFor, helmList } from './crs.js';
+import { SAMPLE_CHART, fixtureChart } from './fixtures.js';
+import { operatorScenario } from './scenario.js';
+import { waitFor } from './wait.js';
 
 interface Obj {
   metadata: { labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: { kind: string; name: string; controller?: boolean }[] };
@@ -16,13 +18,9 @@ interface Obj {
 
 describe('keeping the release true', () => {
   it('recreates a deleted object and restores a changed field without a new revision, keeping others’ labels', async (t) => {
-    const cluster = await testCluster();
-    const k = testKind('Drift');
-    await installCrd(cluster, k);
-    const ns = await newNamespace(t, 'drift');
-    const op = await startOperator(t, cluster, { namespaces: [ns], watches: [{ kind: k, chart: SAMPLE_CHART }] });
-    await applyCr(cluster, k, ns, 'web', { replicaCount: 2 });
-    const deployed = await waitForCr(cluster, k, ns, 'web', 'Deployed', (cr) => condition(cr, 'Deployed')?.status === 'True', op);
+    const { cluster, ns, kind: k, op, cr } = await operatorScenario(t, { kind: 'Drift', chart: SAMPLE_CHART });
+    await cr.apply('web', { replicaCount: 2 });
+    const deployed = await cr.deployed('web');
     const inventory = (deployed.status?.deployedRelease as { inventory?: { kind: string; name: string }[] } | undefined)?.inventory ?? [];
     assert.deepEqual(inventory.map((i) => `${i.kind}/${i.name}`).sort(), ['ConfigMap/web-content', 'Deployment/web', 'Service/web']);
 
@@ -55,19 +53,15 @@ describe('keeping the release true', () => {
     assert.equal(op.helmCalls().filter((c) => c.startsWith('upgrade')).length, 1, 'no helm run for a repair');
 
     // A helm upgrade after repairs still applies cleanly (repairs use Helm's field manager).
-    await applyCr(cluster, k, ns, 'web', { replicaCount: 3 });
-    await waitForCr(cluster, k, ns, 'web', 'revision 2', (cr) => cr.status?.deployedRelease?.revision === 2 && condition(cr, 'ReleaseFailed') === undefined, op);
+    await cr.apply('web', { replicaCount: 3 });
+    await cr.until('web', 'revision 2', (c) => c.status?.deployedRelease?.revision === 2 && condition(c, 'ReleaseFailed') === undefined);
   });
 
   it('keeps Ready=False with a reason while pods cannot run, then turns it True', async (t) => {
-    const cluster = await testCluster();
-    const k = testKind('Ready');
-    await installCrd(cluster, k);
-    const ns = await newNamespace(t, 'ready');
+    const { cluster, cr } = await operatorScenario(t, { kind: 'Ready', chart: SAMPLE_CHART });
     const pool = `pool-${randomBytes(3).toString('hex')}`;
-    const op = await startOperator(t, cluster, { namespaces: [ns], watches: [{ kind: k, chart: SAMPLE_CHART }] });
-    await applyCr(cluster, k, ns, 'app', { replicaCount: 2, nodeSelector: { pool } });
-    const waiting = await waitForCr(cluster, k, ns, 'app', 'Ready=False', (cr) => condition(cr, 'Deployed')?.status === 'True' && condition(cr, 'Ready')?.status === 'False', op);
+    await cr.apply('app', { replicaCount: 2, nodeSelector: { pool } });
+    const waiting = await cr.until('app', 'Ready=False', (c) => condition(c, 'Deployed')?.status === 'True' && condition(c, 'Ready')?.status === 'False');
     assert.equal(condition(waiting, 'Ready')?.reason, 'DeploymentNotAvailable');
     assert.match(condition(waiting, 'Ready')?.message ?? '', /Deployment app: 0\/2/);
 
@@ -84,41 +78,35 @@ describe('keeping the release true', () => {
         status: { allocatable: { cpu: '8', memory: '16Gi', pods: '100' }, capacity: { cpu: '8', memory: '16Gi', pods: '100' } },
       }),
     });
-    const ready = await waitForCr(cluster, k, ns, 'app', 'Ready=True', (cr) => condition(cr, 'Ready')?.status === 'True', op, 120_000);
+    const ready = await cr.until('app', 'Ready=True', (c) => condition(c, 'Ready')?.status === 'True', 120_000);
     assert.equal(condition(ready, 'Ready')?.reason, 'AllResourcesReady');
     assert.equal(ready.status?.deployedRelease?.revision, 1);
   });
 
   it('refuses cluster-scoped objects unless the entry allows them, then annotates instead of owning', async (t) => {
-    const cluster = await testCluster();
-    const refused = testKind('Confined');
-    const allowed = testKind('Allowed');
-    await installCrd(cluster, refused);
-    await installCrd(cluster, allowed);
-    const ns = await newNamespace(t, 'confine');
-    const op = await startOperator(t, cluster, {
-      namespaces: [ns],
+    const { cluster, ns, crs: [refused, allowed] } = await operatorScenario(t, {
+      namespace: 'confine',
       watches: [
-        { kind: refused, chart: `${FIXTURE_CHARTS}/cluster-scoped` },
-        { kind: allowed, chart: `${FIXTURE_CHARTS}/cluster-scoped`, extra: { allowClusterScoped: true } },
+        { kind: 'Confined', chart: fixtureChart('cluster-scoped') },
+        { kind: 'Allowed', chart: fixtureChart('cluster-scoped'), extra: { allowClusterScoped: true } },
       ],
     });
     const suffix = randomBytes(3).toString('hex');
-    await applyCr(cluster, refused, ns, `no-${suffix}`, {});
-    const cr = await waitForCr(cluster, refused, ns, `no-${suffix}`, 'ReleaseFailed', (c) => condition(c, 'ReleaseFailed')?.status === 'True', op);
-    const message = condition(cr, 'ReleaseFailed')?.message ?? '';
+    await refused.apply(`no-${suffix}`, {});
+    const failed = await refused.until(`no-${suffix}`, 'ReleaseFailed', (c) => condition(c, 'ReleaseFailed')?.status === 'True');
+    const message = condition(failed, 'ReleaseFailed')?.message ?? '';
     assert.match(message, new RegExp(`cluster-scoped ClusterRole no-${suffix}-reader`));
     assert.match(message, /allowClusterScoped: true/);
     assert.equal((await cluster.kubectl(['get', 'clusterrole', `no-${suffix}-reader`], { allowFail: true })).exitCode, 1, 'nothing applied');
 
-    await applyCr(cluster, allowed, ns, `yes-${suffix}`, {});
-    await waitForCr(cluster, allowed, ns, `yes-${suffix}`, 'Deployed', (c) => condition(c, 'Deployed')?.status === 'True', op);
+    await allowed.apply(`yes-${suffix}`, {});
+    await allowed.deployed(`yes-${suffix}`);
     t.after(async () => {
       await cluster.kubectl(['delete', 'clusterrole', `yes-${suffix}-reader`, '--wait=false'], { allowFail: true });
     });
     const role = JSON.parse((await cluster.kubectl(['get', 'clusterrole', `yes-${suffix}-reader`, '-o', 'json'])).stdout) as Obj;
     assert.equal(role.metadata.ownerReferences, undefined, 'no ownerReference on a cluster-scoped object');
     assert.equal(role.metadata.annotations?.['operator-sdk/primary-resource'], `${ns}/yes-${suffix}`);
-    assert.equal(role.metadata.annotations['operator-sdk/primary-resource-type'], `${allowed.kind}.${allowed.group}`);
+    assert.equal(role.metadata.annotations['operator-sdk/primary-resource-type'], `${allowed.kind.kind}.${allowed.kind.group}`);
   });
 });

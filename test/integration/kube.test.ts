@@ -2,13 +2,14 @@
 // the paths that matter in production (label-selected events, metadata-only caching, watch resume,
 // relist after 410 Gone with synthetic deletes, and a visible Forbidden when RBAC is missing).
 import assert from 'node:assert/strict';
-import { describe, test, type TestContext } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import { isAlreadyExists, isConflict, isForbidden, isInvalid, isNotFound } from '../../src/kube/errors.js';
 import { Informer } from '../../src/kube/informer.js';
 import { kubeConnection } from '../../src/kube/kubeconfig.js';
 import { KubeApiError, createKubeClient, loadKubeConfig, type KubeClient, type Query, type WatchHandle } from '../../src/kube/rest.js';
 import type { ApiResource, KubeList, KubeObject, WatchEventType } from '../../src/kube/types.js';
-import { newNamespace, testCluster, waitFor } from './harness.js';
+import { newNamespace, testCluster } from './harness.js';
+import { waitFor } from './wait.js';
 
 const c = await testCluster();
 const kc = loadKubeConfig({ files: [c.kubeconfig] });
@@ -110,8 +111,8 @@ class SteeredClient implements KubeClient {
   }
 }
 
-void describe('kube client and informer against the API server', { concurrency: true }, () => {
-  void test('loadKubeConfig reads KUBECONFIG', () => {
+describe('kube client and informer against the API server', { concurrency: true }, () => {
+  it('loadKubeConfig reads KUBECONFIG', () => {
     const saved = process.env.KUBECONFIG;
     process.env.KUBECONFIG = c.kubeconfig;
     try {
@@ -122,7 +123,7 @@ void describe('kube client and informer against the API server', { concurrency: 
     }
   });
 
-  void test('discovery finds namespaced and cluster-scoped kinds, and says when a kind is missing', async () => {
+  it('discovery finds namespaced and cluster-scoped kinds, and says when a kind is missing', async () => {
     const deploy = await client.resourceFor('apps/v1', 'Deployment');
     assert.deepEqual(deploy, { group: 'apps', version: 'v1', apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true });
     const ns = await client.resourceFor('v1', 'Namespace');
@@ -133,7 +134,7 @@ void describe('kube client and informer against the API server', { concurrency: 
     await assert.rejects(client.resourceFor('nothing.example.com/v1', 'Gizmo'), isNotFound);
   });
 
-  void test('API failures carry the server reason: NotFound, AlreadyExists, Conflict, Invalid, Forbidden', async (t) => {
+  it('API failures carry the server reason: NotFound, AlreadyExists, Conflict, Invalid, Forbidden', async (t) => {
     const ns = await newNamespace(t, 'kube-errors');
     await assert.rejects(client.request('GET', client.pathFor(configMaps, ns, 'missing')), (e: unknown) => {
       assert.ok(e instanceof KubeApiError);
@@ -159,7 +160,7 @@ void describe('kube client and informer against the API server', { concurrency: 
     });
   });
 
-  void test('server-side apply and metadata-only lists go through request()', async (t) => {
+  it('server-side apply and metadata-only lists go through request()', async (t) => {
     const ns = await newNamespace(t, 'kube-apply');
     const applied = await client.request<KubeObject>('PATCH', client.pathFor(configMaps, ns, 'applied'), {
       body: configMap(ns, 'applied', { app: 'x' }, { k: 'v' }),
@@ -176,7 +177,7 @@ void describe('kube client and informer against the API server', { concurrency: 
     assert.equal(list.items[0]?.data, undefined);
   });
 
-  void test('informer sees add/update/delete of label-selected ConfigMaps and nothing else', async (t) => {
+  it('informer sees add/update/delete of label-selected ConfigMaps and nothing else', async (t) => {
     const ns = await newNamespace(t, 'kube-informer');
     await create(configMap(ns, 'before', { app: 'mine' }));
     await create(configMap(ns, 'other-before', { app: 'theirs' }));
@@ -199,7 +200,7 @@ void describe('kube client and informer against the API server', { concurrency: 
     assert.equal(inf.lastError, undefined);
   });
 
-  void test('metadataOnly informer caches metadata, never data', async (t) => {
+  it('metadataOnly informer caches metadata, never data', async (t) => {
     const ns = await newNamespace(t, 'kube-meta');
     await create(configMap(ns, 'a', { app: 'm' }, { secret: 'do-not-cache' }));
     const r = recorder();
@@ -218,7 +219,7 @@ void describe('kube client and informer against the API server', { concurrency: 
     }
   });
 
-  void test('a watch the server ends is resumed from the last resourceVersion, without a relist', async (t) => {
+  it('a watch the server ends is resumed from the last resourceVersion, without a relist', async (t) => {
     const ns = await newNamespace(t, 'kube-resume');
     const steered = new SteeredClient(client);
     steered.rewrite = (q) => ({ ...q, timeoutSeconds: 1 }); // the server closes every watch after 1 s
@@ -241,7 +242,7 @@ void describe('kube client and informer against the API server', { concurrency: 
     assert.deepEqual(steered.doneErrors, []);
   });
 
-  void test('410 Gone → relist, with onDelete for an object deleted while away', async (t) => {
+  it('410 Gone → relist, with onDelete for an object deleted while away', async (t) => {
     const ns = await newNamespace(t, 'kube-gone');
     const labels = { 'kube-test': 'gone' };
     await create(configMap(ns, 'stays', labels));
@@ -287,7 +288,7 @@ void describe('kube client and informer against the API server', { concurrency: 
     await waitFor('add after', has(r.log, 'add after'), { timeoutMs: 15_000, intervalMs: 50 });
   });
 
-  void test('an informer without RBAC reports Forbidden in lastError instead of hanging silently', async (t) => {
+  it('an informer without RBAC reports Forbidden in lastError instead of hanging silently', async (t) => {
     const ns = await newNamespace(t, 'kube-forbidden');
     const inf = startInformer(t, {
       client: nobodyClient(),

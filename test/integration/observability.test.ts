@@ -8,43 +8,23 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { newNamespace, testCluster, waitFor } from './harness.js';
-import {
-  SAMPLE_CHART,
-  applyCr,
-  condition,
-  helmList,
-  installCrd,
-  startOperator,
-  testKind,
-  waitForCr,
-  type RunningOperator,
-  type StartOptions,
-} from './operator-harness.js';
+import { installCrd, testKind } from './crd.js';
+import { condition, crsOf, helmList } from './crs.js';
+import { SAMPLE_CHART } from './fixtures.js';
+import { testCluster } from './harness.js';
+import { startOperator, type RunningOperator } from './operator.js';
+import { logLines, logged, waitForLog } from './operator-log.js';
+import { operatorScenario, setUp } from './scenario.js';
+import { waitFor } from './wait.js';
 
 const PROBES = ['--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'];
 
-interface LogLine {
-  msg?: string;
-  address?: string;
-  [k: string]: unknown;
-}
-
-function logLines(op: RunningOperator): LogLine[] {
-  return op
-    .logs()
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as LogLine);
-}
-
-function logged(op: RunningOperator, msg: string): boolean {
-  return logLines(op).some((l) => l.msg === msg);
-}
-
 /** The address a server logged once it listened (port 0 → the real port). */
 async function listening(op: RunningOperator, msg: 'metrics server listening' | 'health probe server listening'): Promise<string> {
-  return waitFor(msg, () => Promise.resolve(logLines(op).find((l) => l.msg === msg)?.address));
+  return waitFor(msg, () => {
+    const address = logLines(op).find((l) => l.msg === msg)?.address;
+    return Promise.resolve(typeof address === 'string' ? address : undefined);
+  });
 }
 
 async function get(address: string, path: string): Promise<{ status: number; body: string }> {
@@ -64,24 +44,6 @@ function metric(text: string, name: string, labels: Record<string, string> = {})
   return sum;
 }
 
-/** Resolves with the exit code once the process has ended; fails after `ms`. */
-async function exited(op: RunningOperator, ms: number): Promise<number> {
-  let code: number | undefined;
-  void op.process.then((r) => {
-    code = r.exitCode ?? -1;
-  });
-  return waitFor('operator exit', () => Promise.resolve(code), { timeoutMs: ms, intervalMs: 100 });
-}
-
-/** Waits until `op` has logged `msg`; on timeout the error carries the log tail. */
-async function untilLogged(op: RunningOperator, msg: string, timeoutMs = 60_000): Promise<void> {
-  try {
-    await waitFor(`log "${msg}"`, () => Promise.resolve(logged(op, msg)), { timeoutMs });
-  } catch (err) {
-    throw new Error(`${err instanceof Error ? err.message : String(err)}\noperator log tail:\n${op.logs().split('\n').slice(-40).join('\n')}`, { cause: err });
-  }
-}
-
 async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -92,14 +54,11 @@ async function freePort(): Promise<number> {
 
 describe('observability', () => {
   it('serves controller-runtime, workqueue, helm and process metrics, /healthz and /readyz', async (t) => {
-    const cluster = await testCluster();
-    const kind = testKind('Metrics');
-    await installCrd(cluster, kind);
-    const ns = await newNamespace(t, 'metrics');
-    const op = await startOperator(t, cluster, {
-      namespaces: [ns],
-      watches: [{ kind, chart: SAMPLE_CHART, extra: { maxConcurrentReconciles: 3 } }],
-      args: [...PROBES, '--zap-encoder', 'console'],
+    const { op, cr } = await operatorScenario(t, {
+      kind: 'Metrics',
+      chart: SAMPLE_CHART,
+      extra: { maxConcurrentReconciles: 3 },
+      operator: { args: [...PROBES, '--zap-encoder', 'console'] },
     });
     const metricsAt = await listening(op, 'metrics server listening');
     const probesAt = await listening(op, 'health probe server listening');
@@ -113,8 +72,8 @@ describe('observability', () => {
     await waitFor('/readyz 200 once informers synced', async () => (await get(probesAt, '/readyz')).status === 200);
     assert.deepEqual(await get(probesAt, '/healthz'), { status: 200, body: 'ok\n' });
 
-    await applyCr(cluster, kind, ns, 'scraped', { message: 'hi' });
-    await waitForCr(cluster, kind, ns, 'scraped', 'Deployed', (cr) => condition(cr, 'Deployed')?.status === 'True', op);
+    await cr.apply('scraped', { message: 'hi' });
+    await cr.deployed('scraped');
 
     const controller = { controller: 'appmetrics' };
     const text = await waitFor('reconcile counted', async () => {
@@ -148,17 +107,14 @@ describe('observability', () => {
   });
 
   it('lets exactly one of two replicas act, and the standby take over after the leader is killed', async (t) => {
-    const cluster = await testCluster();
-    const kind = testKind('Leader');
-    await installCrd(cluster, kind);
-    const ns = await newNamespace(t, 'leader');
+    const s = await setUp(t, { kind: 'Leader', chart: SAMPLE_CHART });
+    const { cluster, ns } = s;
     const leaseId = `chartpilot-test-${ns}`;
-    const args = [...PROBES, '--leader-elect', '--leader-election-namespace', ns, '--leader-election-id', leaseId];
-    const opts: StartOptions = { namespaces: [ns], watches: [{ kind, chart: SAMPLE_CHART }], args, noWait: true };
-    const a = await startOperator(t, cluster, opts);
-    await untilLogged(a, 'became leader');
-    const b = await startOperator(t, cluster, opts);
-    await untilLogged(b, 'another replica is the leader; standing by');
+    const replica = { args: [...PROBES, '--leader-elect', '--leader-election-namespace', ns, '--leader-election-id', leaseId], noWait: true };
+    const a = await s.start(replica);
+    await waitForLog(a, 'became leader');
+    const b = await s.start(replica);
+    await waitForLog(b, 'another replica is the leader; standing by');
 
     // Both are ready: readiness does not depend on leadership.
     const probesA = await listening(a, 'health probe server listening');
@@ -169,8 +125,9 @@ describe('observability', () => {
     assert.equal(metric((await get(await listening(a, 'metrics server listening'), '/metrics')).body, 'leader_election_master_status', leaderSeries), 1);
     assert.equal(metric((await get(await listening(b, 'metrics server listening'), '/metrics')).body, 'leader_election_master_status', leaderSeries), 0);
 
-    await applyCr(cluster, kind, ns, 'first', {});
-    await waitForCr(cluster, kind, ns, 'first', 'Deployed', (cr) => condition(cr, 'Deployed')?.status === 'True', a);
+    const crs = crsOf(cluster, s.kind, ns, a);
+    await crs.apply('first', {});
+    await crs.deployed('first');
     assert.ok(a.helmCalls().some((c) => c.startsWith('upgrade ')), a.helmCalls().join(' | '));
     assert.deepEqual(b.helmCalls(), [], 'the standby runs no helm');
     assert.equal(logged(b, 'controller started'), false, 'the standby starts no controllers');
@@ -182,49 +139,38 @@ describe('observability', () => {
 
     const killedAt = Date.now();
     await a.stop('SIGKILL');
-    await untilLogged(b, 'became leader', 30_000);
+    await waitForLog(b, 'became leader', 30_000);
     const tookMs = Date.now() - killedAt;
     assert.ok(tookMs > 5_000, `waited for the lease to expire (${tookMs} ms)`);
     assert.ok(tookMs < 22_000, `took over within the lease duration plus a retry (${tookMs} ms)`);
 
-    await applyCr(cluster, kind, ns, 'second', {});
-    await waitForCr(cluster, kind, ns, 'second', 'Deployed', (cr) => condition(cr, 'Deployed')?.status === 'True', b);
+    await crs.apply('second', {});
+    await crsOf(cluster, s.kind, ns, b).deployed('second');
     assert.ok(b.helmCalls().some((c) => c.startsWith('upgrade ') && c.includes(' second ')), b.helmCalls().join(' | '));
   });
 
   it('hands the lease over at once on SIGTERM', async (t) => {
-    const cluster = await testCluster();
-    const kind = testKind('Handover');
-    await installCrd(cluster, kind);
-    const ns = await newNamespace(t, 'handover');
-    const args = ['--leader-elect', '--leader-election-namespace', ns, '--leader-election-id', 'handover'];
-    const opts: StartOptions = { namespaces: [ns], watches: [{ kind, chart: SAMPLE_CHART }], args, noWait: true };
-    const a = await startOperator(t, cluster, opts);
-    await untilLogged(a, 'became leader');
-    const b = await startOperator(t, cluster, opts);
-    await untilLogged(b, 'another replica is the leader; standing by');
+    const s = await setUp(t, { kind: 'Handover', chart: SAMPLE_CHART });
+    const replica = { args: ['--leader-elect', '--leader-election-namespace', s.ns, '--leader-election-id', 'handover'], noWait: true };
+    const a = await s.start(replica);
+    await waitForLog(a, 'became leader');
+    const b = await s.start(replica);
+    await waitForLog(b, 'another replica is the leader; standing by');
     const stoppedAt = Date.now();
     assert.equal(await a.stop('SIGTERM'), 0);
     assert.ok(logged(a, 'released the leader lease'));
-    await untilLogged(b, 'became leader', 10_000);
+    await waitForLog(b, 'became leader', 10_000);
     assert.ok(Date.now() - stoppedAt < 10_000, 'a released lease is taken at the next retry, not after expiry');
   });
 
   it('exits non-zero when another identity takes its lease, so the pod restarts as a standby', async (t) => {
-    const cluster = await testCluster();
-    const kind = testKind('Usurped');
-    await installCrd(cluster, kind);
-    const ns = await newNamespace(t, 'usurped');
-    const op = await startOperator(t, cluster, {
-      namespaces: [ns],
-      watches: [{ kind, chart: SAMPLE_CHART }],
-      args: [...PROBES, '--leader-elect', '--leader-election-namespace', ns, '--leader-election-id', 'usurped'],
-      noWait: true,
-    });
-    await untilLogged(op, 'controller started');
+    const s = await setUp(t, { kind: 'Usurped', chart: SAMPLE_CHART });
+    const { cluster, ns } = s;
+    const op = await s.start({ args: [...PROBES, '--leader-elect', '--leader-election-namespace', ns, '--leader-election-id', 'usurped'], noWait: true });
+    await waitForLog(op, 'controller started');
     await cluster.kubectl(['patch', 'lease', 'usurped', '-n', ns, '--type=merge', '-p', JSON.stringify({ spec: { holderIdentity: 'intruder' } })]);
     const patchedAt = Date.now();
-    assert.equal(await exited(op, 20_000), 1);
+    assert.equal(await op.exitCode(20_000), 1);
     assert.ok(Date.now() - patchedAt < 15_000, 'stopped within the renew deadline, before the intruder could count on the lease');
     assert.ok(logged(op, 'leader election lost: exiting without waiting for running work'));
     const holder = await cluster.kubectl(['get', 'lease', 'usurped', '-n', ns, '-o', 'jsonpath={.spec.holderIdentity}']);
@@ -232,10 +178,8 @@ describe('observability', () => {
   });
 
   it('finishes a running install on SIGTERM, exits 0 and leaves no pending release', async (t) => {
-    const cluster = await testCluster();
-    const kind = testKind('Drain');
-    await installCrd(cluster, kind);
-    const ns = await newNamespace(t, 'drain');
+    const s = await setUp(t, { kind: 'Drain', chart: SAMPLE_CHART });
+    const { cluster, ns } = s;
     // A helm that takes a few seconds to start an upgrade: SIGTERM lands while the call runs.
     const dir = mkdtempSync(join(tmpdir(), 'chartpilot-drain-'));
     t.after(() => { rmSync(dir, { recursive: true, force: true }); });
@@ -243,14 +187,15 @@ describe('observability', () => {
     const slowHelm = join(dir, 'slow-helm.sh');
     writeFileSync(slowHelm, `#!/bin/sh\nif [ "$1" = upgrade ]; then echo x >> '${marker}'; sleep 4; fi\nexec '${cluster.helmBin}' "$@"\n`);
     chmodSync(slowHelm, 0o755);
-    const op = await startOperator(t, cluster, { namespaces: [ns], watches: [{ kind, chart: SAMPLE_CHART }], env: { HELM_BIN: slowHelm } });
+    const op = await s.start({ env: { HELM_BIN: slowHelm } });
+    const cr = crsOf(cluster, s.kind, ns, op);
 
-    await applyCr(cluster, kind, ns, 'midway', {});
+    await cr.apply('midway', {});
     await waitFor('helm upgrade running', () => Promise.resolve(existsSync(marker)), { intervalMs: 50 });
     const signalledAt = Date.now();
     // Not op.stop(): execa follows its SIGTERM with SIGKILL after 5 s, and draining may take longer.
     process.kill(op.process.pid ?? 0, 'SIGTERM');
-    assert.equal(await exited(op, 30_000), 0);
+    assert.equal(await op.exitCode(30_000), 0);
     assert.ok(Date.now() - signalledAt >= 3_000, 'waited for the running helm call');
     assert.equal(readFileSync(marker, 'utf8'), 'x\n', 'no new helm call started after SIGTERM');
 
@@ -259,8 +204,8 @@ describe('observability', () => {
       releases.map((r) => [r.name, r.status]),
       [['midway', 'deployed']],
     );
-    const cr = await waitForCr(cluster, kind, ns, 'midway', 'Deployed', (c) => condition(c, 'Deployed') !== undefined, op, 5_000);
-    assert.equal(condition(cr, 'Deployed')?.status, 'True', 'status was written before exiting');
+    const midway = await cr.until('midway', 'Deployed', (c) => condition(c, 'Deployed') !== undefined, 5_000);
+    assert.equal(condition(midway, 'Deployed')?.status, 'True', 'status was written before exiting');
     assert.ok(logged(op, 'stopped'));
   });
 
@@ -290,7 +235,7 @@ describe('observability', () => {
       noWait: true,
     });
     // A bound that tells a prompt exit from a hang, with room for a loaded CI machine.
-    assert.equal(await exited(op, 40_000), 3);
+    assert.equal(await op.exitCode(40_000), 3);
     assert.ok(Date.now() - startedAt < 40_000);
     assert.match(op.logs(), new RegExp(`error: cannot reach the Kubernetes API server at https://127\\.0\\.0\\.1:${port}`));
   });
@@ -301,11 +246,11 @@ describe('observability', () => {
     await installCrd(cluster, kind);
     const watches = [{ kind, chart: SAMPLE_CHART }];
     const secure = await startOperator(t, cluster, { namespaces: [], watches, args: ['--metrics-secure'], noWait: true });
-    assert.equal(await exited(secure, 40_000), 2);
+    assert.equal(await secure.exitCode(40_000), 2);
     assert.match(secure.logs(), /--metrics-secure is not supported yet/);
 
     const noNamespace = await startOperator(t, cluster, { namespaces: [], watches, args: ['--leader-elect'], env: { POD_NAMESPACE: '' }, noWait: true });
-    assert.equal(await exited(noNamespace, 40_000), 2);
+    assert.equal(await noNamespace.exitCode(40_000), 2);
     assert.match(noNamespace.logs(), /--leader-elect needs a namespace.*set --leader-election-namespace/);
 
     const missing = await startOperator(t, cluster, {
@@ -314,7 +259,7 @@ describe('observability', () => {
       args: ['--leader-elect', '--leader-election-namespace', 'no-such-namespace-here'],
       noWait: true,
     });
-    assert.equal(await exited(missing, 40_000), 3);
+    assert.equal(await missing.exitCode(40_000), 3);
     assert.match(missing.logs(), /cannot create the leader election Lease no-such-namespace-here\/chartpilot-[0-9a-f]{10}: .*not found/);
 
     const taken = createServer();
@@ -327,7 +272,7 @@ describe('observability', () => {
       args: ['--health-probe-bind-address', `127.0.0.1:${port}`],
       noWait: true,
     });
-    assert.equal(await exited(busy, 40_000), 3);
+    assert.equal(await busy.exitCode(40_000), 3);
     assert.match(busy.logs(), new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port} for the health probe server: the address is already in use`));
   });
 });

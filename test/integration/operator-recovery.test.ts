@@ -1,29 +1,31 @@
-/** Step 2 proof: failures are reported and recovered from — real cluster, real helm. */
+/**
+ * Failures the operator reports and recovers from across restarts: a chart template that breaks,
+ * a CR deleted while the operator was down, a release left locked by an interrupted helm call.
+ */
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { newNamespace, testCluster, waitFor } from './harness.js';
-import { SAMPLE_CHART, applyCr, condition, eventsFor, getCr, helmList, installCrd, startOperator, testKind, waitForCr } from './operator-harness.js';
+import { condition, eventsFor, helmList } from './crs.js';
+import { SAMPLE_CHART } from './fixtures.js';
+import { operatorScenario } from './scenario.js';
 
 describe('operator recovery', () => {
   it('reports a broken chart template as ReleaseFailed with helm’s message, keeps the release, and recovers once fixed', async (t) => {
-    const cluster = await testCluster();
-    const k = testKind('Broken');
-    await installCrd(cluster, k);
-    const ns = await newNamespace(t, 'broken');
-    let op = await startOperator(t, cluster, { namespaces: [ns], watches: [{ kind: k, chart: SAMPLE_CHART }] });
-    await applyCr(cluster, k, ns, 'app', { message: 'one' });
-    await waitForCr(cluster, k, ns, 'app', 'Deployed', (cr) => condition(cr, 'Deployed')?.status === 'True', op);
+    const s = await operatorScenario(t, { kind: 'Broken', chart: SAMPLE_CHART });
+    const { cluster, ns, kind: k, cr } = s;
+    let op = s.op;
+    await cr.apply('app', { message: 'one' });
+    await cr.deployed('app');
     await op.stop();
 
     const template = join(op.dir, 'charts', `${k.kind.toLowerCase()}-webapp`, 'templates', 'configmap.yaml');
     const good = readFileSync(template, 'utf8');
     writeFileSync(template, good.replace('{{ .Values.message | quote }}', '{{ .Values.message | nosuchfunction }}'));
-    op = await startOperator(t, cluster, { namespaces: [ns], watches: [], dir: op.dir });
-    await applyCr(cluster, k, ns, 'app', { message: 'two' });
-    const failed = await waitForCr(cluster, k, ns, 'app', 'ReleaseFailed', (cr) => condition(cr, 'ReleaseFailed')?.status === 'True', op);
+    op = await s.restart(op);
+    await cr.apply('app', { message: 'two' });
+    const failed = await cr.until('app', 'ReleaseFailed', (c) => condition(c, 'ReleaseFailed')?.status === 'True');
     assert.equal(condition(failed, 'ReleaseFailed')?.reason, 'UpgradeError');
     assert.match(condition(failed, 'ReleaseFailed')?.message ?? '', /nosuchfunction/);
     assert.equal(condition(failed, 'Deployed')?.status, 'True', 'the last good release stays deployed');
@@ -34,38 +36,32 @@ describe('operator recovery', () => {
     await op.stop();
 
     writeFileSync(template, good);
-    op = await startOperator(t, cluster, { namespaces: [ns], watches: [], dir: op.dir });
-    const fixed = await waitForCr(cluster, k, ns, 'app', 'recovered', (cr) => cr.status?.deployedRelease?.revision === 2 && condition(cr, 'ReleaseFailed') === undefined, op);
+    await s.restart(op);
+    const fixed = await cr.until('app', 'recovered', (c) => c.status?.deployedRelease?.revision === 2 && condition(c, 'ReleaseFailed') === undefined);
     assert.equal(condition(fixed, 'Deployed')?.reason, 'UpgradeSuccessful');
   });
 
   it('uninstalls a CR deleted while the operator was stopped', async (t) => {
-    const cluster = await testCluster();
-    const k = testKind('DeletedWhileDown');
-    await installCrd(cluster, k);
-    const ns = await newNamespace(t, 'down');
-    let op = await startOperator(t, cluster, { namespaces: [ns], watches: [{ kind: k, chart: SAMPLE_CHART }] });
-    await applyCr(cluster, k, ns, 'gone', {});
-    await waitForCr(cluster, k, ns, 'gone', 'Deployed', (cr) => condition(cr, 'Deployed')?.status === 'True', op);
+    const s = await operatorScenario(t, { kind: 'DeletedWhileDown', chart: SAMPLE_CHART, namespace: 'down' });
+    const { cluster, ns, op, cr } = s;
+    await cr.apply('gone', {});
+    await cr.deployed('gone');
     assert.equal(await op.stop(), 0, 'SIGTERM exits 0');
 
-    await cluster.kubectl(['delete', `${k.plural}.${k.group}`, 'gone', '-n', ns, '--wait=false']);
-    const deleting = await getCr(cluster, k, ns, 'gone');
+    await cr.delete('gone');
+    const deleting = await cr.get('gone');
     assert.ok(deleting !== undefined, 'the finalizer holds the CR while the operator is down');
 
-    op = await startOperator(t, cluster, { namespaces: [ns], watches: [], dir: op.dir });
-    await waitFor('CR removed after restart', async () => (await getCr(cluster, k, ns, 'gone')) === undefined, { timeoutMs: 90_000 });
+    await s.restart(op);
+    await cr.gone('gone');
     assert.deepEqual(await helmList(cluster, ns), []);
   });
 
   it('recovers a release left pending-upgrade by an interrupted operation', async (t) => {
-    const cluster = await testCluster();
-    const k = testKind('Pending');
-    await installCrd(cluster, k);
-    const ns = await newNamespace(t, 'pending');
-    let op = await startOperator(t, cluster, { namespaces: [ns], watches: [{ kind: k, chart: SAMPLE_CHART }] });
-    await applyCr(cluster, k, ns, 'stuck', { message: 'before' });
-    await waitForCr(cluster, k, ns, 'stuck', 'Deployed', (cr) => condition(cr, 'Deployed')?.status === 'True', op);
+    const s = await operatorScenario(t, { kind: 'Pending', chart: SAMPLE_CHART });
+    const { cluster, ns, op, cr } = s;
+    await cr.apply('stuck', { message: 'before' });
+    await cr.deployed('stuck');
     await op.stop();
 
     // Forge what a killed `helm upgrade` leaves behind: revision 2 recorded as pending-upgrade.
@@ -93,9 +89,9 @@ describe('operator recovery', () => {
     const blocked = await cluster.helm(['upgrade', 'stuck', SAMPLE_CHART, '-n', ns], { allowFail: true });
     assert.match(blocked.stderr, /another operation .* is in progress/, 'the forged lock blocks plain helm');
 
-    op = await startOperator(t, cluster, { namespaces: [ns], watches: [], dir: op.dir });
-    await applyCr(cluster, k, ns, 'stuck', { message: 'after' });
-    const recovered = await waitForCr(cluster, k, ns, 'stuck', 'upgraded past the lock', (cr) => (cr.status?.deployedRelease?.revision ?? 0) >= 2, op);
+    await s.restart(op);
+    await cr.apply('stuck', { message: 'after' });
+    const recovered = await cr.until('stuck', 'upgraded past the lock', (c) => (c.status?.deployedRelease?.revision ?? 0) >= 2);
     assert.equal(condition(recovered, 'Deployed')?.status, 'True');
     const releases = await helmList(cluster, ns);
     assert.equal(releases[0]?.status, 'deployed');

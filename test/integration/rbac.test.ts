@@ -12,25 +12,19 @@ import { describe, it, type TestContext } from 'node:test';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { renderRbac } from '../../src/generate/render.js';
 import { clusterResolver } from '../../src/generate/render.js';
-import { newNamespace, testCluster, waitFor, type TestCluster } from './harness.js';
-import {
-  SAMPLE_CHART,
-  applyCr,
-  condition,
-  getCr,
-  helmList,
-  installCrd,
-  startOperator,
-  testKind,
-  waitForCr,
-  writeWatches,
-  type RunningOperator,
-  type TestKind,
-} from './operator-harness.js';
+import type { TestKind } from './crd.js';
+import { condition, crsOf, helmList } from './crs.js';
+import { SAMPLE_CHART } from './fixtures.js';
+import { newNamespace, type TestCluster } from './harness.js';
+import { writeWatches, type RunningOperator } from './operator.js';
+import { setUp, type Setup } from './scenario.js';
 
-interface RbacSetup {
+interface Grant {
+  /** The operator's directory, with the watches.yaml the RBAC was generated for. */
   readonly dir: string;
+  /** Acting as the ServiceAccount that holds the grant. */
   readonly kubeconfig: string;
+  /** The RBAC objects as applied. */
   readonly yaml: string;
 }
 
@@ -39,14 +33,14 @@ interface RbacSetup {
  * `operatorNs`, applies it (after `edit`, if given) and returns a kubeconfig acting as that
  * ServiceAccount, on the same server with the same CA as the test cluster's.
  */
-async function setUp(
+async function grantGeneratedRbac(
   t: TestContext,
   cluster: TestCluster,
   kind: TestKind,
   operatorNs: string,
   roleNamespaces: readonly string[],
   edit: (docs: Record<string, unknown>[]) => void = () => undefined,
-): Promise<RbacSetup> {
+): Promise<Grant> {
   const dir = mkdtempSync(join(tmpdir(), 'chartpilot-rbac-'));
   const watchesFile = writeWatches(dir, [{ kind, chart: SAMPLE_CHART }]);
   const name = `rbac-${randomBytes(4).toString('hex')}`;
@@ -95,28 +89,33 @@ function tokenKubeconfig(cluster: TestCluster, dir: string, token: string): stri
   return file;
 }
 
-async function exitCode(op: RunningOperator, timeoutMs: number): Promise<number> {
-  let code: number | undefined;
-  void op.process.then((r) => {
-    code = r.exitCode ?? -1;
-  });
-  return waitFor('operator exit', () => Promise.resolve(code), { timeoutMs, intervalMs: 100 });
+/** What `kubectl auth can-i <verb> <resource> -n <ns>` answers for the grant's ServiceAccount in saNs. */
+async function operatorCan(cluster: TestCluster, saNs: string, verb: string, resource: string, ns: string): Promise<string> {
+  const r = await cluster.kubectl(['auth', 'can-i', verb, resource, '-n', ns, '--as', `system:serviceaccount:${saNs}:operator`], { allowFail: true });
+  return r.stdout.trim();
+}
+
+/** Runs the operator as the grant's identity on the watches.yaml it was generated for. */
+function startAs(s: Setup, grant: Grant, opts: { noWait?: boolean } = {}): Promise<RunningOperator> {
+  return s.start({ dir: grant.dir, env: { KUBECONFIG: grant.kubeconfig }, ...opts });
 }
 
 /** install → upgrade → delete, as the restricted identity. */
-async function lifecycle(cluster: TestCluster, kind: TestKind, ns: string, op: RunningOperator): Promise<void> {
-  await applyCr(cluster, kind, ns, 'shop', { replicaCount: 1, message: 'v1' });
-  const installed = await waitForCr(cluster, kind, ns, 'shop', 'Deployed', (cr) => condition(cr, 'Deployed')?.status === 'True', op);
+async function lifecycle(s: Setup, op: RunningOperator): Promise<void> {
+  const { cluster, ns } = s;
+  const cr = crsOf(cluster, s.kind, ns, op);
+  await cr.apply('shop', { replicaCount: 1, message: 'v1' });
+  const installed = await cr.deployed('shop');
   assert.equal(condition(installed, 'Deployed')?.reason, 'InstallSuccessful');
 
-  await applyCr(cluster, kind, ns, 'shop', { replicaCount: 2, message: 'v2' });
-  const upgraded = await waitForCr(cluster, kind, ns, 'shop', 'revision 2', (cr) => cr.status?.deployedRelease?.revision === 2, op);
+  await cr.apply('shop', { replicaCount: 2, message: 'v2' });
+  const upgraded = await cr.until('shop', 'revision 2', (c) => c.status?.deployedRelease?.revision === 2);
   assert.equal(condition(upgraded, 'Deployed')?.reason, 'UpgradeSuccessful');
   const replicas = await cluster.kubectl(['get', 'deployment', 'shop', '-n', ns, '-o', 'jsonpath={.spec.replicas}']);
   assert.equal(replicas.stdout, '2');
 
-  await cluster.kubectl(['delete', `${kind.plural}.${kind.group}`, 'shop', '-n', ns, '--wait=false']);
-  await waitFor('CR gone after uninstall', async () => (await getCr(cluster, kind, ns, 'shop')) === undefined, { timeoutMs: 90_000 });
+  await cr.delete('shop');
+  await cr.gone('shop');
   assert.deepEqual(await helmList(cluster, ns), []);
   const leftovers = await cluster.kubectl(['get', 'deployment,service,configmap', '-n', ns, '-l', 'app.kubernetes.io/instance=shop', '-o', 'name']);
   assert.equal(leftovers.stdout.trim(), '');
@@ -126,39 +125,29 @@ async function lifecycle(cluster: TestCluster, kind: TestKind, ns: string, op: R
 
 describe('generated RBAC', () => {
   it('a ClusterRole holding only the generated rules runs install, upgrade and delete', async (t) => {
-    const cluster = await testCluster();
-    const kind = testKind('Rbac');
-    await installCrd(cluster, kind);
-    const ns = await newNamespace(t, 'rbac');
-    const setup = await setUp(t, cluster, kind, ns, []);
-    assert.match(setup.yaml, /kind: ClusterRole\n/);
+    const s = await setUp(t, { kind: 'Rbac', chart: SAMPLE_CHART });
+    const { cluster, ns } = s;
+    const grant = await grantGeneratedRbac(t, cluster, s.kind, ns, []);
+    assert.match(grant.yaml, /kind: ClusterRole\n/);
     // The identity really is restricted: it cannot, say, read pods.
-    const can = await cluster.kubectl(['auth', 'can-i', 'list', 'pods', '-n', ns, '--as', `system:serviceaccount:${ns}:operator`], { allowFail: true });
-    assert.equal(can.stdout.trim(), 'no');
-    const op = await startOperator(t, cluster, { namespaces: [ns], watches: [], dir: setup.dir, env: { KUBECONFIG: setup.kubeconfig } });
-    await lifecycle(cluster, kind, ns, op);
+    assert.equal(await operatorCan(cluster, ns, 'list', 'pods', ns), 'no');
+    await lifecycle(s, await startAs(s, grant));
   });
 
   it('Roles in the watched namespace (--role-namespace, WATCH_NAMESPACE) are enough too', async (t) => {
-    const cluster = await testCluster();
-    const kind = testKind('RbacRole');
-    await installCrd(cluster, kind);
-    const ns = await newNamespace(t, 'rbac-role');
+    const s = await setUp(t, { kind: 'RbacRole', chart: SAMPLE_CHART });
+    const { cluster, ns } = s;
     const operatorNs = await newNamespace(t, 'rbac-op');
-    const setup = await setUp(t, cluster, kind, operatorNs, [ns]);
-    assert.doesNotMatch(setup.yaml, /kind: ClusterRole\n/, 'no cluster-wide grant at all');
-    const elsewhere = await cluster.kubectl(['auth', 'can-i', 'create', 'deployments', '-n', operatorNs, '--as', `system:serviceaccount:${operatorNs}:operator`], { allowFail: true });
-    assert.equal(elsewhere.stdout.trim(), 'no');
-    const op = await startOperator(t, cluster, { namespaces: [ns], watches: [], dir: setup.dir, env: { KUBECONFIG: setup.kubeconfig } });
-    await lifecycle(cluster, kind, ns, op);
+    const grant = await grantGeneratedRbac(t, cluster, s.kind, operatorNs, [ns]);
+    assert.doesNotMatch(grant.yaml, /kind: ClusterRole\n/, 'no cluster-wide grant at all');
+    assert.equal(await operatorCan(cluster, operatorNs, 'create', 'deployments', operatorNs), 'no');
+    await lifecycle(s, await startAs(s, grant));
   });
 
   it('without patch on the status subresource the operator exits 3 at start, naming the permission', async (t) => {
-    const cluster = await testCluster();
-    const kind = testKind('RbacMissing');
-    await installCrd(cluster, kind);
-    const ns = await newNamespace(t, 'rbac-missing');
-    const setup = await setUp(t, cluster, kind, ns, [ns], (docs) => {
+    const s = await setUp(t, { kind: 'RbacMissing', chart: SAMPLE_CHART });
+    const { ns, kind } = s;
+    const grant = await grantGeneratedRbac(t, s.cluster, kind, ns, [ns], (docs) => {
       for (const doc of docs) {
         if (doc['kind'] !== 'Role') continue;
         // patch is the status rule's only verb: without it the rule goes (a rule needs a verb).
@@ -168,8 +157,8 @@ describe('generated RBAC', () => {
           .filter((rule) => rule.verbs.length > 0);
       }
     });
-    const op = await startOperator(t, cluster, { namespaces: [ns], watches: [], dir: setup.dir, env: { KUBECONFIG: setup.kubeconfig }, noWait: true });
-    assert.equal(await exitCode(op, 30_000), 3, op.logs());
+    const op = await startAs(s, grant, { noWait: true });
+    assert.equal(await op.exitCode(30_000), 3, op.logs());
     assert.match(op.logs(), new RegExp(`missing permissions it needs: patch ${kind.plural}/status\\.${kind.group.replace(/\./g, '\\.')} in namespace ${ns}\\.`));
     assert.match(op.logs(), /chartpilot generate rbac/);
   });

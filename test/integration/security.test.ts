@@ -1,39 +1,34 @@
 /**
- * Step 6 proof (security): values — including secrets — never reach logs or events, also when
- * helm fails on them; values files are private and gone afterwards; a spec cannot beat
- * watches.yaml overrides.
+ * Values, secrets included, never reach logs, events or helm's command line, also when helm fails
+ * on them; values files are gone afterwards.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { newNamespace, testCluster } from './harness.js';
-import { FIXTURE_CHARTS, SAMPLE_CHART, applyCr, condition, eventsFor, installCrd, startOperator, testKind, waitForCr } from './operator-harness.js';
+import { installCrd, testKind } from './crd.js';
+import { condition, crsOf, eventsFor } from './crs.js';
+import { SAMPLE_CHART, fixtureChart } from './fixtures.js';
+import { startOperator } from './operator.js';
+import { operatorScenario } from './scenario.js';
 
 const SECRET = 'hunter2-Zq9-do-not-log';
 
-
 describe('security', () => {
   it('never writes values to logs or events, on success or on failure', async (t) => {
-    const cluster = await testCluster();
-    const k = testKind('Secrets');
-    await installCrd(cluster, k);
-    const ns = await newNamespace(t, 'secrets');
-    const op = await startOperator(t, cluster, {
-      namespaces: [ns],
-      watches: [{ kind: k, chart: `${FIXTURE_CHARTS}/settings` }],
-      args: ['--log-level', 'debug'],
-    });
-    await applyCr(cluster, k, ns, 'ok', { settings: { password: SECRET } });
-    await waitForCr(cluster, k, ns, 'ok', 'Deployed', (cr) => condition(cr, 'Deployed')?.status === 'True', op);
+    const debug = ['--log-level', 'debug'];
+    const { cluster, ns, op, cr } = await operatorScenario(t, { kind: 'Secrets', chart: fixtureChart('settings'), operator: { args: debug } });
+    await cr.apply('ok', { settings: { password: SECRET } });
+    await cr.deployed('ok');
 
     // The schema-checked sample chart rejects this value; helm's message would quote it.
     const k2 = testKind('SecretsSchema');
     await installCrd(cluster, k2);
-    const op2 = await startOperator(t, cluster, { namespaces: [ns], watches: [{ kind: k2, chart: SAMPLE_CHART }], args: ['--log-level', 'debug'] });
-    await applyCr(cluster, k2, ns, 'bad', { replicaCount: 1, image: { tag: SECRET, pullPolicy: SECRET } });
-    const failed = await waitForCr(cluster, k2, ns, 'bad', 'ReleaseFailed', (cr) => condition(cr, 'ReleaseFailed')?.status === 'True', op2);
+    const op2 = await startOperator(t, cluster, { namespaces: [ns], watches: [{ kind: k2, chart: SAMPLE_CHART }], args: debug });
+    const schema = crsOf(cluster, k2, ns, op2);
+    await schema.apply('bad', { replicaCount: 1, image: { tag: SECRET, pullPolicy: SECRET } });
+    const failed = await schema.until('bad', 'ReleaseFailed', (c) => condition(c, 'ReleaseFailed')?.status === 'True');
     assert.match(condition(failed, 'ReleaseFailed')?.message ?? '', /pullPolicy/, 'the message still names the problem');
 
     for (const [name, logs] of [
@@ -52,15 +47,11 @@ describe('security', () => {
   });
 
   it('leaves no values files behind', async (t) => {
-    const cluster = await testCluster();
-    const k = testKind('TempFiles');
-    await installCrd(cluster, k);
-    const ns = await newNamespace(t, 'tmpfiles');
     // A private TMPDIR: other test files' operators write their own values files meanwhile.
     const tmp = mkdtempSync(join(tmpdir(), 'chartpilot-sec-'));
-    const op = await startOperator(t, cluster, { namespaces: [ns], watches: [{ kind: k, chart: `${FIXTURE_CHARTS}/settings` }], env: { TMPDIR: tmp } });
-    for (const n of ['a', 'b', 'c']) await applyCr(cluster, k, ns, n, { settings: { n } });
-    for (const n of ['a', 'b', 'c']) await waitForCr(cluster, k, ns, n, 'Deployed', (cr) => condition(cr, 'Deployed')?.status === 'True', op);
+    const { op, cr } = await operatorScenario(t, { kind: 'TempFiles', chart: fixtureChart('settings'), operator: { env: { TMPDIR: tmp } } });
+    for (const n of ['a', 'b', 'c']) await cr.apply(n, { settings: { n } });
+    for (const n of ['a', 'b', 'c']) await cr.deployed(n);
     assert.equal(await op.stop(), 0);
     assert.deepEqual(readdirSync(tmp).filter((f) => f.startsWith('chartpilot-')), [], 'values files and plugin dirs are removed');
   });

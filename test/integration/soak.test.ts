@@ -9,8 +9,9 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { newNamespace, testCluster, waitFor } from './harness.js';
-import { FIXTURE_CHARTS, installCrd, startOperator, testKind } from './operator-harness.js';
+import { fixtureChart } from './fixtures.js';
+import { operatorScenario } from './scenario.js';
+import { waitFor } from './wait.js';
 import { isAlive } from '../soak/procfs.js';
 import { childProcesses, churn, helmCallCounts, leakedValuesDirs, settledRssKiB, waitConverged } from '../soak/churn.js';
 
@@ -18,20 +19,15 @@ const MiB = 1024;
 
 describe('churn soak (short)', () => {
   it('keeps releases, objects, processes, temp files and memory in line with 80 s of random churn', { timeout: 10 * 60_000 }, async (t) => {
-    const cluster = await testCluster();
-    const k = testKind('Soak');
-    await installCrd(cluster, k);
-    const ns = await newNamespace(t, 'soak');
     // A private TMPDIR: values files of other operators running on this machine must not count.
     const tmp = mkdtempSync(join(tmpdir(), 'chartpilot-soak-tmp-'));
     t.after(() => {
       rmSync(tmp, { recursive: true, force: true });
     });
-    const op = await startOperator(t, cluster, {
-      namespaces: [ns],
-      watches: [{ kind: k, chart: join(FIXTURE_CHARTS, 'settings') }],
-      args: ['--max-concurrent-reconciles', '4'],
-      env: { TMPDIR: tmp },
+    const { cluster, ns, kind: k, op } = await operatorScenario(t, {
+      kind: 'Soak',
+      chart: fixtureChart('settings'),
+      operator: { args: ['--max-concurrent-reconciles', '4'], env: { TMPDIR: tmp } },
     });
     const pid = op.process.pid;
     assert.ok(pid !== undefined);

@@ -1,8 +1,10 @@
 /** Start-up problems end in one clear message and exit code 3, never a hang. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { newNamespace, testCluster, waitFor } from './harness.js';
-import { SAMPLE_CHART, startOperator, testKind } from './operator-harness.js';
+import { testKind } from './crd.js';
+import { SAMPLE_CHART } from './fixtures.js';
+import { newNamespace, testCluster } from './harness.js';
+import { startOperator } from './operator.js';
 
 describe('start-up', () => {
   it('names a watched kind whose CRD is missing, says how to fix it, and exits 3', async (t) => {
@@ -10,11 +12,7 @@ describe('start-up', () => {
     const k = testKind('NoCrdInstalled');
     const ns = await newNamespace(t, 'nocrd');
     const op = await startOperator(t, cluster, { namespaces: [ns], watches: [{ kind: k, chart: SAMPLE_CHART }], noWait: true });
-    const code = await waitFor('operator exit', async () => {
-      const r = await Promise.race([op.process.then((p) => p.exitCode), new Promise<undefined>((resolve) => setTimeout(() => { resolve(undefined); }, 500))]);
-      return r ?? undefined;
-    }, { timeoutMs: 90_000 });
-    assert.equal(code, 3);
+    assert.equal(await op.exitCode(90_000), 3);
     const logs = op.logs();
     assert.match(logs, new RegExp(`no CustomResourceDefinition for kind ${k.kind} in ${k.group}/${k.version}`));
     assert.match(logs, /chartpilot generate crd/);

@@ -7,9 +7,12 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { resourceOf, type TestKind } from '../integration/crd.js';
+import { crJson, helmList, type Cr } from '../integration/crs.js';
 import type { TestCluster } from '../integration/harness.js';
-import { waitFor } from '../integration/harness.js';
-import { helmList, type Cr, type RunningOperator, type TestKind } from '../integration/operator-harness.js';
+import type { RunningOperator } from '../integration/operator.js';
+import { logTail } from '../integration/operator-log.js';
+import { waitFor } from '../integration/wait.js';
 import { VALUES_DIR_PREFIX } from '../../src/helm/values-file.js';
 import { descendants, rssKiB } from './procfs.js';
 import { errorMessage } from '../../src/lib/errors.js';
@@ -53,15 +56,6 @@ export interface ChurnResult {
   readonly ops: { create: number; update: number; delete: number; refused: number };
 }
 
-function crBody(k: TestKind, namespace: string, name: string, color: string): string {
-  return JSON.stringify({
-    apiVersion: `${k.group}/${k.version}`,
-    kind: k.kind,
-    metadata: { name, namespace },
-    spec: { settings: { color, churn: 'yes' } },
-  });
-}
-
 /**
  * Runs the churn for `durationMs`. Creates use `kubectl create`, so a name whose previous CR is
  * still terminating (finalizer not yet removed) is refused and stays absent in the model instead
@@ -76,7 +70,7 @@ export async function churn(opts: ChurnOptions): Promise<ChurnResult> {
   const present = new Map<string, string>(opts.from?.present ?? []);
   const absent = new Set(opts.from?.absent ?? names);
   const ops = { ...(opts.from?.ops ?? { create: 0, update: 0, delete: 0, refused: 0 }) };
-  const resource = `${k.plural}.${k.group}`;
+  const resource = resourceOf(k);
   // Colors stay unique across continued runs: a stale value can never look current.
   let counter = opts.from === undefined ? 0 : Object.values(opts.from.ops).reduce((a, b) => a + b, 0);
   const started = Date.now();
@@ -86,7 +80,7 @@ export async function churn(opts: ChurnOptions): Promise<ChurnResult> {
     const name = names[Math.floor(rnd() * names.length)] as string;
     const color = `c${String(++counter)}`;
     if (!present.has(name)) {
-      const r = await cluster.kubectl(['create', '-f', '-'], { input: crBody(k, namespace, name, color), allowFail: true });
+      const r = await cluster.kubectl(['create', '-f', '-'], { input: crJson(k, namespace, name, { settings: { color, churn: 'yes' } }), allowFail: true });
       if (r.exitCode === 0) {
         present.set(name, color);
         absent.delete(name);
@@ -133,7 +127,7 @@ interface SecretList {
 /** Why the cluster does not (yet) match the model, or [] when it does. One LIST per resource. */
 export async function convergenceProblems(cluster: TestCluster, k: TestKind, namespace: string, model: ChurnResult): Promise<string[]> {
   const problems: string[] = [];
-  const crs = (JSON.parse((await cluster.kubectl(['get', `${k.plural}.${k.group}`, '-n', namespace, '-o', 'json'])).stdout) as CrList).items;
+  const crs = (JSON.parse((await cluster.kubectl(['get', resourceOf(k), '-n', namespace, '-o', 'json'])).stdout) as CrList).items;
   const byName = new Map(crs.map((c) => [c.metadata.name, c]));
   for (const [name] of model.present) {
     const cr = byName.get(name);
@@ -189,8 +183,8 @@ export async function waitConverged(cluster: TestCluster, k: TestKind, namespace
       { timeoutMs, intervalMs: 2000 },
     );
   } catch (err) {
-    const tail = op?.logs().split('\n').slice(-30).join('\n') ?? '';
-    throw new Error(`${errorMessage(err)}\nstill wrong (${String(last.length)}):\n  ${last.slice(0, 30).join('\n  ')}\noperator log tail:\n${tail}`, { cause: err });
+    const tail = op === undefined ? '' : `\n${logTail(op, 30)}`;
+    throw new Error(`${errorMessage(err)}\nstill wrong (${String(last.length)}):\n  ${last.slice(0, 30).join('\n  ')}${tail}`, { cause: err });
   }
   return Date.now() - started;
 }

@@ -17,8 +17,9 @@ import type { TestContext } from 'node:test';
 import { parseArgs } from 'node:util';
 import { startControlPlane, stopControlPlane } from '../../devcluster/control-plane.js';
 import { provision } from '../../devcluster/provision.js';
-import { newNamespace, testCluster, waitFor } from '../integration/harness.js';
-import { FIXTURE_CHARTS, installCrd, startOperator, testKind } from '../integration/operator-harness.js';
+import { fixtureChart } from '../integration/fixtures.js';
+import { operatorScenario } from '../integration/scenario.js';
+import { waitFor } from '../integration/wait.js';
 import { childProcesses, churn, helmCallCounts, leakedValuesDirs, settledRssKiB, waitConverged } from './churn.js';
 import { isAlive, rssKiB } from './procfs.js';
 import { errorMessage } from '../../src/lib/errors.js';
@@ -71,19 +72,15 @@ async function main(): Promise<number> {
       process.env.CHARTPILOT_TEST_KUBECONFIG = cp.kubeconfig;
       say(`control plane ${cp.version} up in ${(cp.startupMs / 1000).toFixed(1)} s`);
     }
-    const cluster = await testCluster();
-    const k = testKind('LongSoak');
-    await installCrd(cluster, k);
-    const ns = await newNamespace(t, 'long-soak');
     const tmp = mkdtempSync(join(tmpdir(), 'chartpilot-long-soak-tmp-'));
     cleanups.push(() => {
       rmSync(tmp, { recursive: true, force: true });
     });
-    const op = await startOperator(t, cluster, {
-      namespaces: [ns],
-      watches: [{ kind: k, chart: join(FIXTURE_CHARTS, 'settings') }],
-      args: ['--max-concurrent-reconciles', String(Number(values.concurrency))],
-      env: { TMPDIR: tmp },
+    const { cluster, ns, kind: k, op } = await operatorScenario(t, {
+      kind: 'LongSoak',
+      chart: fixtureChart('settings'),
+      namespace: 'long-soak',
+      operator: { args: ['--max-concurrent-reconciles', String(Number(values.concurrency))], env: { TMPDIR: tmp } },
     });
     const pid = op.process.pid;
     if (pid === undefined) throw new Error('operator has no pid');

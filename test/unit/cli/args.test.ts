@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { availableParallelism } from 'node:os';
-import { test } from 'node:test';
+import { describe, it } from 'node:test';
 import { parseBindAddress, parseRunArgs, RUN_HELP, type RunOptions } from '../../../src/cli/args.js';
 
 function options(argv: string[], env: Record<string, string | undefined> = {}): RunOptions {
@@ -15,280 +15,282 @@ function problems(argv: string[], env: Record<string, string | undefined> = {}):
   return r.problems;
 }
 
-await test('defaults match operator-sdk helm-operator run', () => {
-  assert.deepEqual(options([]), {
-    watchesFile: './watches.yaml',
-    reconcilePeriodMs: 60_000,
-    maxConcurrentReconciles: availableParallelism(),
-    metricsBindAddress: { host: undefined, port: 8080, text: ':8080' },
-    healthProbeBindAddress: { host: undefined, port: 8081, text: ':8081' },
-    leaderElect: false,
-    leaderElectionId: '',
-    leaderElectionNamespace: '',
-    logLevel: 'info',
-    helmTimeoutMs: 300_000,
-    watchNamespaces: [],
-    helmBin: 'helm',
-    kubeconfig: undefined,
-    suppressOverrideValues: false,
-    metricsSecure: false,
-    metricsRequireRbac: false,
-    ignoredFlags: [],
+describe('run arguments', () => {
+  it('defaults match operator-sdk helm-operator run', () => {
+    assert.deepEqual(options([]), {
+      watchesFile: './watches.yaml',
+      reconcilePeriodMs: 60_000,
+      maxConcurrentReconciles: availableParallelism(),
+      metricsBindAddress: { host: undefined, port: 8080, text: ':8080' },
+      healthProbeBindAddress: { host: undefined, port: 8081, text: ':8081' },
+      leaderElect: false,
+      leaderElectionId: '',
+      leaderElectionNamespace: '',
+      logLevel: 'info',
+      helmTimeoutMs: 300_000,
+      watchNamespaces: [],
+      helmBin: 'helm',
+      kubeconfig: undefined,
+      suppressOverrideValues: false,
+      metricsSecure: false,
+      metricsRequireRbac: false,
+      ignoredFlags: [],
+    });
   });
-});
 
-await test('every flag, in both --flag=value and --flag value forms', () => {
-  const o = options([
-    '--watches-file=/opt/helm/watches.yaml',
-    '--reconcile-period',
-    '90s',
-    '--max-concurrent-reconciles=8',
-    '--metrics-bind-address',
-    '127.0.0.1:9090',
-    '--health-probe-bind-address=[::1]:9091',
-    '--leader-elect',
-    '--leader-election-id=nginx-operator.demo.example.com',
-    '--leader-election-namespace',
-    'operators',
-    '--log-level=debug',
-    '--helm-timeout=10m',
-    '--kubeconfig=/home/me/.kube/config',
-    '--suppress-override-values',
-    '--metrics-secure',
-    '--metrics-require-rbac',
-  ]);
-  assert.deepEqual(o, {
-    watchesFile: '/opt/helm/watches.yaml',
-    reconcilePeriodMs: 90_000,
-    maxConcurrentReconciles: 8,
-    metricsBindAddress: { host: '127.0.0.1', port: 9090, text: '127.0.0.1:9090' },
-    healthProbeBindAddress: { host: '::1', port: 9091, text: '[::1]:9091' },
-    leaderElect: true,
-    leaderElectionId: 'nginx-operator.demo.example.com',
-    leaderElectionNamespace: 'operators',
-    logLevel: 'debug',
-    helmTimeoutMs: 600_000,
-    watchNamespaces: [],
-    helmBin: 'helm',
-    kubeconfig: '/home/me/.kube/config',
-    suppressOverrideValues: true,
-    metricsSecure: true,
-    metricsRequireRbac: true,
-    ignoredFlags: [],
+  it('every flag, in both --flag=value and --flag value forms', () => {
+    const o = options([
+      '--watches-file=/opt/helm/watches.yaml',
+      '--reconcile-period',
+      '90s',
+      '--max-concurrent-reconciles=8',
+      '--metrics-bind-address',
+      '127.0.0.1:9090',
+      '--health-probe-bind-address=[::1]:9091',
+      '--leader-elect',
+      '--leader-election-id=nginx-operator.demo.example.com',
+      '--leader-election-namespace',
+      'operators',
+      '--log-level=debug',
+      '--helm-timeout=10m',
+      '--kubeconfig=/home/me/.kube/config',
+      '--suppress-override-values',
+      '--metrics-secure',
+      '--metrics-require-rbac',
+    ]);
+    assert.deepEqual(o, {
+      watchesFile: '/opt/helm/watches.yaml',
+      reconcilePeriodMs: 90_000,
+      maxConcurrentReconciles: 8,
+      metricsBindAddress: { host: '127.0.0.1', port: 9090, text: '127.0.0.1:9090' },
+      healthProbeBindAddress: { host: '::1', port: 9091, text: '[::1]:9091' },
+      leaderElect: true,
+      leaderElectionId: 'nginx-operator.demo.example.com',
+      leaderElectionNamespace: 'operators',
+      logLevel: 'debug',
+      helmTimeoutMs: 600_000,
+      watchNamespaces: [],
+      helmBin: 'helm',
+      kubeconfig: '/home/me/.kube/config',
+      suppressOverrideValues: true,
+      metricsSecure: true,
+      metricsRequireRbac: true,
+      ignoredFlags: [],
+    });
   });
-});
 
-await test('the args of an operator-sdk scaffolded manager Deployment are accepted', () => {
-  const o = options([
-    '--metrics-bind-address=:8443',
-    '--leader-elect',
-    '--leader-election-id=nginx-operator',
-    '--health-probe-bind-address=:8081',
-    '--metrics-secure',
-    '--zap-log-level=info',
-    '--zap-encoder=console',
-  ]);
-  assert.equal(o.metricsBindAddress?.port, 8443);
-  assert.equal(o.leaderElect, true);
-  assert.equal(o.leaderElectionId, 'nginx-operator');
-  assert.deepEqual(o.ignoredFlags, ['--zap-encoder']);
-});
-
-await test('0 disables the metrics and probe endpoints and the periodic requeue', () => {
-  const o = options(['--metrics-bind-address=0', '--health-probe-bind-address', '0', '--reconcile-period=0']);
-  assert.equal(o.metricsBindAddress, undefined);
-  assert.equal(o.healthProbeBindAddress, undefined);
-  assert.equal(o.reconcilePeriodMs, 0);
-});
-
-await test('boolean flags take Go-style =true / =false', () => {
-  assert.equal(options(['--leader-elect=false']).leaderElect, false);
-  assert.equal(options(['--leader-elect=true']).leaderElect, true);
-  assert.equal(options(['--leader-elect=1']).leaderElect, true);
-  assert.equal(options(['--leader-elect=F']).leaderElect, false);
-  assert.deepEqual(problems(['--leader-elect=maybe']), [
-    '--leader-elect is a boolean flag; found "maybe", expected --leader-elect, --leader-elect=true or --leader-elect=false',
-  ]);
-});
-
-await test('the last of a repeated flag wins, as with Go flags', () => {
-  assert.equal(options(['--watches-file=a.yaml', '--watches-file=b.yaml']).watchesFile, 'b.yaml');
-});
-
-await test('deprecated operator-sdk spellings still work, but not together with the new ones', () => {
-  const o = options(['--metrics-addr=:9000', '--enable-leader-election']);
-  assert.equal(o.metricsBindAddress?.port, 9000);
-  assert.equal(o.leaderElect, true);
-  assert.deepEqual(problems(['--metrics-addr=:9000', '--metrics-bind-address=:9001', '--enable-leader-election', '--leader-elect']), [
-    'only one of --metrics-bind-address and --metrics-addr may be set (--metrics-addr is the deprecated spelling)',
-    'only one of --leader-elect and --enable-leader-election may be set (--enable-leader-election is the deprecated spelling)',
-  ]);
-});
-
-await test('--zap-log-level is an alias of --log-level, with zap level names', () => {
-  assert.equal(options(['--zap-log-level=debug']).logLevel, 'debug');
-  assert.equal(options(['--zap-log-level=error']).logLevel, 'error');
-  assert.equal(options(['--zap-log-level=panic']).logLevel, 'error');
-  assert.equal(options(['--zap-log-level=3']).logLevel, 'debug');
-  assert.equal(options(['--zap-devel']).logLevel, 'debug');
-  assert.equal(options(['--zap-devel', '--log-level=warn']).logLevel, 'warn');
-  assert.deepEqual(problems(['--zap-log-level=0']), [
-    '--zap-log-level is "0"; expected debug, info, warn, error, panic or an integer > 0',
-  ]);
-  assert.deepEqual(problems(['--log-level=info', '--zap-log-level=debug']), [
-    'only one of --log-level and --zap-log-level may be set (they set the same thing)',
-  ]);
-});
-
-await test('zap flags with no effect are accepted, validated and reported as ignored', () => {
-  const o = options(['--zap-encoder=json', '--zap-stacktrace-level=error', '--zap-time-encoding=rfc3339', '--enable-http2']);
-  assert.deepEqual(o.ignoredFlags, ['--zap-encoder', '--zap-stacktrace-level', '--zap-time-encoding', '--enable-http2']);
-  assert.deepEqual(problems(['--zap-encoder=xml', '--zap-time-encoding=unix']), [
-    '--zap-encoder is "xml"; expected one of json, console',
-    '--zap-time-encoding is "unix"; expected one of epoch, millis, nano, iso8601, rfc3339, rfc3339nano',
-  ]);
-});
-
-await test('bad values name the flag and what is expected, all at once', () => {
-  assert.deepEqual(
-    problems([
-      '--reconcile-period=1 minute',
-      '--max-concurrent-reconciles=0',
-      '--metrics-bind-address=8080',
-      '--log-level=verbose',
-      '--helm-timeout=0',
-    ]),
-    [
-      '--reconcile-period "1 minute" is not a Go duration (unknown unit " minute"); write a number followed by a unit (ns, us, ms, s, m, h), such as 30s, 1m30s, 2h or 500ms',
-      '--helm-timeout is "0"; expected a positive duration, e.g. --helm-timeout=5m',
-      '--max-concurrent-reconciles is "0"; expected a whole number of at least 1',
-      '--metrics-bind-address "8080" is not a listen address (no port); expected host:port such as :8080, 127.0.0.1:8080 or [::1]:8080, or 0 to disable',
-      '--log-level is "verbose"; expected one of debug, info, warn, error',
-    ],
-  );
-});
-
-await test('negative and malformed numbers are refused', () => {
-  assert.match(problems(['--reconcile-period=-1m'])[0] ?? '', /^--reconcile-period is "-1m"; expected a duration of 0 or more/u);
-  assert.match(problems(['--max-concurrent-reconciles=two'])[0] ?? '', /^--max-concurrent-reconciles is "two"/u);
-  assert.match(problems(['--max-concurrent-reconciles=1.5'])[0] ?? '', /^--max-concurrent-reconciles is "1\.5"/u);
-});
-
-await test('unknown flags are named, with the nearest real flag', () => {
-  assert.deepEqual(problems(['--watch-file=w.yaml', '--reconcile-periods', '1m', '--frobnicate', '-x']), [
-    'unknown flag --watch-file; did you mean --watches-file?',
-    'unknown flag --reconcile-periods; did you mean --reconcile-period?',
-    'unknown flag --frobnicate; see chartpilot run --help',
-    'unknown flag -x; see chartpilot run --help',
-  ]);
-});
-
-await test('stray arguments and missing values are reported', () => {
-  assert.deepEqual(problems(['extra']), ['unexpected argument "extra"; chartpilot run takes only flags (see --help)']);
-  assert.deepEqual(problems(['--', 'extra']), ['unexpected argument "extra"; chartpilot run takes only flags (see --help)']);
-  assert.deepEqual(problems(['--leader-elect', 'true']), [
-    'unexpected argument "true"; chartpilot run takes only flags (see --help)',
-  ]);
-  assert.deepEqual(problems(['--watches-file']), ['--watches-file needs a value, e.g. --watches-file=./watches.yaml']);
-  assert.deepEqual(problems(['--watches-file', '--leader-elect']), [
-    '--watches-file is followed by the flag --leader-elect instead of a value; write --watches-file=<path>',
-  ]);
-  assert.deepEqual(problems(['--watches-file=']), ['--watches-file is empty; give the path of watches.yaml']);
-});
-
-await test('--help and -h ask for help, whatever else is on the line', () => {
-  assert.deepEqual(parseRunArgs(['--help'], {}), { ok: false, problems: [], help: true });
-  assert.deepEqual(parseRunArgs(['--bogus', '-h'], {}), { ok: false, problems: [], help: true });
-});
-
-await test('--metrics-require-rbac needs --metrics-secure, as in operator-sdk', () => {
-  assert.deepEqual(problems(['--metrics-require-rbac']), [
-    '--metrics-require-rbac needs --metrics-secure: authorization of scrapes only works over HTTPS',
-  ]);
-});
-
-await test('leader election names are checked', () => {
-  assert.match(problems(['--leader-election-id=My_Operator'])[0] ?? '', /^--leader-election-id is "My_Operator"; a Lease name must be a lower-case DNS name/u);
-  assert.match(problems(['--leader-election-namespace=a.b'])[0] ?? '', /^--leader-election-namespace is "a\.b"/u);
-});
-
-await test('OPERATOR_NAME is the leader election id unless the flag is given', () => {
-  assert.equal(options([], { OPERATOR_NAME: 'legacy-operator' }).leaderElectionId, 'legacy-operator');
-  assert.equal(options(['--leader-election-id=new'], { OPERATOR_NAME: 'legacy-operator' }).leaderElectionId, 'new');
-  assert.match(problems([], { OPERATOR_NAME: 'Bad Name' })[0] ?? '', /^OPERATOR_NAME is "Bad Name"/u);
-});
-
-await test('WATCH_NAMESPACE: comma list, trimmed, empty means all namespaces', () => {
-  assert.deepEqual(options([], { WATCH_NAMESPACE: '' }).watchNamespaces, []);
-  assert.deepEqual(options([], { WATCH_NAMESPACE: ' , ' }).watchNamespaces, []);
-  assert.deepEqual(options([], { WATCH_NAMESPACE: 'team-a' }).watchNamespaces, ['team-a']);
-  assert.deepEqual(options([], { WATCH_NAMESPACE: ' team-a , team-b,,team-a ' }).watchNamespaces, ['team-a', 'team-b']);
-  assert.deepEqual(problems([], { WATCH_NAMESPACE: 'team-a,Team_B' }), [
-    'WATCH_NAMESPACE holds "Team_B", which is not a namespace name (lower-case letters, digits and \'-\'); separate namespaces with commas, or leave it empty to watch all',
-  ]);
-});
-
-await test('HELM_BIN chooses the helm binary; empty means helm from PATH', () => {
-  assert.equal(options([], { HELM_BIN: '/usr/local/bin/helm3' }).helmBin, '/usr/local/bin/helm3');
-  assert.equal(options([], { HELM_BIN: '  ' }).helmBin, 'helm');
-  assert.equal(options([], {}).helmBin, 'helm');
-});
-
-await test('bind addresses as Go net.Listen takes them', () => {
-  assert.deepEqual(parseBindAddress(':8080'), { ok: true, address: { host: undefined, port: 8080, text: ':8080' } });
-  assert.deepEqual(parseBindAddress('127.0.0.1:0'), { ok: true, address: { host: '127.0.0.1', port: 0, text: '127.0.0.1:0' } });
-  assert.deepEqual(parseBindAddress('[::1]:9090'), { ok: true, address: { host: '::1', port: 9090, text: '[::1]:9090' } });
-  assert.deepEqual(parseBindAddress('[::]:80'), { ok: true, address: { host: '::', port: 80, text: '[::]:80' } });
-  assert.deepEqual(parseBindAddress('localhost:8080'), {
-    ok: true,
-    address: { host: 'localhost', port: 8080, text: 'localhost:8080' },
+  it('the args of an operator-sdk scaffolded manager Deployment are accepted', () => {
+    const o = options([
+      '--metrics-bind-address=:8443',
+      '--leader-elect',
+      '--leader-election-id=nginx-operator',
+      '--health-probe-bind-address=:8081',
+      '--metrics-secure',
+      '--zap-log-level=info',
+      '--zap-encoder=console',
+    ]);
+    assert.equal(o.metricsBindAddress?.port, 8443);
+    assert.equal(o.leaderElect, true);
+    assert.equal(o.leaderElectionId, 'nginx-operator');
+    assert.deepEqual(o.ignoredFlags, ['--zap-encoder']);
   });
-  assert.deepEqual(parseBindAddress('0'), { ok: true, address: undefined });
-  const reasons = ['8080', '::1:9090', '[::1:9090', '[nope]:1', ':http', ':65536', 'bad_host:80', ''].map((t) => {
-    const r = parseBindAddress(t);
-    assert.equal(r.ok, false, t);
-    return r.reason;
-  });
-  assert.deepEqual(
-    reasons.map((r) => /\((.*)\)/u.exec(r)?.[1]),
-    [
-      'no port',
-      'an IPv6 host must be in brackets, e.g. [::1]:8080',
-      'unclosed "["',
-      '"nope" is not an IPv6 address',
-      'port "http" is not a number from 0 to 65535',
-      'port "65536" is not a number from 0 to 65535',
-      '"bad_host" is not a host name or IP address',
-      'no port',
-    ],
-  );
-});
 
-await test('RUN_HELP lists every advertised flag with its default', () => {
-  for (const line of [
-    '--watches-file <path>',
-    'default ./watches.yaml',
-    '--reconcile-period <duration>',
-    'default 1m',
-    '--max-concurrent-reconciles <int>',
-    'the number of CPUs',
-    '--metrics-bind-address <addr>',
-    'default :8080',
-    '--health-probe-bind-address <addr>',
-    'default :8081',
-    '--leader-elect ',
-    '--leader-election-id <name>',
-    '--leader-election-namespace <ns>',
-    '--log-level <level>',
-    'default info',
-    '--helm-timeout <duration>',
-    'default 5m',
-    '--zap-log-level <level>',
-    '-h, --help',
-    'WATCH_NAMESPACE',
-    'HELM_BIN',
-  ]) {
-    assert.ok(RUN_HELP.includes(line), `RUN_HELP lacks ${JSON.stringify(line)}`);
-  }
-  assert.ok(!RUN_HELP.includes('--metrics-addr'), 'deprecated spellings are not advertised');
+  it('0 disables the metrics and probe endpoints and the periodic requeue', () => {
+    const o = options(['--metrics-bind-address=0', '--health-probe-bind-address', '0', '--reconcile-period=0']);
+    assert.equal(o.metricsBindAddress, undefined);
+    assert.equal(o.healthProbeBindAddress, undefined);
+    assert.equal(o.reconcilePeriodMs, 0);
+  });
+
+  it('boolean flags take Go-style =true / =false', () => {
+    assert.equal(options(['--leader-elect=false']).leaderElect, false);
+    assert.equal(options(['--leader-elect=true']).leaderElect, true);
+    assert.equal(options(['--leader-elect=1']).leaderElect, true);
+    assert.equal(options(['--leader-elect=F']).leaderElect, false);
+    assert.deepEqual(problems(['--leader-elect=maybe']), [
+      '--leader-elect is a boolean flag; found "maybe", expected --leader-elect, --leader-elect=true or --leader-elect=false',
+    ]);
+  });
+
+  it('the last of a repeated flag wins, as with Go flags', () => {
+    assert.equal(options(['--watches-file=a.yaml', '--watches-file=b.yaml']).watchesFile, 'b.yaml');
+  });
+
+  it('deprecated operator-sdk spellings still work, but not together with the new ones', () => {
+    const o = options(['--metrics-addr=:9000', '--enable-leader-election']);
+    assert.equal(o.metricsBindAddress?.port, 9000);
+    assert.equal(o.leaderElect, true);
+    assert.deepEqual(problems(['--metrics-addr=:9000', '--metrics-bind-address=:9001', '--enable-leader-election', '--leader-elect']), [
+      'only one of --metrics-bind-address and --metrics-addr may be set (--metrics-addr is the deprecated spelling)',
+      'only one of --leader-elect and --enable-leader-election may be set (--enable-leader-election is the deprecated spelling)',
+    ]);
+  });
+
+  it('--zap-log-level is an alias of --log-level, with zap level names', () => {
+    assert.equal(options(['--zap-log-level=debug']).logLevel, 'debug');
+    assert.equal(options(['--zap-log-level=error']).logLevel, 'error');
+    assert.equal(options(['--zap-log-level=panic']).logLevel, 'error');
+    assert.equal(options(['--zap-log-level=3']).logLevel, 'debug');
+    assert.equal(options(['--zap-devel']).logLevel, 'debug');
+    assert.equal(options(['--zap-devel', '--log-level=warn']).logLevel, 'warn');
+    assert.deepEqual(problems(['--zap-log-level=0']), [
+      '--zap-log-level is "0"; expected debug, info, warn, error, panic or an integer > 0',
+    ]);
+    assert.deepEqual(problems(['--log-level=info', '--zap-log-level=debug']), [
+      'only one of --log-level and --zap-log-level may be set (they set the same thing)',
+    ]);
+  });
+
+  it('zap flags with no effect are accepted, validated and reported as ignored', () => {
+    const o = options(['--zap-encoder=json', '--zap-stacktrace-level=error', '--zap-time-encoding=rfc3339', '--enable-http2']);
+    assert.deepEqual(o.ignoredFlags, ['--zap-encoder', '--zap-stacktrace-level', '--zap-time-encoding', '--enable-http2']);
+    assert.deepEqual(problems(['--zap-encoder=xml', '--zap-time-encoding=unix']), [
+      '--zap-encoder is "xml"; expected one of json, console',
+      '--zap-time-encoding is "unix"; expected one of epoch, millis, nano, iso8601, rfc3339, rfc3339nano',
+    ]);
+  });
+
+  it('bad values name the flag and what is expected, all at once', () => {
+    assert.deepEqual(
+      problems([
+        '--reconcile-period=1 minute',
+        '--max-concurrent-reconciles=0',
+        '--metrics-bind-address=8080',
+        '--log-level=verbose',
+        '--helm-timeout=0',
+      ]),
+      [
+        '--reconcile-period "1 minute" is not a Go duration (unknown unit " minute"); write a number followed by a unit (ns, us, ms, s, m, h), such as 30s, 1m30s, 2h or 500ms',
+        '--helm-timeout is "0"; expected a positive duration, e.g. --helm-timeout=5m',
+        '--max-concurrent-reconciles is "0"; expected a whole number of at least 1',
+        '--metrics-bind-address "8080" is not a listen address (no port); expected host:port such as :8080, 127.0.0.1:8080 or [::1]:8080, or 0 to disable',
+        '--log-level is "verbose"; expected one of debug, info, warn, error',
+      ],
+    );
+  });
+
+  it('negative and malformed numbers are refused', () => {
+    assert.match(problems(['--reconcile-period=-1m'])[0] ?? '', /^--reconcile-period is "-1m"; expected a duration of 0 or more/u);
+    assert.match(problems(['--max-concurrent-reconciles=two'])[0] ?? '', /^--max-concurrent-reconciles is "two"/u);
+    assert.match(problems(['--max-concurrent-reconciles=1.5'])[0] ?? '', /^--max-concurrent-reconciles is "1\.5"/u);
+  });
+
+  it('unknown flags are named, with the nearest real flag', () => {
+    assert.deepEqual(problems(['--watch-file=w.yaml', '--reconcile-periods', '1m', '--frobnicate', '-x']), [
+      'unknown flag --watch-file; did you mean --watches-file?',
+      'unknown flag --reconcile-periods; did you mean --reconcile-period?',
+      'unknown flag --frobnicate; see chartpilot run --help',
+      'unknown flag -x; see chartpilot run --help',
+    ]);
+  });
+
+  it('stray arguments and missing values are reported', () => {
+    assert.deepEqual(problems(['extra']), ['unexpected argument "extra"; chartpilot run takes only flags (see --help)']);
+    assert.deepEqual(problems(['--', 'extra']), ['unexpected argument "extra"; chartpilot run takes only flags (see --help)']);
+    assert.deepEqual(problems(['--leader-elect', 'true']), [
+      'unexpected argument "true"; chartpilot run takes only flags (see --help)',
+    ]);
+    assert.deepEqual(problems(['--watches-file']), ['--watches-file needs a value, e.g. --watches-file=./watches.yaml']);
+    assert.deepEqual(problems(['--watches-file', '--leader-elect']), [
+      '--watches-file is followed by the flag --leader-elect instead of a value; write --watches-file=<path>',
+    ]);
+    assert.deepEqual(problems(['--watches-file=']), ['--watches-file is empty; give the path of watches.yaml']);
+  });
+
+  it('--help and -h ask for help, whatever else is on the line', () => {
+    assert.deepEqual(parseRunArgs(['--help'], {}), { ok: false, problems: [], help: true });
+    assert.deepEqual(parseRunArgs(['--bogus', '-h'], {}), { ok: false, problems: [], help: true });
+  });
+
+  it('--metrics-require-rbac needs --metrics-secure, as in operator-sdk', () => {
+    assert.deepEqual(problems(['--metrics-require-rbac']), [
+      '--metrics-require-rbac needs --metrics-secure: authorization of scrapes only works over HTTPS',
+    ]);
+  });
+
+  it('leader election names are checked', () => {
+    assert.match(problems(['--leader-election-id=My_Operator'])[0] ?? '', /^--leader-election-id is "My_Operator"; a Lease name must be a lower-case DNS name/u);
+    assert.match(problems(['--leader-election-namespace=a.b'])[0] ?? '', /^--leader-election-namespace is "a\.b"/u);
+  });
+
+  it('OPERATOR_NAME is the leader election id unless the flag is given', () => {
+    assert.equal(options([], { OPERATOR_NAME: 'legacy-operator' }).leaderElectionId, 'legacy-operator');
+    assert.equal(options(['--leader-election-id=new'], { OPERATOR_NAME: 'legacy-operator' }).leaderElectionId, 'new');
+    assert.match(problems([], { OPERATOR_NAME: 'Bad Name' })[0] ?? '', /^OPERATOR_NAME is "Bad Name"/u);
+  });
+
+  it('WATCH_NAMESPACE: comma list, trimmed, empty means all namespaces', () => {
+    assert.deepEqual(options([], { WATCH_NAMESPACE: '' }).watchNamespaces, []);
+    assert.deepEqual(options([], { WATCH_NAMESPACE: ' , ' }).watchNamespaces, []);
+    assert.deepEqual(options([], { WATCH_NAMESPACE: 'team-a' }).watchNamespaces, ['team-a']);
+    assert.deepEqual(options([], { WATCH_NAMESPACE: ' team-a , team-b,,team-a ' }).watchNamespaces, ['team-a', 'team-b']);
+    assert.deepEqual(problems([], { WATCH_NAMESPACE: 'team-a,Team_B' }), [
+      'WATCH_NAMESPACE holds "Team_B", which is not a namespace name (lower-case letters, digits and \'-\'); separate namespaces with commas, or leave it empty to watch all',
+    ]);
+  });
+
+  it('HELM_BIN chooses the helm binary; empty means helm from PATH', () => {
+    assert.equal(options([], { HELM_BIN: '/usr/local/bin/helm3' }).helmBin, '/usr/local/bin/helm3');
+    assert.equal(options([], { HELM_BIN: '  ' }).helmBin, 'helm');
+    assert.equal(options([], {}).helmBin, 'helm');
+  });
+
+  it('bind addresses as Go net.Listen takes them', () => {
+    assert.deepEqual(parseBindAddress(':8080'), { ok: true, address: { host: undefined, port: 8080, text: ':8080' } });
+    assert.deepEqual(parseBindAddress('127.0.0.1:0'), { ok: true, address: { host: '127.0.0.1', port: 0, text: '127.0.0.1:0' } });
+    assert.deepEqual(parseBindAddress('[::1]:9090'), { ok: true, address: { host: '::1', port: 9090, text: '[::1]:9090' } });
+    assert.deepEqual(parseBindAddress('[::]:80'), { ok: true, address: { host: '::', port: 80, text: '[::]:80' } });
+    assert.deepEqual(parseBindAddress('localhost:8080'), {
+      ok: true,
+      address: { host: 'localhost', port: 8080, text: 'localhost:8080' },
+    });
+    assert.deepEqual(parseBindAddress('0'), { ok: true, address: undefined });
+    const reasons = ['8080', '::1:9090', '[::1:9090', '[nope]:1', ':http', ':65536', 'bad_host:80', ''].map((t) => {
+      const r = parseBindAddress(t);
+      assert.equal(r.ok, false, t);
+      return r.reason;
+    });
+    assert.deepEqual(
+      reasons.map((r) => /\((.*)\)/u.exec(r)?.[1]),
+      [
+        'no port',
+        'an IPv6 host must be in brackets, e.g. [::1]:8080',
+        'unclosed "["',
+        '"nope" is not an IPv6 address',
+        'port "http" is not a number from 0 to 65535',
+        'port "65536" is not a number from 0 to 65535',
+        '"bad_host" is not a host name or IP address',
+        'no port',
+      ],
+    );
+  });
+
+  it('RUN_HELP lists every advertised flag with its default', () => {
+    for (const line of [
+      '--watches-file <path>',
+      'default ./watches.yaml',
+      '--reconcile-period <duration>',
+      'default 1m',
+      '--max-concurrent-reconciles <int>',
+      'the number of CPUs',
+      '--metrics-bind-address <addr>',
+      'default :8080',
+      '--health-probe-bind-address <addr>',
+      'default :8081',
+      '--leader-elect ',
+      '--leader-election-id <name>',
+      '--leader-election-namespace <ns>',
+      '--log-level <level>',
+      'default info',
+      '--helm-timeout <duration>',
+      'default 5m',
+      '--zap-log-level <level>',
+      '-h, --help',
+      'WATCH_NAMESPACE',
+      'HELM_BIN',
+    ]) {
+      assert.ok(RUN_HELP.includes(line), `RUN_HELP lacks ${JSON.stringify(line)}`);
+    }
+    assert.ok(!RUN_HELP.includes('--metrics-addr'), 'deprecated spellings are not advertised');
+  });
 });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { describe, it } from 'node:test';
 import { describeEntry, parseWatches, type ChartChecker, type LoadResult } from '../../../src/config/watches.js';
 import type { WatchEntry } from '../../../src/config/types.js';
 
@@ -40,26 +40,27 @@ const MINIMAL = `
   chart: helm-charts/nginx
 `;
 
-await test('a minimal entry gets operator-sdk defaults', async () => {
-  const [e] = await entries(MINIMAL);
-  assert.deepEqual(e, {
-    group: 'demo.example.com',
-    version: 'v1alpha1',
-    kind: 'Nginx',
-    chartPath: '/opt/helm/helm-charts/nginx',
-    overrideValues: {},
-    watchDependentResources: true,
-    reconcilePeriodMs: undefined,
-    maxConcurrentReconciles: undefined,
-    labelSelector: undefined,
-    dryRunOption: undefined,
-    allowClusterScoped: false,
-    allowCrossNamespace: false,
+describe('parseWatches', () => {
+  it('a minimal entry gets operator-sdk defaults', async () => {
+    const [e] = await entries(MINIMAL);
+    assert.deepEqual(e, {
+      group: 'demo.example.com',
+      version: 'v1alpha1',
+      kind: 'Nginx',
+      chartPath: '/opt/helm/helm-charts/nginx',
+      overrideValues: {},
+      watchDependentResources: true,
+      reconcilePeriodMs: undefined,
+      maxConcurrentReconciles: undefined,
+      labelSelector: undefined,
+      dryRunOption: undefined,
+      allowClusterScoped: false,
+      allowCrossNamespace: false,
+    });
   });
-});
 
-await test('the operator-sdk sample loads with every key honoured', async () => {
-  const text = `# Use the 'create api' subcommand to add watches to this file.
+  it('the operator-sdk sample loads with every key honoured', async () => {
+    const text = `# Use the 'create api' subcommand to add watches to this file.
 - group: demo.example.com
   version: v1alpha1
   kind: Nginx
@@ -75,30 +76,30 @@ await test('the operator-sdk sample loads with every key honoured', async () => 
       app: web
 #+kubebuilder:scaffold:watch
 `;
-  const [e] = await entries(text, { HTTP_PROXY: 'http://proxy:3128' });
-  assert.deepEqual(e, {
-    group: 'demo.example.com',
-    version: 'v1alpha1',
-    kind: 'Nginx',
-    chartPath: '/opt/helm/helm-charts/nginx',
-    overrideValues: { 'image.repository': 'quay.io/mynginx', proxy: 'http://proxy:3128' },
-    watchDependentResources: false,
-    reconcilePeriodMs: 120_000,
-    maxConcurrentReconciles: 4,
-    labelSelector: 'app=web',
-    dryRunOption: undefined,
-    allowClusterScoped: false,
-    allowCrossNamespace: false,
+    const [e] = await entries(text, { HTTP_PROXY: 'http://proxy:3128' });
+    assert.deepEqual(e, {
+      group: 'demo.example.com',
+      version: 'v1alpha1',
+      kind: 'Nginx',
+      chartPath: '/opt/helm/helm-charts/nginx',
+      overrideValues: { 'image.repository': 'quay.io/mynginx', proxy: 'http://proxy:3128' },
+      watchDependentResources: false,
+      reconcilePeriodMs: 120_000,
+      maxConcurrentReconciles: 4,
+      labelSelector: 'app=web',
+      dryRunOption: undefined,
+      allowClusterScoped: false,
+      allowCrossNamespace: false,
+    });
   });
-});
 
-await test('an unset variable in overrideValues expands to the empty string', async () => {
-  const [e] = await entries(`${MINIMAL}  overrideValues:\n    proxy: \${HTTP_PROXY}\n    both: $A-\${B}\n`, { A: 'a' });
-  assert.deepEqual(e?.overrideValues, { proxy: '', both: 'a-' });
-});
+  it('an unset variable in overrideValues expands to the empty string', async () => {
+    const [e] = await entries(`${MINIMAL}  overrideValues:\n    proxy: \${HTTP_PROXY}\n    both: $A-\${B}\n`, { A: 'a' });
+    assert.deepEqual(e?.overrideValues, { proxy: '', both: 'a-' });
+  });
 
-await test('group may be absent or empty', async () => {
-  const list = await entries(`
+  it('group may be absent or empty', async () => {
+    const list = await entries(`
 - version: v1
   kind: Thing
   chart: /charts/thing
@@ -111,81 +112,81 @@ await test('group may be absent or empty', async () => {
   kind: Thing
   chart: /charts/thing
 `);
-  assert.deepEqual(
-    list.map((e) => [e.group, describeEntry(e)]),
-    [
-      ['', 'Thing.v1'],
-      ['', 'Thing.v2'],
-      ['', 'Thing.v3'],
-    ],
-  );
-});
+    assert.deepEqual(
+      list.map((e) => [e.group, describeEntry(e)]),
+      [
+        ['', 'Thing.v1'],
+        ['', 'Thing.v2'],
+        ['', 'Thing.v3'],
+      ],
+    );
+  });
 
-await test('chart paths resolve against the watches file directory; absolute paths are kept', async () => {
-  const { check, seen } = acceptAll();
-  const r = await parseWatches(
-    `${MINIMAL}- {group: demo.example.com, version: v1, kind: Other, chart: /abs/chart.tgz}\n- {version: v1, kind: Up, chart: ../up}\n`,
-    BASE,
-    {},
-    check,
-  );
-  assert.ok(r.ok);
-  assert.deepEqual(
-    r.entries.map((e) => e.chartPath),
-    ['/opt/helm/helm-charts/nginx', '/abs/chart.tgz', '/opt/up'],
-  );
-  assert.deepEqual(seen, ['/opt/helm/helm-charts/nginx', '/abs/chart.tgz', '/opt/up']);
-});
+  it('chart paths resolve against the watches file directory; absolute paths are kept', async () => {
+    const { check, seen } = acceptAll();
+    const r = await parseWatches(
+      `${MINIMAL}- {group: demo.example.com, version: v1, kind: Other, chart: /abs/chart.tgz}\n- {version: v1, kind: Up, chart: ../up}\n`,
+      BASE,
+      {},
+      check,
+    );
+    assert.ok(r.ok);
+    assert.deepEqual(
+      r.entries.map((e) => e.chartPath),
+      ['/opt/helm/helm-charts/nginx', '/abs/chart.tgz', '/opt/up'],
+    );
+    assert.deepEqual(seen, ['/opt/helm/helm-charts/nginx', '/abs/chart.tgz', '/opt/up']);
+  });
 
-await test('a chart problem from the checker names the entry, its line and the path', async () => {
-  const r = await parseWatches(MINIMAL, BASE, {}, () => Promise.resolve('not found'), { fileName: 'w.yaml' });
-  assert.equal(r.ok, false);
-  assert.deepEqual(r.problems, [
-    `w.yaml entry 1 (Nginx.v1alpha1.demo.example.com), line 5: chart "helm-charts/nginx" (looked for /opt/helm/helm-charts/nginx; relative paths start at the watches file's directory): not found`,
-  ]);
-});
+  it('a chart problem from the checker names the entry, its line and the path', async () => {
+    const r = await parseWatches(MINIMAL, BASE, {}, () => Promise.resolve('not found'), { fileName: 'w.yaml' });
+    assert.equal(r.ok, false);
+    assert.deepEqual(r.problems, [
+      `w.yaml entry 1 (Nginx.v1alpha1.demo.example.com), line 5: chart "helm-charts/nginx" (looked for /opt/helm/helm-charts/nginx; relative paths start at the watches file's directory): not found`,
+    ]);
+  });
 
-await test('an absolute chart path is not explained again', async () => {
-  const r = await parseWatches(
-    '- {version: v1, kind: A, chart: /charts/a}',
-    BASE,
-    {},
-    () => Promise.resolve('not found'),
-  );
-  assert.equal(r.ok, false);
-  assert.deepEqual(r.problems, ['watches.yaml entry 1 (A.v1), line 1: chart "/charts/a": not found']);
-});
+  it('an absolute chart path is not explained again', async () => {
+    const r = await parseWatches(
+      '- {version: v1, kind: A, chart: /charts/a}',
+      BASE,
+      {},
+      () => Promise.resolve('not found'),
+    );
+    assert.equal(r.ok, false);
+    assert.deepEqual(r.problems, ['watches.yaml entry 1 (A.v1), line 1: chart "/charts/a": not found']);
+  });
 
-await test('reconcilePeriod takes Go durations, and 0 / 0s mean no periodic requeue', async () => {
-  const periods = ['30s', '1m30s', '1h', '500ms', '1.5h', '0', '0s', '"0"'];
-  const text = periods
-    .map((p, i) => `- {version: v1, kind: K${i}, chart: c, reconcilePeriod: ${p}}`)
-    .join('\n');
-  const list = await entries(text);
-  assert.deepEqual(
-    list.map((e) => e.reconcilePeriodMs),
-    [30_000, 90_000, 3_600_000, 500, 5_400_000, 0, 0, 0],
-  );
-});
+  it('reconcilePeriod takes Go durations, and 0 / 0s mean no periodic requeue', async () => {
+    const periods = ['30s', '1m30s', '1h', '500ms', '1.5h', '0', '0s', '"0"'];
+    const text = periods
+      .map((p, i) => `- {version: v1, kind: K${i}, chart: c, reconcilePeriod: ${p}}`)
+      .join('\n');
+    const list = await entries(text);
+    assert.deepEqual(
+      list.map((e) => e.reconcilePeriodMs),
+      [30_000, 90_000, 3_600_000, 500, 5_400_000, 0, 0, 0],
+    );
+  });
 
-await test('booleans are read as YAML 1.1 (as go-yaml reads them for operator-sdk)', async () => {
-  const list = await entries(`
+  it('booleans are read as YAML 1.1 (as go-yaml reads them for operator-sdk)', async () => {
+    const list = await entries(`
 - {version: v1, kind: A, chart: c, watchDependentResources: no}
 - {version: v1, kind: B, chart: c, watchDependentResources: off, allowClusterScoped: yes}
 - {version: v1, kind: C, chart: c, watchDependentResources: True, allowCrossNamespace: on}
 `);
-  assert.deepEqual(
-    list.map((e) => [e.watchDependentResources, e.allowClusterScoped, e.allowCrossNamespace]),
-    [
-      [false, false, false],
-      [false, true, false],
-      [true, false, true],
-    ],
-  );
-});
+    assert.deepEqual(
+      list.map((e) => [e.watchDependentResources, e.allowClusterScoped, e.allowCrossNamespace]),
+      [
+        [false, false, false],
+        [false, true, false],
+        [true, false, true],
+      ],
+    );
+  });
 
-await test('keys match case-insensitively, as Go encoding/json matches them for operator-sdk', async () => {
-  const [e] = await entries(`
+  it('keys match case-insensitively, as Go encoding/json matches them for operator-sdk', async () => {
+    const [e] = await entries(`
 - Group: demo.example.com
   Version: v1
   Kind: Nginx
@@ -193,14 +194,14 @@ await test('keys match case-insensitively, as Go encoding/json matches them for 
   WatchDependentResources: false
   overridevalues: {a: b}
 `);
-  assert.ok(e);
-  assert.equal(describeEntry(e), 'Nginx.v1.demo.example.com');
-  assert.equal(e.watchDependentResources, false);
-  assert.deepEqual(e.overrideValues, { a: 'b' });
-});
+    assert.ok(e);
+    assert.equal(describeEntry(e), 'Nginx.v1.demo.example.com');
+    assert.equal(e.watchDependentResources, false);
+    assert.deepEqual(e.overrideValues, { a: 'b' });
+  });
 
-await test('anchors and merge keys share settings between entries', async () => {
-  const list = await entries(`
+  it('anchors and merge keys share settings between entries', async () => {
+    const list = await entries(`
 - &base
   group: demo.example.com
   version: v1
@@ -218,18 +219,18 @@ await test('anchors and merge keys share settings between entries', async () => 
   chart: charts/c
   overrideValues: *ov
 `);
-  assert.deepEqual(
-    list.map((e) => [e.kind, e.chartPath, e.reconcilePeriodMs, e.overrideValues]),
-    [
-      ['A', '/opt/helm/charts/shared', 300_000, { 'image.registry': 'registry.local' }],
-      ['B', '/opt/helm/charts/shared', 600_000, { 'image.registry': 'registry.local' }],
-      ['C', '/opt/helm/charts/c', undefined, { 'image.registry': 'registry.local' }],
-    ],
-  );
-});
+    assert.deepEqual(
+      list.map((e) => [e.kind, e.chartPath, e.reconcilePeriodMs, e.overrideValues]),
+      [
+        ['A', '/opt/helm/charts/shared', 300_000, { 'image.registry': 'registry.local' }],
+        ['B', '/opt/helm/charts/shared', 600_000, { 'image.registry': 'registry.local' }],
+        ['C', '/opt/helm/charts/c', undefined, { 'image.registry': 'registry.local' }],
+      ],
+    );
+  });
 
-await test('overrideValues keep the text as written, whatever YAML type it would have', async () => {
-  const [e] = await entries(`${MINIMAL}  overrideValues:
+  it('overrideValues keep the text as written, whatever YAML type it would have', async () => {
+    const [e] = await entries(`${MINIMAL}  overrideValues:
     image.tag: 1.10
     replicas: 3
     octal: 0777
@@ -244,23 +245,23 @@ await test('overrideValues keep the text as written, whatever YAML type it would
       two
       lines
 `);
-  assert.deepEqual(e?.overrideValues, {
-    'image.tag': '1.10',
-    replicas: '3',
-    octal: '0777',
-    enabled: 'true',
-    legacy: 'yes',
-    nothing: '',
-    tilde: '',
-    quoted: '1.10',
-    on: 'x',
-    big: '12345678901234567890',
-    folded: 'two lines',
+    assert.deepEqual(e?.overrideValues, {
+      'image.tag': '1.10',
+      replicas: '3',
+      octal: '0777',
+      enabled: 'true',
+      legacy: 'yes',
+      nothing: '',
+      tilde: '',
+      quoted: '1.10',
+      on: 'x',
+      big: '12345678901234567890',
+      folded: 'two lines',
+    });
   });
-});
 
-await test('selector becomes the API query form, sorted by label key like apimachinery', async () => {
-  const [e] = await entries(`${MINIMAL}  selector:
+  it('selector becomes the API query form, sorted by label key like apimachinery', async () => {
+    const [e] = await entries(`${MINIMAL}  selector:
     matchLabels:
       tier: web
       app.kubernetes.io/name: shop
@@ -270,31 +271,31 @@ await test('selector becomes the API query form, sorted by label key like apimac
       - {key: canary, operator: DoesNotExist}
       - {key: owner, operator: Exists}
 `);
-  assert.equal(
-    e?.labelSelector,
-    'app.kubernetes.io/name=shop,!canary,env in (dev,prod),owner,tier=web,zone notin (a,b)',
-  );
-});
+    assert.equal(
+      e?.labelSelector,
+      'app.kubernetes.io/name=shop,!canary,env in (dev,prod),owner,tier=web,zone notin (a,b)',
+    );
+  });
 
-await test('an empty selector selects everything', async () => {
-  const list = await entries(`
+  it('an empty selector selects everything', async () => {
+    const list = await entries(`
 - {version: v1, kind: A, chart: c, selector: {}}
 - {version: v1, kind: B, chart: c, selector: {matchLabels: {}, matchExpressions: []}}
 - {version: v1, kind: C, chart: c, selector: }
 `);
-  assert.deepEqual(
-    list.map((e) => e.labelSelector),
-    [undefined, undefined, undefined],
-  );
-});
+    assert.deepEqual(
+      list.map((e) => e.labelSelector),
+      [undefined, undefined, undefined],
+    );
+  });
 
-await test('matchLabels values keep their text and may be empty', async () => {
-  const [e] = await entries(`${MINIMAL}  selector:\n    matchLabels: {version: 1.10, empty: "", flag: true}\n`);
-  assert.equal(e?.labelSelector, 'empty=,flag=true,version=1.10');
-});
+  it('matchLabels values keep their text and may be empty', async () => {
+    const [e] = await entries(`${MINIMAL}  selector:\n    matchLabels: {version: 1.10, empty: "", flag: true}\n`);
+    assert.equal(e?.labelSelector, 'empty=,flag=true,version=1.10');
+  });
 
-await test('dryRunOption accepts none, client, server and Helm’s older true/false', async () => {
-  const list = await entries(`
+  it('dryRunOption accepts none, client, server and Helm’s older true/false', async () => {
+    const list = await entries(`
 - {version: v1, kind: A, chart: c, dryRunOption: none}
 - {version: v1, kind: B, chart: c, dryRunOption: client}
 - {version: v1, kind: C, chart: c, dryRunOption: server}
@@ -302,35 +303,35 @@ await test('dryRunOption accepts none, client, server and Helm’s older true/fa
 - {version: v1, kind: E, chart: c, dryRunOption: "false"}
 - {version: v1, kind: F, chart: c, dryRunOption: ""}
 `);
-  assert.deepEqual(
-    list.map((e) => e.dryRunOption),
-    ['none', 'client', 'server', 'client', 'none', undefined],
-  );
-});
+    assert.deepEqual(
+      list.map((e) => e.dryRunOption),
+      ['none', 'client', 'server', 'client', 'none', undefined],
+    );
+  });
 
-await test('maxConcurrentReconciles must be a whole number of at least 1', async () => {
-  for (const bad of ['0', '-1', '1.5', '"4"', '[4]']) {
-    const ps = await problems(`${MINIMAL}  maxConcurrentReconciles: ${bad}\n`);
-    assert.equal(ps.length, 1, ps.join('\n'));
-    assert.match(ps[0] ?? '', /line 6: maxConcurrentReconciles is .*; expected a whole number of at least 1/u);
-  }
-});
+  it('maxConcurrentReconciles must be a whole number of at least 1', async () => {
+    for (const bad of ['0', '-1', '1.5', '"4"', '[4]']) {
+      const ps = await problems(`${MINIMAL}  maxConcurrentReconciles: ${bad}\n`);
+      assert.equal(ps.length, 1, ps.join('\n'));
+      assert.match(ps[0] ?? '', /line 6: maxConcurrentReconciles is .*; expected a whole number of at least 1/u);
+    }
+  });
 
-await test('the same GVK twice names both entries', async () => {
-  const ps = await problems(`${MINIMAL}${MINIMAL}`);
-  assert.deepEqual(ps, [
-    'watches.yaml entry 2 (Nginx.v1alpha1.demo.example.com), line 7: duplicates entry 1 (line 2); each group/version/kind may appear only once — remove one or change its version or kind',
-  ]);
-});
+  it('the same GVK twice names both entries', async () => {
+    const ps = await problems(`${MINIMAL}${MINIMAL}`);
+    assert.deepEqual(ps, [
+      'watches.yaml entry 2 (Nginx.v1alpha1.demo.example.com), line 7: duplicates entry 1 (line 2); each group/version/kind may appear only once — remove one or change its version or kind',
+    ]);
+  });
 
-await test('the same kind in another group or version is not a duplicate', async () => {
-  const list = await entries(`${MINIMAL}- {group: other.example.com, version: v1alpha1, kind: Nginx, chart: c}
+  it('the same kind in another group or version is not a duplicate', async () => {
+    const list = await entries(`${MINIMAL}- {group: other.example.com, version: v1alpha1, kind: Nginx, chart: c}
 - {group: demo.example.com, version: v1beta1, kind: Nginx, chart: c}`);
-  assert.equal(list.length, 3);
-});
+    assert.equal(list.length, 3);
+  });
 
-await test('problems come in file order, all at once, each on one line', async () => {
-  const ps = await problems(`
+  it('problems come in file order, all at once, each on one line', async () => {
+    const ps = await problems(`
 - version: v1
   kind: lower
   chart: c
@@ -341,79 +342,80 @@ await test('problems come in file order, all at once, each on one line', async (
   reconcilePeriod: often
   colour: blue
 `);
-  assert.deepEqual(
-    ps.map((p) => p.replace(/;.*$/u, '')),
-    [
-      'watches.yaml entry 1 (lower.v1), line 3: kind "lower" is not a valid Kind',
-      'watches.yaml entry 2, line 5: found a number (42)',
-      'watches.yaml entry 3 (Ok.v1), line 10: unknown key "colour"',
-      'watches.yaml entry 3 (Ok.v1), line 9: reconcilePeriod "often" is not a Go duration (expected a number at "often")',
-    ],
-  );
-});
+    assert.deepEqual(
+      ps.map((p) => p.replace(/;.*$/u, '')),
+      [
+        'watches.yaml entry 1 (lower.v1), line 3: kind "lower" is not a valid Kind',
+        'watches.yaml entry 2, line 5: found a number (42)',
+        'watches.yaml entry 3 (Ok.v1), line 10: unknown key "colour"',
+        'watches.yaml entry 3 (Ok.v1), line 9: reconcilePeriod "often" is not a Go duration (expected a number at "often")',
+      ],
+    );
+  });
 
-await test('an empty list item is reported as such', async () => {
-  const ps = await problems('- \n');
-  assert.deepEqual(ps, [
-    'watches.yaml entry 1, line 1: found empty; each entry must be a map with group, version, kind and chart',
-  ]);
-});
+  it('an empty list item is reported as such', async () => {
+    const ps = await problems('- \n');
+    assert.deepEqual(ps, [
+      'watches.yaml entry 1, line 1: found empty; each entry must be a map with group, version, kind and chart',
+    ]);
+  });
 
-await test('invalid YAML names line and column', async () => {
-  const ps = await problems('- group: a\n  version: "v1\n');
-  assert.equal(ps.length >= 1, true);
-  assert.match(ps[0] ?? '', /^watches\.yaml:\d+:\d+: invalid YAML: /u);
-});
+  it('invalid YAML names line and column', async () => {
+    const ps = await problems('- group: a\n  version: "v1\n');
+    assert.equal(ps.length >= 1, true);
+    assert.match(ps[0] ?? '', /^watches\.yaml:\d+:\d+: invalid YAML: /u);
+  });
 
-await test('a duplicate YAML key is invalid YAML, with its position', async () => {
-  const ps = await problems('- version: v1\n  version: v2\n  kind: A\n  chart: c\n');
-  assert.deepEqual(ps, ['watches.yaml:2:3: invalid YAML: Map keys must be unique']);
-});
+  it('a duplicate YAML key is invalid YAML, with its position', async () => {
+    const ps = await problems('- version: v1\n  version: v2\n  kind: A\n  chart: c\n');
+    assert.deepEqual(ps, ['watches.yaml:2:3: invalid YAML: Map keys must be unique']);
+  });
 
-await test('comment-only and blank files are empty', async () => {
-  for (const text of ['', '   \n', '# nothing here\n']) {
-    const ps = await problems(text);
-    assert.equal(ps.length, 1);
-    assert.match(ps[0] ?? '', /^watches\.yaml is empty; it must be a YAML list/u);
-  }
-});
+  it('comment-only and blank files are empty', async () => {
+    for (const text of ['', '   \n', '# nothing here\n']) {
+      const ps = await problems(text);
+      assert.equal(ps.length, 1);
+      assert.match(ps[0] ?? '', /^watches\.yaml is empty; it must be a YAML list/u);
+    }
+  });
 
-await test('a scalar top level is not a list', async () => {
-  assert.deepEqual(await problems('hello'), [
-    'watches.yaml: the top level is a string ("hello"); it must be a list of entries, each starting with "- " (if this is a single entry, put "- " before its first key)',
-  ]);
-});
+  it('a scalar top level is not a list', async () => {
+    assert.deepEqual(await problems('hello'), [
+      'watches.yaml: the top level is a string ("hello"); it must be a list of entries, each starting with "- " (if this is a single entry, put "- " before its first key)',
+    ]);
+  });
 
-await test('describeEntry prints Kind.version.group, without a trailing dot for the core group', () => {
-  assert.equal(describeEntry({ group: 'cache.example.com', version: 'v1alpha1', kind: 'Nginx' }), 'Nginx.v1alpha1.cache.example.com');
-  assert.equal(describeEntry({ group: '', version: 'v1', kind: 'Thing' }), 'Thing.v1');
-});
+  it('describeEntry prints Kind.version.group, without a trailing dot for the core group', () => {
+    assert.equal(describeEntry({ group: 'cache.example.com', version: 'v1alpha1', kind: 'Nginx' }), 'Nginx.v1alpha1.cache.example.com');
+    assert.equal(describeEntry({ group: '', version: 'v1', kind: 'Thing' }), 'Thing.v1');
+  });
 
-await test('a map that merges itself does not hang the loader', async () => {
-  const ps = await problems('- &a\n  kind: A\n  <<: *a\n');
-  assert.deepEqual(
-    ps.map((p) => p.replace(/;.*$/u, '')),
-    ['watches.yaml entry 1 (kind A), line 2: version is missing', 'watches.yaml entry 1 (kind A), line 2: chart is missing'],
-  );
-});
+  it('a map that merges itself does not hang the loader', async () => {
+    const ps = await problems('- &a\n  kind: A\n  <<: *a\n');
+    assert.deepEqual(
+      ps.map((p) => p.replace(/;.*$/u, '')),
+      ['watches.yaml entry 1 (kind A), line 2: version is missing', 'watches.yaml entry 1 (kind A), line 2: chart is missing'],
+    );
+  });
 
-await test('YAML 1.1 timestamps and other typed scalars in overrideValues keep their text', async () => {
-  const [e] = await entries(`${MINIMAL}  overrideValues:\n    date: 2001-12-14\n    hex: 0x1F\n    sexagesimal: 1:30\n`);
-  assert.deepEqual(e?.overrideValues, { date: '2001-12-14', hex: '0x1F', sexagesimal: '1:30' });
-});
+  it('YAML 1.1 timestamps and other typed scalars in overrideValues keep their text', async () => {
+    const [e] = await entries(`${MINIMAL}  overrideValues:\n    date: 2001-12-14\n    hex: 0x1F\n    sexagesimal: 1:30\n`);
+    assert.deepEqual(e?.overrideValues, { date: '2001-12-14', hex: '0x1F', sexagesimal: '1:30' });
+  });
 
-await test('a duplicate is reported even when the entry has other problems too', async () => {
-  const ps = await problems(`${MINIMAL}- group: demo.example.com
+  it('a duplicate is reported even when the entry has other problems too', async () => {
+    const ps = await problems(`${MINIMAL}- group: demo.example.com
   version: v1alpha1
   kind: Nginx
   chart: c
   reconcilePeriod: later
 `);
-  assert.deepEqual(
-    ps.map((p) => p.replace(/;.*$/u, '')),
-    [
-      'watches.yaml entry 2 (Nginx.v1alpha1.demo.example.com), line 10: reconcilePeriod "later" is not a Go duration (expected a number at "later")',
-      'watches.yaml entry 2 (Nginx.v1alpha1.demo.example.com), line 6: duplicates entry 1 (line 2)',
-    ],
-  );
+    assert.deepEqual(
+      ps.map((p) => p.replace(/;.*$/u, '')),
+      [
+        'watches.yaml entry 2 (Nginx.v1alpha1.demo.example.com), line 10: reconcilePeriod "later" is not a Go duration (expected a number at "later")',
+        'watches.yaml entry 2 (Nginx.v1alpha1.demo.example.com), line 6: duplicates entry 1 (line 2)',
+      ],
+    );
+  });
 });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { describe, it } from 'node:test';
 import { realClock } from '../../../src/lib/clock.js';
 import { WorkQueue, type WorkQueueOptions, type WorkResult } from '../../../src/controller/workqueue.js';
 import { FakeClock, settle } from '../fakes/clock.js';
@@ -55,340 +55,342 @@ function setup(over: Partial<WorkQueueOptions> = {}) {
   return { clock, h, q };
 }
 
-await test('validates its options', () => {
-  assert.throws(() => new WorkQueue({ name: 'x', concurrency: 0, handler: async () => {} }), RangeError);
-  assert.throws(() => new WorkQueue({ name: 'x', concurrency: 1.5, handler: async () => {} }), RangeError);
-  assert.throws(() => new WorkQueue({ name: 'x', concurrency: 1, handler: async () => {}, backoff: { baseMs: 10, maxMs: 5 } }), RangeError);
-});
+describe('WorkQueue', () => {
+  it('validates its options', () => {
+    assert.throws(() => new WorkQueue({ name: 'x', concurrency: 0, handler: async () => {} }), RangeError);
+    assert.throws(() => new WorkQueue({ name: 'x', concurrency: 1.5, handler: async () => {} }), RangeError);
+    assert.throws(() => new WorkQueue({ name: 'x', concurrency: 1, handler: async () => {}, backoff: { baseMs: 10, maxMs: 5 } }), RangeError);
+  });
 
-await test('coalesces repeated adds of a waiting key into one run', async () => {
-  const { h, q } = setup({ concurrency: 1 });
-  q.add('a');
-  q.add('a');
-  q.add('b');
-  q.add('a');
-  assert.equal(q.length, 2);
-  q.start();
-  await settle();
-  assert.deepEqual(h.keys(), ['a']);
-  await h.finish('a');
-  await h.finish('b');
-  assert.deepEqual(h.keys(), ['a', 'b']);
-  assert.equal(q.length, 0);
-  assert.equal(q.active, 0);
-});
+  it('coalesces repeated adds of a waiting key into one run', async () => {
+    const { h, q } = setup({ concurrency: 1 });
+    q.add('a');
+    q.add('a');
+    q.add('b');
+    q.add('a');
+    assert.equal(q.length, 2);
+    q.start();
+    await settle();
+    assert.deepEqual(h.keys(), ['a']);
+    await h.finish('a');
+    await h.finish('b');
+    assert.deepEqual(h.keys(), ['a', 'b']);
+    assert.equal(q.length, 0);
+    assert.equal(q.active, 0);
+  });
 
-await test('does not run before start()', async () => {
-  const { h, q } = setup();
-  q.add('a');
-  await settle();
-  assert.equal(h.calls.length, 0);
-  q.start();
-  await settle();
-  assert.deepEqual(h.keys(), ['a']);
-});
+  it('does not run before start()', async () => {
+    const { h, q } = setup();
+    q.add('a');
+    await settle();
+    assert.equal(h.calls.length, 0);
+    q.start();
+    await settle();
+    assert.deepEqual(h.keys(), ['a']);
+  });
 
-await test('never runs one key twice at once; an add while running runs it once more afterwards', async () => {
-  const { h, q } = setup({ concurrency: 4 });
-  q.start();
-  q.add('a');
-  await settle();
-  q.add('a');
-  q.add('a');
-  q.add('a');
-  await settle();
-  assert.equal(q.active, 1, 'still one run of a');
-  assert.equal(h.calls.length, 1);
-  await h.finish('a');
-  assert.equal(h.calls.length, 2, 'ran again once');
-  await h.finish('a');
-  assert.equal(h.calls.length, 2, 'and only once');
-  assert.equal(q.active, 0);
-});
-
-await test('runs at most `concurrency` handlers at once, in FIFO order', async () => {
-  const { h, q } = setup({ concurrency: 2 });
-  q.start();
-  for (const k of ['a', 'b', 'c', 'd']) q.add(k);
-  await settle();
-  assert.deepEqual(h.keys(), ['a', 'b']);
-  assert.equal(q.active, 2);
-  assert.equal(q.length, 2);
-  await h.finish('b');
-  assert.deepEqual(h.keys(), ['a', 'b', 'c']);
-  await h.finish('a');
-  assert.deepEqual(h.keys(), ['a', 'b', 'c', 'd']);
-  assert.equal(q.active, 2);
-});
-
-await test('retries a failing key with exponential backoff and resets it on success', async () => {
-  const errors: [string, number][] = [];
-  const { clock, h, q } = setup({ onError: (key, _err, attempt) => errors.push([key, attempt]) });
-  q.start();
-  q.add('a');
-  await settle();
-  const expected = [500, 1000, 2000, 4000];
-  for (const [i, delay] of expected.entries()) {
-    await h.fail('a');
-    assert.deepEqual(clock.pendingDelays(), [delay], `retry ${i + 1} after ${delay} ms`);
-    await clock.advance(delay - 1);
-    assert.equal(h.calls.length, i + 1, 'not before the delay');
-    await clock.advance(1);
-    assert.equal(h.calls.length, i + 2, 'right at the delay');
-  }
-  assert.deepEqual(errors, [['a', 1], ['a', 2], ['a', 3], ['a', 4]]);
-  await h.finish('a'); // success resets
-  q.add('a');
-  await settle();
-  await h.fail('a');
-  assert.deepEqual(clock.pendingDelays(), [500], 'backoff starts over after a success');
-});
-
-await test('caps the backoff and keeps jitter small', async () => {
-  const delays: number[] = [];
-  for (const r of [0, 0.9999999]) {
-    const { clock, h, q } = setup({ random: () => r, backoff: { baseMs: 1000, maxMs: 8000 } });
+  it('never runs one key twice at once; an add while running runs it once more afterwards', async () => {
+    const { h, q } = setup({ concurrency: 4 });
     q.start();
     q.add('a');
     await settle();
-    for (let i = 0; i < 6; i++) {
+    q.add('a');
+    q.add('a');
+    q.add('a');
+    await settle();
+    assert.equal(q.active, 1, 'still one run of a');
+    assert.equal(h.calls.length, 1);
+    await h.finish('a');
+    assert.equal(h.calls.length, 2, 'ran again once');
+    await h.finish('a');
+    assert.equal(h.calls.length, 2, 'and only once');
+    assert.equal(q.active, 0);
+  });
+
+  it('runs at most `concurrency` handlers at once, in FIFO order', async () => {
+    const { h, q } = setup({ concurrency: 2 });
+    q.start();
+    for (const k of ['a', 'b', 'c', 'd']) q.add(k);
+    await settle();
+    assert.deepEqual(h.keys(), ['a', 'b']);
+    assert.equal(q.active, 2);
+    assert.equal(q.length, 2);
+    await h.finish('b');
+    assert.deepEqual(h.keys(), ['a', 'b', 'c']);
+    await h.finish('a');
+    assert.deepEqual(h.keys(), ['a', 'b', 'c', 'd']);
+    assert.equal(q.active, 2);
+  });
+
+  it('retries a failing key with exponential backoff and resets it on success', async () => {
+    const errors: [string, number][] = [];
+    const { clock, h, q } = setup({ onError: (key, _err, attempt) => errors.push([key, attempt]) });
+    q.start();
+    q.add('a');
+    await settle();
+    const expected = [500, 1000, 2000, 4000];
+    for (const [i, delay] of expected.entries()) {
       await h.fail('a');
-      const [d] = clock.pendingDelays();
-      assert.ok(d !== undefined);
-      delays.push(d);
-      await clock.advance(d);
+      assert.deepEqual(clock.pendingDelays(), [delay], `retry ${i + 1} after ${delay} ms`);
+      await clock.advance(delay - 1);
+      assert.equal(h.calls.length, i + 1, 'not before the delay');
+      await clock.advance(1);
+      assert.equal(h.calls.length, i + 2, 'right at the delay');
     }
-  }
-  // random 0 → factor 0.9; random ~1 → ~1.1 (capped at maxMs)
-  assert.deepEqual(delays.slice(0, 6), [900, 1800, 3600, 7200, 7200, 7200]);
-  assert.deepEqual(delays.slice(6).map(Math.round), [1100, 2200, 4400, 8000, 8000, 8000]);
-});
-
-await test('an add during backoff runs immediately (an event must not wait for the backoff)', async () => {
-  const { clock, h, q } = setup();
-  q.start();
-  q.add('a');
-  await settle();
-  await h.fail('a');
-  assert.equal(q.scheduledCount, 1);
-  q.add('a');
-  await settle();
-  assert.equal(h.calls.length, 2);
-  assert.equal(q.scheduledCount, 0, 'the scheduled retry was superseded');
-  assert.equal(clock.pending, 0);
-  await h.fail('a');
-  assert.deepEqual(clock.pendingDelays(), [1000], 'the failure count carries on');
-});
-
-await test('an add while a failing run is in flight reruns right after it, not after the backoff', async () => {
-  const { h, q } = setup();
-  q.start();
-  q.add('a');
-  await settle();
-  q.add('a'); // e.g. the user fixed the spec while the failing reconcile ran
-  await h.fail('a');
-  assert.equal(h.calls.length, 2);
-  assert.equal(q.scheduledCount, 0);
-});
-
-await test('a soft add (respectBackoff) never cuts the backoff of a failing key short', async () => {
-  const { clock, h, q } = setup();
-  q.start();
-  q.add('a');
-  await settle();
-  q.add('a', { respectBackoff: true }); // e.g. the failed attempt's own apply changed a dependent
-  await h.fail('a');
-  assert.equal(h.calls.length, 1, 'no rerun right after the failure');
-  assert.deepEqual(clock.pendingDelays(), [500], 'the retry waits for its backoff');
-  q.add('a', { respectBackoff: true }); // e.g. the rollback changed a dependent
-  await settle();
-  assert.equal(h.calls.length, 1, 'the scheduled retry stands');
-  assert.deepEqual(clock.pendingDelays(), [500]);
-  await clock.advance(500);
-  assert.equal(h.calls.length, 2);
-  q.add('a'); // a change of the key itself (the user fixed the spec) still runs at once after it
-  await h.fail('a');
-  assert.equal(h.calls.length, 3);
-});
-
-await test('a soft add during a successful run reruns it right after (e.g. readiness changed)', async () => {
-  const { h, q } = setup();
-  q.start();
-  q.add('a');
-  await settle();
-  q.add('a', { respectBackoff: true });
-  await h.finish('a');
-  assert.equal(h.calls.length, 2);
-  await h.finish('a');
-  q.add('a', { respectBackoff: true }); // no failures: a plain add
-  await settle();
-  assert.equal(h.calls.length, 3);
-});
-
-await test('requeueAfterMs re-adds after the delay', async () => {
-  const { clock, h, q } = setup();
-  q.start();
-  q.add('a');
-  await settle();
-  await h.finish('a', { requeueAfterMs: 60_000 });
-  assert.equal(q.scheduledCount, 1);
-  await clock.advance(59_999);
-  assert.equal(h.calls.length, 1);
-  await clock.advance(1);
-  assert.equal(h.calls.length, 2);
-});
-
-await test('an add wins over a pending requeueAfter (events do not wait for the period)', async () => {
-  const { clock, h, q } = setup();
-  q.start();
-  q.add('a');
-  await settle();
-  await h.finish('a', { requeueAfterMs: 60_000 });
-  await clock.advance(10_000);
-  q.add('a');
-  await settle();
-  assert.equal(h.calls.length, 2, 'ran at once');
-  await h.finish('a', { requeueAfterMs: 60_000 });
-  await clock.advance(50_000);
-  assert.equal(h.calls.length, 2, 'the old period timer was dropped');
-  await clock.advance(10_000);
-  assert.equal(h.calls.length, 3, 'the new period counts from the last run');
-});
-
-await test('requeueAfter while the key was re-added during the run: runs now, no extra timer', async () => {
-  const { h, q } = setup();
-  q.start();
-  q.add('a');
-  await settle();
-  q.add('a');
-  await h.finish('a', { requeueAfterMs: 60_000 });
-  assert.equal(h.calls.length, 2);
-  assert.equal(q.scheduledCount, 0);
-});
-
-await test('addAfter keeps the earliest time and is a no-op for a key already waiting', async () => {
-  const { clock, h, q } = setup();
-  q.start();
-  q.addAfter('a', 5000);
-  q.addAfter('a', 9000);
-  assert.deepEqual(clock.pendingDelays(), [5000]);
-  q.addAfter('a', 2000);
-  assert.deepEqual(clock.pendingDelays(), [2000], 'an earlier time replaces the later one');
-  await clock.advance(2000);
-  assert.equal(h.calls.length, 1);
-  await clock.advance(10_000);
-  assert.equal(h.calls.length, 1, 'one run only');
-
-  const s = setup({ concurrency: 1 });
-  s.q.add('x');
-  s.q.add('y');
-  s.q.addAfter('y', 1000); // y is queued already
-  assert.equal(s.q.scheduledCount, 0);
-});
-
-await test('addAfter with a non-positive delay is an add', async () => {
-  const { h, q } = setup();
-  q.start();
-  q.addAfter('a', 0);
-  await settle();
-  assert.equal(h.calls.length, 1);
-});
-
-await test('shutdown drops queued and scheduled work, waits for running handlers, and ignores later adds', async () => {
-  const { clock, h, q } = setup({ concurrency: 1 });
-  q.start();
-  q.add('a');
-  q.add('b');
-  q.addAfter('c', 1000);
-  await settle();
-  let done = false;
-  const p = q.shutdown().then(() => (done = true));
-  await settle();
-  assert.equal(done, false, 'waits for a');
-  assert.equal(clock.pending, 0, 'scheduled timers cleared');
-  q.add('d');
-  await h.finish('a');
-  await p;
-  assert.equal(done, true);
-  assert.deepEqual(h.keys(), ['a'], 'b, c and d never ran');
-});
-
-await test('shutdown aborts running handlers after drainTimeoutMs', async () => {
-  const { clock, h, q } = setup();
-  q.start();
-  q.add('a');
-  await settle();
-  const p = q.shutdown({ drainTimeoutMs: 10_000 });
-  const call = h.open('a');
-  call.signal.addEventListener('abort', () => {
-    call.reject(call.signal.reason);
+    assert.deepEqual(errors, [['a', 1], ['a', 2], ['a', 3], ['a', 4]]);
+    await h.finish('a'); // success resets
+    q.add('a');
+    await settle();
+    await h.fail('a');
+    assert.deepEqual(clock.pendingDelays(), [500], 'backoff starts over after a success');
   });
-  await clock.advance(9_999);
-  assert.equal(call.signal.aborted, false);
-  await clock.advance(1);
-  assert.equal(call.signal.aborted, true);
-  await p;
-  assert.equal(q.active, 0);
-});
 
-await test('shutdown with nothing running resolves at once', async () => {
-  const { q } = setup();
-  q.start();
-  await q.shutdown();
-});
-
-await test('reports metrics hooks', async () => {
-  const seen = { adds: [] as string[], depth: [] as number[], retries: [] as string[], latency: [] as number[], work: [] as number[] };
-  const { clock, h, q } = setup({
-    concurrency: 1,
-    metrics: {
-      onAdd: (k) => seen.adds.push(k),
-      onDepth: (n) => seen.depth.push(n),
-      onRetry: (k) => seen.retries.push(k),
-      onQueueLatency: (ms) => seen.latency.push(ms),
-      onWorkDuration: (ms) => seen.work.push(ms),
-    },
+  it('caps the backoff and keeps jitter small', async () => {
+    const delays: number[] = [];
+    for (const r of [0, 0.9999999]) {
+      const { clock, h, q } = setup({ random: () => r, backoff: { baseMs: 1000, maxMs: 8000 } });
+      q.start();
+      q.add('a');
+      await settle();
+      for (let i = 0; i < 6; i++) {
+        await h.fail('a');
+        const [d] = clock.pendingDelays();
+        assert.ok(d !== undefined);
+        delays.push(d);
+        await clock.advance(d);
+      }
+    }
+    // random 0 → factor 0.9; random ~1 → ~1.1 (capped at maxMs)
+    assert.deepEqual(delays.slice(0, 6), [900, 1800, 3600, 7200, 7200, 7200]);
+    assert.deepEqual(delays.slice(6).map(Math.round), [1100, 2200, 4400, 8000, 8000, 8000]);
   });
-  q.add('a');
-  q.add('a'); // coalesced: not counted
-  await clock.advance(300);
-  q.start();
-  await settle();
-  await clock.advance(200);
-  await h.fail('a');
-  assert.deepEqual(seen.adds, ['a']);
-  assert.deepEqual(seen.retries, ['a']);
-  assert.deepEqual(seen.latency, [300]);
-  assert.deepEqual(seen.work, [200]);
-  assert.deepEqual(seen.depth, [1, 0]);
-});
 
-await test('a handler that throws synchronously is retried like a rejection', async () => {
-  const clock = new FakeClock();
-  let calls = 0;
-  const q = new WorkQueue({
-    name: 't',
-    concurrency: 1,
-    clock,
-    random: () => 0.5,
-    handler: () => {
-      calls++;
-      throw new Error('sync');
-    },
+  it('an add during backoff runs immediately (an event must not wait for the backoff)', async () => {
+    const { clock, h, q } = setup();
+    q.start();
+    q.add('a');
+    await settle();
+    await h.fail('a');
+    assert.equal(q.scheduledCount, 1);
+    q.add('a');
+    await settle();
+    assert.equal(h.calls.length, 2);
+    assert.equal(q.scheduledCount, 0, 'the scheduled retry was superseded');
+    assert.equal(clock.pending, 0);
+    await h.fail('a');
+    assert.deepEqual(clock.pendingDelays(), [1000], 'the failure count carries on');
   });
-  q.start();
-  q.add('a');
-  await settle();
-  assert.equal(calls, 1);
-  await clock.advance(500);
-  assert.equal(calls, 2);
-  await q.shutdown();
-});
 
-await test('the real clock never keeps the process alive and is monotonic', () => {
-  const t = realClock.setTimeout(() => undefined, 3_600_000) as NodeJS.Timeout;
-  assert.equal(t.hasRef(), false);
-  realClock.clearTimeout(t);
-  const a = realClock.now();
-  assert.ok(realClock.now() >= a);
+  it('an add while a failing run is in flight reruns right after it, not after the backoff', async () => {
+    const { h, q } = setup();
+    q.start();
+    q.add('a');
+    await settle();
+    q.add('a'); // e.g. the user fixed the spec while the failing reconcile ran
+    await h.fail('a');
+    assert.equal(h.calls.length, 2);
+    assert.equal(q.scheduledCount, 0);
+  });
+
+  it('a soft add (respectBackoff) never cuts the backoff of a failing key short', async () => {
+    const { clock, h, q } = setup();
+    q.start();
+    q.add('a');
+    await settle();
+    q.add('a', { respectBackoff: true }); // e.g. the failed attempt's own apply changed a dependent
+    await h.fail('a');
+    assert.equal(h.calls.length, 1, 'no rerun right after the failure');
+    assert.deepEqual(clock.pendingDelays(), [500], 'the retry waits for its backoff');
+    q.add('a', { respectBackoff: true }); // e.g. the rollback changed a dependent
+    await settle();
+    assert.equal(h.calls.length, 1, 'the scheduled retry stands');
+    assert.deepEqual(clock.pendingDelays(), [500]);
+    await clock.advance(500);
+    assert.equal(h.calls.length, 2);
+    q.add('a'); // a change of the key itself (the user fixed the spec) still runs at once after it
+    await h.fail('a');
+    assert.equal(h.calls.length, 3);
+  });
+
+  it('a soft add during a successful run reruns it right after (e.g. readiness changed)', async () => {
+    const { h, q } = setup();
+    q.start();
+    q.add('a');
+    await settle();
+    q.add('a', { respectBackoff: true });
+    await h.finish('a');
+    assert.equal(h.calls.length, 2);
+    await h.finish('a');
+    q.add('a', { respectBackoff: true }); // no failures: a plain add
+    await settle();
+    assert.equal(h.calls.length, 3);
+  });
+
+  it('requeueAfterMs re-adds after the delay', async () => {
+    const { clock, h, q } = setup();
+    q.start();
+    q.add('a');
+    await settle();
+    await h.finish('a', { requeueAfterMs: 60_000 });
+    assert.equal(q.scheduledCount, 1);
+    await clock.advance(59_999);
+    assert.equal(h.calls.length, 1);
+    await clock.advance(1);
+    assert.equal(h.calls.length, 2);
+  });
+
+  it('an add wins over a pending requeueAfter (events do not wait for the period)', async () => {
+    const { clock, h, q } = setup();
+    q.start();
+    q.add('a');
+    await settle();
+    await h.finish('a', { requeueAfterMs: 60_000 });
+    await clock.advance(10_000);
+    q.add('a');
+    await settle();
+    assert.equal(h.calls.length, 2, 'ran at once');
+    await h.finish('a', { requeueAfterMs: 60_000 });
+    await clock.advance(50_000);
+    assert.equal(h.calls.length, 2, 'the old period timer was dropped');
+    await clock.advance(10_000);
+    assert.equal(h.calls.length, 3, 'the new period counts from the last run');
+  });
+
+  it('requeueAfter while the key was re-added during the run: runs now, no extra timer', async () => {
+    const { h, q } = setup();
+    q.start();
+    q.add('a');
+    await settle();
+    q.add('a');
+    await h.finish('a', { requeueAfterMs: 60_000 });
+    assert.equal(h.calls.length, 2);
+    assert.equal(q.scheduledCount, 0);
+  });
+
+  it('addAfter keeps the earliest time and is a no-op for a key already waiting', async () => {
+    const { clock, h, q } = setup();
+    q.start();
+    q.addAfter('a', 5000);
+    q.addAfter('a', 9000);
+    assert.deepEqual(clock.pendingDelays(), [5000]);
+    q.addAfter('a', 2000);
+    assert.deepEqual(clock.pendingDelays(), [2000], 'an earlier time replaces the later one');
+    await clock.advance(2000);
+    assert.equal(h.calls.length, 1);
+    await clock.advance(10_000);
+    assert.equal(h.calls.length, 1, 'one run only');
+
+    const s = setup({ concurrency: 1 });
+    s.q.add('x');
+    s.q.add('y');
+    s.q.addAfter('y', 1000); // y is queued already
+    assert.equal(s.q.scheduledCount, 0);
+  });
+
+  it('addAfter with a non-positive delay is an add', async () => {
+    const { h, q } = setup();
+    q.start();
+    q.addAfter('a', 0);
+    await settle();
+    assert.equal(h.calls.length, 1);
+  });
+
+  it('shutdown drops queued and scheduled work, waits for running handlers, and ignores later adds', async () => {
+    const { clock, h, q } = setup({ concurrency: 1 });
+    q.start();
+    q.add('a');
+    q.add('b');
+    q.addAfter('c', 1000);
+    await settle();
+    let done = false;
+    const p = q.shutdown().then(() => (done = true));
+    await settle();
+    assert.equal(done, false, 'waits for a');
+    assert.equal(clock.pending, 0, 'scheduled timers cleared');
+    q.add('d');
+    await h.finish('a');
+    await p;
+    assert.equal(done, true);
+    assert.deepEqual(h.keys(), ['a'], 'b, c and d never ran');
+  });
+
+  it('shutdown aborts running handlers after drainTimeoutMs', async () => {
+    const { clock, h, q } = setup();
+    q.start();
+    q.add('a');
+    await settle();
+    const p = q.shutdown({ drainTimeoutMs: 10_000 });
+    const call = h.open('a');
+    call.signal.addEventListener('abort', () => {
+      call.reject(call.signal.reason);
+    });
+    await clock.advance(9_999);
+    assert.equal(call.signal.aborted, false);
+    await clock.advance(1);
+    assert.equal(call.signal.aborted, true);
+    await p;
+    assert.equal(q.active, 0);
+  });
+
+  it('shutdown with nothing running resolves at once', async () => {
+    const { q } = setup();
+    q.start();
+    await q.shutdown();
+  });
+
+  it('reports metrics hooks', async () => {
+    const seen = { adds: [] as string[], depth: [] as number[], retries: [] as string[], latency: [] as number[], work: [] as number[] };
+    const { clock, h, q } = setup({
+      concurrency: 1,
+      metrics: {
+        onAdd: (k) => seen.adds.push(k),
+        onDepth: (n) => seen.depth.push(n),
+        onRetry: (k) => seen.retries.push(k),
+        onQueueLatency: (ms) => seen.latency.push(ms),
+        onWorkDuration: (ms) => seen.work.push(ms),
+      },
+    });
+    q.add('a');
+    q.add('a'); // coalesced: not counted
+    await clock.advance(300);
+    q.start();
+    await settle();
+    await clock.advance(200);
+    await h.fail('a');
+    assert.deepEqual(seen.adds, ['a']);
+    assert.deepEqual(seen.retries, ['a']);
+    assert.deepEqual(seen.latency, [300]);
+    assert.deepEqual(seen.work, [200]);
+    assert.deepEqual(seen.depth, [1, 0]);
+  });
+
+  it('a handler that throws synchronously is retried like a rejection', async () => {
+    const clock = new FakeClock();
+    let calls = 0;
+    const q = new WorkQueue({
+      name: 't',
+      concurrency: 1,
+      clock,
+      random: () => 0.5,
+      handler: () => {
+        calls++;
+        throw new Error('sync');
+      },
+    });
+    q.start();
+    q.add('a');
+    await settle();
+    assert.equal(calls, 1);
+    await clock.advance(500);
+    assert.equal(calls, 2);
+    await q.shutdown();
+  });
+
+  it('the real clock never keeps the process alive and is monotonic', () => {
+    const t = realClock.setTimeout(() => undefined, 3_600_000) as NodeJS.Timeout;
+    assert.equal(t.hasRef(), false);
+    realClock.clearTimeout(t);
+    const a = realClock.now();
+    assert.ok(realClock.now() >= a);
+  });
 });

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { chmod, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { test, type TestContext } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { createHelmClient, dialectFor, helmTimeoutMs, releaseLabelFlags, type CliHelmClientOptions, type HelmCallEvent } from '../../../src/helm/cli-client.js';
@@ -110,179 +110,181 @@ function timeoutArg(args: string[], max: number): string[] {
 
 const exists = (p: string): Promise<boolean> => stat(p).then(() => true, () => false);
 
-await test('upgradeInstall: argv for helm 4, values only in a 0600 file that is removed afterwards', async (t) => {
-  const f = await fake(t, { FAKE_HELM_STDOUT: join(FIXTURES, 'upgrade-install.json') });
-  const release = await f.client.upgradeInstall(REQ);
-  assert.equal(release.revision, 1);
-  assert.equal(release.chartName, 'webapp');
+describe('helm CLI client', () => {
+  it('upgradeInstall: argv for helm 4, values only in a 0600 file that is removed afterwards', async (t) => {
+    const f = await fake(t, { FAKE_HELM_STDOUT: join(FIXTURES, 'upgrade-install.json') });
+    const release = await f.client.upgradeInstall(REQ);
+    assert.equal(release.revision, 1);
+    assert.equal(release.chartName, 'webapp');
 
-  const c = await f.call('upgrade');
-  const file = c.valuesPath;
-  assert.ok(file !== undefined);
-  assert.deepEqual(timeoutArg(c.args, 290_000), [
-    'upgrade',
-    '--install',
-    '--namespace=team-a',
-    '--output=json',
-    '--disable-openapi-validation',
-    '--labels=chartpilot.io/fingerprint=abc123',
-    '--history-max=5',
-    '--description=--looks-like-a-flag',
-    `--post-renderer=${POSTRENDER_PLUGIN_NAME}`,
-    // The refusal file sits beside the values file, in the same private directory.
-    `--post-renderer-args=${JSON.stringify({ ...REQ.postRender, errorFile: `${file}.refusal` })}`,
-    '--timeout=~290000ms',
-    `--values=${file}`,
-    '--',
-    'web',
-    '/charts/webapp',
-  ]);
-  assert.ok(!c.args.some((a) => a.includes(SECRET) || a.includes('1.2.3')), 'no value on the command line');
-  assert.ok(!c.args.some((a) => a === '--wait' || a.startsWith('--wait=') || a.startsWith('--set')));
-  assert.equal(c.valuesMode, '600');
-  assert.deepEqual(JSON.parse(c.values ?? ''), REQ.values);
-  assert.equal(await exists(file), false, 'values file removed');
-  assert.equal(await exists(dirname(file)), false, 'its private directory removed');
+    const c = await f.call('upgrade');
+    const file = c.valuesPath;
+    assert.ok(file !== undefined);
+    assert.deepEqual(timeoutArg(c.args, 290_000), [
+      'upgrade',
+      '--install',
+      '--namespace=team-a',
+      '--output=json',
+      '--disable-openapi-validation',
+      '--labels=chartpilot.io/fingerprint=abc123',
+      '--history-max=5',
+      '--description=--looks-like-a-flag',
+      `--post-renderer=${POSTRENDER_PLUGIN_NAME}`,
+      // The refusal file sits beside the values file, in the same private directory.
+      `--post-renderer-args=${JSON.stringify({ ...REQ.postRender, errorFile: `${file}.refusal` })}`,
+      '--timeout=~290000ms',
+      `--values=${file}`,
+      '--',
+      'web',
+      '/charts/webapp',
+    ]);
+    assert.ok(!c.args.some((a) => a.includes(SECRET) || a.includes('1.2.3')), 'no value on the command line');
+    assert.ok(!c.args.some((a) => a === '--wait' || a.startsWith('--wait=') || a.startsWith('--set')));
+    assert.equal(c.valuesMode, '600');
+    assert.deepEqual(JSON.parse(c.values ?? ''), REQ.values);
+    assert.equal(await exists(file), false, 'values file removed');
+    assert.equal(await exists(dirname(file)), false, 'its private directory removed');
 
-  // Environment: kubeconfig, and our plugin directory holding the post-renderer.
-  assert.equal(c.env['KUBECONFIG'], '/path/to/kubeconfig');
-  assert.equal(c.env['CHARTPILOT_POSTRENDER_SCRIPT'], POSTRENDER_SCRIPT);
-  assert.equal(c.env['CHARTPILOT_NODE'], process.execPath);
-  const pluginsDir = c.env['HELM_PLUGINS'] ?? '';
-  assert.match(await readFile(join(pluginsDir, POSTRENDER_PLUGIN_NAME, 'plugin.yaml'), 'utf8'), /type: postrenderer\/v1/);
-  await f.client.close();
-  assert.equal(await exists(pluginsDir), false, 'close() removes the plugin directory');
+    // Environment: kubeconfig, and our plugin directory holding the post-renderer.
+    assert.equal(c.env['KUBECONFIG'], '/path/to/kubeconfig');
+    assert.equal(c.env['CHARTPILOT_POSTRENDER_SCRIPT'], POSTRENDER_SCRIPT);
+    assert.equal(c.env['CHARTPILOT_NODE'], process.execPath);
+    const pluginsDir = c.env['HELM_PLUGINS'] ?? '';
+    assert.match(await readFile(join(pluginsDir, POSTRENDER_PLUGIN_NAME, 'plugin.yaml'), 'utf8'), /type: postrenderer\/v1/);
+    await f.client.close();
+    assert.equal(await exists(pluginsDir), false, 'close() removes the plugin directory');
 
-  assert.deepEqual(f.events.map((e) => [e.action, e.release, e.namespace, e.outcome]), [['upgrade', 'web', 'team-a', 'success']]);
-});
-
-await test('upgradeInstall: force and disableHooks map to helm 4 flags; version is asked once', async (t) => {
-  const f = await fake(t, { FAKE_HELM_STDOUT: join(FIXTURES, 'upgrade-second.json') });
-  await f.client.upgradeInstall({ ...REQ, postRender: undefined, releaseLabels: undefined, force: true, disableHooks: true });
-  await f.client.upgradeInstall({ ...REQ, postRender: undefined });
-  const calls = await f.calls();
-  assert.equal(calls.filter((c) => c.args[0] === 'version').length, 1);
-  const forced = calls.find((c) => c.args.includes('--force-conflicts'));
-  assert.ok(forced);
-  assert.ok(forced.args.includes('--server-side=true'));
-  assert.ok(forced.args.includes('--no-hooks'));
-  assert.ok(!forced.args.includes('--force-replace'), 'helm 4 refuses --force-replace with server-side apply');
-  assert.ok(!calls.some((c) => c.args.some((a) => a.startsWith('--post-renderer'))));
-});
-
-await test('upgradeInstall: the socket transport passes a render URL, never the spec, and curl and the socket in the environment', async (t) => {
-  const f = await fake(t, { FAKE_HELM_STDOUT: join(FIXTURES, 'upgrade-install.json') }, { curlBin: '/bin/sh' });
-  await f.client.upgradeInstall(REQ);
-  const c = await f.call('upgrade');
-  const arg = c.args.find((a) => a.startsWith('--post-renderer-args='));
-  assert.match(arg ?? '', /^--post-renderer-args=http:\/\/chartpilot\/render\/[0-9a-f-]{36}$/);
-  assert.equal(c.env['CHARTPILOT_CURL'], '/bin/sh');
-  const pluginsDir = c.env['HELM_PLUGINS'] ?? '';
-  assert.equal(c.env['CHARTPILOT_RENDER_SOCKET'], join(pluginsDir, 'render.sock'));
-  assert.match(await readFile(join(pluginsDir, POSTRENDER_PLUGIN_NAME, 'plugin.yaml'), 'utf8'), /command: \$\{CHARTPILOT_CURL\}/);
-  assert.equal(c.env['CHARTPILOT_POSTRENDER_SCRIPT'], '', 'the script transport is not set up');
-});
-
-await test('helm 3 gets --force and an executable post-renderer', async (t) => {
-  const f = await fake(t, { FAKE_HELM_VERSION: 'v3.17.3', FAKE_HELM_STDOUT: join(FIXTURES, 'upgrade-install.json') });
-  await f.client.upgradeInstall({ ...REQ, force: true });
-  const c = await f.call('upgrade');
-  assert.ok(c.args.includes('--force'));
-  const pr = c.args.find((a) => a.startsWith('--post-renderer='));
-  assert.match(pr ?? '', /\/postrender\.sh$/);
-});
-
-await test('a hung helm is killed after timeoutMs (SIGTERM, then SIGKILL) and leaves no values file', async (t) => {
-  const f = await fake(t, { FAKE_HELM_MODE: 'hang' }, { killGraceMs: 200 });
-  const started = Date.now();
-  await assert.rejects(f.client.upgradeInstall({ ...REQ, timeoutMs: 300 }), (err: unknown) => {
-    assert.ok(err instanceof HelmError);
-    assert.equal(err.kind, 'timeout');
-    assert.equal(err.action, 'upgrade');
-    assert.equal(err.message, 'helm upgrade timed out after 0.3s');
-    return true;
+    assert.deepEqual(f.events.map((e) => [e.action, e.release, e.namespace, e.outcome]), [['upgrade', 'web', 'team-a', 'success']]);
   });
-  assert.ok(Date.now() - started < 5000, 'SIGKILL followed the grace period');
-  const c = await f.call('upgrade');
-  assert.ok(c.valuesPath !== undefined);
-  assert.equal(await exists(dirname(c.valuesPath)), false, 'values directory removed after the kill');
-  assert.deepEqual(f.events.map((e) => [e.outcome, e.errorKind]), [['error', 'timeout']]);
-});
 
-await test('helm failures become typed HelmErrors with values redacted', async (t) => {
-  const locked = await fake(t, { FAKE_HELM_MODE: 'fail', FAKE_HELM_STDERR: join(FIXTURES, 'stderr/upgrade-locked.txt') });
-  await assert.rejects(locked.client.upgradeInstall({ ...REQ, postRender: undefined }), { name: 'HelmError', kind: 'locked' });
-  assert.deepEqual(locked.events.map((e) => [e.outcome, e.errorKind]), [['error', 'locked']]);
-
-  const schema = await fake(t, { FAKE_HELM_MODE: 'fail', FAKE_HELM_STDERR: join(FIXTURES, 'stderr/template-schema-pattern.txt') });
-  await assert.rejects(schema.client.template({ release: 'web', namespace: 'ns', chart: '/c', values: { password: SECRET }, timeoutMs: 10_000 }), (err: unknown) => {
-    assert.ok(err instanceof HelmError);
-    assert.equal(err.kind, 'render');
-    assert.doesNotMatch(err.message, /hunter2/);
-    return true;
+  it('upgradeInstall: force and disableHooks map to helm 4 flags; version is asked once', async (t) => {
+    const f = await fake(t, { FAKE_HELM_STDOUT: join(FIXTURES, 'upgrade-second.json') });
+    await f.client.upgradeInstall({ ...REQ, postRender: undefined, releaseLabels: undefined, force: true, disableHooks: true });
+    await f.client.upgradeInstall({ ...REQ, postRender: undefined });
+    const calls = await f.calls();
+    assert.equal(calls.filter((c) => c.args[0] === 'version').length, 1);
+    const forced = calls.find((c) => c.args.includes('--force-conflicts'));
+    assert.ok(forced);
+    assert.ok(forced.args.includes('--server-side=true'));
+    assert.ok(forced.args.includes('--no-hooks'));
+    assert.ok(!forced.args.includes('--force-replace'), 'helm 4 refuses --force-replace with server-side apply');
+    assert.ok(!calls.some((c) => c.args.some((a) => a.startsWith('--post-renderer'))));
   });
-});
 
-await test('not found: uninstall resolves not-found, status undefined, history []', async (t) => {
-  const f = await fake(t, { FAKE_HELM_MODE: 'fail', FAKE_HELM_STDERR: join(FIXTURES, 'stderr/uninstall-not-found.txt') });
-  assert.equal(await f.client.uninstall({ release: 'web', namespace: 'ns', timeoutMs: 10_000, wait: true, disableHooks: true }), 'not-found');
-  const c = await f.call('uninstall');
-  assert.deepEqual(c.args, ['uninstall', '--namespace=ns', '--timeout=8000ms', '--wait', '--no-hooks', '--', 'web']);
-
-  const g = await fake(t, { FAKE_HELM_MODE: 'fail', FAKE_HELM_STDERR: join(FIXTURES, 'stderr/status-not-found.txt') });
-  assert.equal(await g.client.status('web', 'ns', 10_000), undefined);
-  assert.deepEqual(await g.client.history('web', 'ns', 10_000), []);
-  const get = await g.call('get');
-  assert.deepEqual(get.args.slice(0, 3), ['get', 'all', '--namespace=ns']);
-  assert.match(get.args[3] ?? '', /^--template=@@chartpilot-[0-9a-f]{24}@@name\n/);
-  assert.deepEqual(get.args.slice(4), ['--', 'web']);
-  assert.deepEqual(g.events.map((e) => [e.action, e.outcome]), [['status', 'success'], ['history', 'success']]);
-});
-
-await test('rollback argv: revision positional, force mapped, no values', async (t) => {
-  const f = await fake(t);
-  await f.client.rollback({ release: 'web', namespace: 'ns', timeoutMs: 60_000, revision: 3, force: true });
-  const c = await f.call('rollback');
-  assert.deepEqual(timeoutArg(c.args, 50_000), ['rollback', '--namespace=ns', '--server-side=true', '--force-conflicts', '--timeout=~50000ms', '--', 'web', '3']);
-});
-
-await test('a missing helm binary is a failed HelmError, not a crash', async () => {
-  const client = createHelmClient({ helmBin: '/nonexistent/helm' });
-  await assert.rejects(client.history('web', 'ns', 5000), (err: unknown) => {
-    assert.ok(err instanceof HelmError);
-    assert.equal(err.kind, 'failed');
-    assert.match(err.message, /could not be started/);
-    return true;
+  it('upgradeInstall: the socket transport passes a render URL, never the spec, and curl and the socket in the environment', async (t) => {
+    const f = await fake(t, { FAKE_HELM_STDOUT: join(FIXTURES, 'upgrade-install.json') }, { curlBin: '/bin/sh' });
+    await f.client.upgradeInstall(REQ);
+    const c = await f.call('upgrade');
+    const arg = c.args.find((a) => a.startsWith('--post-renderer-args='));
+    assert.match(arg ?? '', /^--post-renderer-args=http:\/\/chartpilot\/render\/[0-9a-f-]{36}$/);
+    assert.equal(c.env['CHARTPILOT_CURL'], '/bin/sh');
+    const pluginsDir = c.env['HELM_PLUGINS'] ?? '';
+    assert.equal(c.env['CHARTPILOT_RENDER_SOCKET'], join(pluginsDir, 'render.sock'));
+    assert.match(await readFile(join(pluginsDir, POSTRENDER_PLUGIN_NAME, 'plugin.yaml'), 'utf8'), /command: \$\{CHARTPILOT_CURL\}/);
+    assert.equal(c.env['CHARTPILOT_POSTRENDER_SCRIPT'], '', 'the script transport is not set up');
   });
-});
 
-await test('bad input is rejected before helm runs', async (t) => {
-  assert.throws(() => createHelmClient({ helmBin: '' }), TypeError);
-  assert.throws(() => createHelmClient({ helmBin: 'helm', killGraceMs: -1 }), RangeError);
-  const f = await fake(t);
-  await assert.rejects(f.client.upgradeInstall({ ...REQ, release: '' }), TypeError);
-  await assert.rejects(f.client.upgradeInstall({ ...REQ, timeoutMs: 0 }), RangeError);
-  await assert.rejects(f.client.upgradeInstall({ ...REQ, releaseLabels: { status: 'x' } }), /invalid release label key/);
-  await assert.rejects(f.client.rollback({ release: 'web', namespace: 'ns', timeoutMs: 1000, revision: 0 }), RangeError);
-  assert.deepEqual(await f.calls(), []);
-});
+  it('helm 3 gets --force and an executable post-renderer', async (t) => {
+    const f = await fake(t, { FAKE_HELM_VERSION: 'v3.17.3', FAKE_HELM_STDOUT: join(FIXTURES, 'upgrade-install.json') });
+    await f.client.upgradeInstall({ ...REQ, force: true });
+    const c = await f.call('upgrade');
+    assert.ok(c.args.includes('--force'));
+    const pr = c.args.find((a) => a.startsWith('--post-renderer='));
+    assert.match(pr ?? '', /\/postrender\.sh$/);
+  });
 
-await test('a throwing log callback does not fail the call', async (t) => {
-  const f = await fake(t, {}, { log: () => { throw new Error('metrics broke'); } });
-  await f.client.rollback({ release: 'web', namespace: 'ns', timeoutMs: 10_000 });
-});
+  it('a hung helm is killed after timeoutMs (SIGTERM, then SIGKILL) and leaves no values file', async (t) => {
+    const f = await fake(t, { FAKE_HELM_MODE: 'hang' }, { killGraceMs: 200 });
+    const started = Date.now();
+    await assert.rejects(f.client.upgradeInstall({ ...REQ, timeoutMs: 300 }), (err: unknown) => {
+      assert.ok(err instanceof HelmError);
+      assert.equal(err.kind, 'timeout');
+      assert.equal(err.action, 'upgrade');
+      assert.equal(err.message, 'helm upgrade timed out after 0.3s');
+      return true;
+    });
+    assert.ok(Date.now() - started < 5000, 'SIGKILL followed the grace period');
+    const c = await f.call('upgrade');
+    assert.ok(c.valuesPath !== undefined);
+    assert.equal(await exists(dirname(c.valuesPath)), false, 'values directory removed after the kill');
+    assert.deepEqual(f.events.map((e) => [e.outcome, e.errorKind]), [['error', 'timeout']]);
+  });
 
-await test('helpers: helm timeout below ours, dialects, release label flags', () => {
-  assert.equal(helmTimeoutMs(300_000), 290_000);
-  assert.equal(helmTimeoutMs(10_000), 8_000);
-  assert.equal(helmTimeoutMs(1), 1);
-  assert.equal(dialectFor('v4.1.4').major, 4);
-  assert.equal(dialectFor('v3.17.3\n').major, 3);
-  // Helm 4 skips its costly client-side OpenAPI pass (the server validates); helm 3 keeps it.
-  assert.deepEqual(dialectFor('v4.1.4').install, ['--disable-openapi-validation']);
-  assert.deepEqual(dialectFor('v3.17.3').install, []);
-  assert.throws(() => dialectFor('v2.16.0'), /unsupported helm version/);
-  assert.deepEqual(releaseLabelFlags({ a: 'b', 'x.io/y': '' }), ['--labels=a=b', '--labels=x.io/y=']);
-  assert.throws(() => releaseLabelFlags({ a: 'b,c' }), /invalid value/);
-  assert.throws(() => releaseLabelFlags({ owner: 'me' }), /invalid release label key/);
+  it('helm failures become typed HelmErrors with values redacted', async (t) => {
+    const locked = await fake(t, { FAKE_HELM_MODE: 'fail', FAKE_HELM_STDERR: join(FIXTURES, 'stderr/upgrade-locked.txt') });
+    await assert.rejects(locked.client.upgradeInstall({ ...REQ, postRender: undefined }), { name: 'HelmError', kind: 'locked' });
+    assert.deepEqual(locked.events.map((e) => [e.outcome, e.errorKind]), [['error', 'locked']]);
+
+    const schema = await fake(t, { FAKE_HELM_MODE: 'fail', FAKE_HELM_STDERR: join(FIXTURES, 'stderr/template-schema-pattern.txt') });
+    await assert.rejects(schema.client.template({ release: 'web', namespace: 'ns', chart: '/c', values: { password: SECRET }, timeoutMs: 10_000 }), (err: unknown) => {
+      assert.ok(err instanceof HelmError);
+      assert.equal(err.kind, 'render');
+      assert.doesNotMatch(err.message, /hunter2/);
+      return true;
+    });
+  });
+
+  it('not found: uninstall resolves not-found, status undefined, history []', async (t) => {
+    const f = await fake(t, { FAKE_HELM_MODE: 'fail', FAKE_HELM_STDERR: join(FIXTURES, 'stderr/uninstall-not-found.txt') });
+    assert.equal(await f.client.uninstall({ release: 'web', namespace: 'ns', timeoutMs: 10_000, wait: true, disableHooks: true }), 'not-found');
+    const c = await f.call('uninstall');
+    assert.deepEqual(c.args, ['uninstall', '--namespace=ns', '--timeout=8000ms', '--wait', '--no-hooks', '--', 'web']);
+
+    const g = await fake(t, { FAKE_HELM_MODE: 'fail', FAKE_HELM_STDERR: join(FIXTURES, 'stderr/status-not-found.txt') });
+    assert.equal(await g.client.status('web', 'ns', 10_000), undefined);
+    assert.deepEqual(await g.client.history('web', 'ns', 10_000), []);
+    const get = await g.call('get');
+    assert.deepEqual(get.args.slice(0, 3), ['get', 'all', '--namespace=ns']);
+    assert.match(get.args[3] ?? '', /^--template=@@chartpilot-[0-9a-f]{24}@@name\n/);
+    assert.deepEqual(get.args.slice(4), ['--', 'web']);
+    assert.deepEqual(g.events.map((e) => [e.action, e.outcome]), [['status', 'success'], ['history', 'success']]);
+  });
+
+  it('rollback argv: revision positional, force mapped, no values', async (t) => {
+    const f = await fake(t);
+    await f.client.rollback({ release: 'web', namespace: 'ns', timeoutMs: 60_000, revision: 3, force: true });
+    const c = await f.call('rollback');
+    assert.deepEqual(timeoutArg(c.args, 50_000), ['rollback', '--namespace=ns', '--server-side=true', '--force-conflicts', '--timeout=~50000ms', '--', 'web', '3']);
+  });
+
+  it('a missing helm binary is a failed HelmError, not a crash', async () => {
+    const client = createHelmClient({ helmBin: '/nonexistent/helm' });
+    await assert.rejects(client.history('web', 'ns', 5000), (err: unknown) => {
+      assert.ok(err instanceof HelmError);
+      assert.equal(err.kind, 'failed');
+      assert.match(err.message, /could not be started/);
+      return true;
+    });
+  });
+
+  it('bad input is rejected before helm runs', async (t) => {
+    assert.throws(() => createHelmClient({ helmBin: '' }), TypeError);
+    assert.throws(() => createHelmClient({ helmBin: 'helm', killGraceMs: -1 }), RangeError);
+    const f = await fake(t);
+    await assert.rejects(f.client.upgradeInstall({ ...REQ, release: '' }), TypeError);
+    await assert.rejects(f.client.upgradeInstall({ ...REQ, timeoutMs: 0 }), RangeError);
+    await assert.rejects(f.client.upgradeInstall({ ...REQ, releaseLabels: { status: 'x' } }), /invalid release label key/);
+    await assert.rejects(f.client.rollback({ release: 'web', namespace: 'ns', timeoutMs: 1000, revision: 0 }), RangeError);
+    assert.deepEqual(await f.calls(), []);
+  });
+
+  it('a throwing log callback does not fail the call', async (t) => {
+    const f = await fake(t, {}, { log: () => { throw new Error('metrics broke'); } });
+    await f.client.rollback({ release: 'web', namespace: 'ns', timeoutMs: 10_000 });
+  });
+
+  it('helpers: helm timeout below ours, dialects, release label flags', () => {
+    assert.equal(helmTimeoutMs(300_000), 290_000);
+    assert.equal(helmTimeoutMs(10_000), 8_000);
+    assert.equal(helmTimeoutMs(1), 1);
+    assert.equal(dialectFor('v4.1.4').major, 4);
+    assert.equal(dialectFor('v3.17.3\n').major, 3);
+    // Helm 4 skips its costly client-side OpenAPI pass (the server validates); helm 3 keeps it.
+    assert.deepEqual(dialectFor('v4.1.4').install, ['--disable-openapi-validation']);
+    assert.deepEqual(dialectFor('v3.17.3').install, []);
+    assert.throws(() => dialectFor('v2.16.0'), /unsupported helm version/);
+    assert.deepEqual(releaseLabelFlags({ a: 'b', 'x.io/y': '' }), ['--labels=a=b', '--labels=x.io/y=']);
+    assert.throws(() => releaseLabelFlags({ a: 'b,c' }), /invalid value/);
+    assert.throws(() => releaseLabelFlags({ owner: 'me' }), /invalid release label key/);
+  });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
-import { test } from 'node:test';
+import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { classifyMessage, extractMessage, helmErrorFromStderr, MAX_MESSAGE_LENGTH, redact, REDACTED, stringLeaves } from '../../../src/helm/errors.js';
@@ -38,81 +38,83 @@ const EXPECTED: Record<string, HelmErrorKind> = {
   'upgrade-ssa-conflict': 'conflict',
 };
 
-await test('every captured helm stderr is classified as expected', async () => {
-  const files = (await readdir(STDERR_DIR)).filter((f) => f.endsWith('.txt')).map((f) => f.slice(0, -4));
-  // A newly captured case must be given an expectation here.
-  assert.deepEqual(files.sort(), Object.keys(EXPECTED).sort());
-  for (const [name, kind] of Object.entries(EXPECTED)) {
-    const err = helmErrorFromStderr(await stderrOf(name), 'upgrade');
-    assert.ok(err instanceof HelmError);
-    assert.equal(err.kind, kind, `${name}: ${err.message}`);
-    assert.equal(err.action, 'upgrade');
-    assert.doesNotMatch(err.message, /^Error: /m, `${name}: prefix removed`);
-    assert.doesNotMatch(err.message, /level=WARN|Use --debug flag/, `${name}: only helm's error, without noise`);
-    assert.ok(err.message.length > 0 && err.message.length <= MAX_MESSAGE_LENGTH);
-    assert.equal(err.message, err.message.trim());
-  }
-});
+describe('helm errors', () => {
+  it('every captured helm stderr is classified as expected', async () => {
+    const files = (await readdir(STDERR_DIR)).filter((f) => f.endsWith('.txt')).map((f) => f.slice(0, -4));
+    // A newly captured case must be given an expectation here.
+    assert.deepEqual(files.sort(), Object.keys(EXPECTED).sort());
+    for (const [name, kind] of Object.entries(EXPECTED)) {
+      const err = helmErrorFromStderr(await stderrOf(name), 'upgrade');
+      assert.ok(err instanceof HelmError);
+      assert.equal(err.kind, kind, `${name}: ${err.message}`);
+      assert.equal(err.action, 'upgrade');
+      assert.doesNotMatch(err.message, /^Error: /m, `${name}: prefix removed`);
+      assert.doesNotMatch(err.message, /level=WARN|Use --debug flag/, `${name}: only helm's error, without noise`);
+      assert.ok(err.message.length > 0 && err.message.length <= MAX_MESSAGE_LENGTH);
+      assert.equal(err.message, err.message.trim());
+    }
+  });
 
-await test('the message is helm\'s Error: text, multi-line errors kept whole', async () => {
-  assert.equal(extractMessage(await stderrOf('upgrade-locked')), 'UPGRADE FAILED: another operation (install/upgrade/rollback) is in progress');
-  assert.equal(
-    extractMessage(await stderrOf('template-nil-pointer')),
-    [
-      'broken/templates/configmap.yaml:7:19',
-      '  executing "broken/templates/configmap.yaml" at <.Values.missing.deeper.key>:',
-      '    nil pointer evaluating interface {}.deeper',
-    ].join('\n'),
-  );
-  assert.equal(
-    extractMessage(await stderrOf('upgrade-hook-timeout')).split('\n')[1],
-    'context deadline exceeded',
-  );
-  // The WARN line before the error (helm 4's slog output) is dropped.
-  assert.match(extractMessage(await stderrOf('upgrade-ssa-conflict')), /^UPGRADE FAILED: conflict occurred while applying object/);
-});
+  it('the message is helm\'s Error: text, multi-line errors kept whole', async () => {
+    assert.equal(extractMessage(await stderrOf('upgrade-locked')), 'UPGRADE FAILED: another operation (install/upgrade/rollback) is in progress');
+    assert.equal(
+      extractMessage(await stderrOf('template-nil-pointer')),
+      [
+        'broken/templates/configmap.yaml:7:19',
+        '  executing "broken/templates/configmap.yaml" at <.Values.missing.deeper.key>:',
+        '    nil pointer evaluating interface {}.deeper',
+      ].join('\n'),
+    );
+    assert.equal(
+      extractMessage(await stderrOf('upgrade-hook-timeout')).split('\n')[1],
+      'context deadline exceeded',
+    );
+    // The WARN line before the error (helm 4's slog output) is dropped.
+    assert.match(extractMessage(await stderrOf('upgrade-ssa-conflict')), /^UPGRADE FAILED: conflict occurred while applying object/);
+  });
 
-await test('without an Error: line the last lines are used; empty stderr still gives a message', () => {
-  assert.equal(extractMessage('panic: something\ngoroutine 1 [running]:\n'), 'panic: something\ngoroutine 1 [running]:');
-  const err = helmErrorFromStderr('', 'status');
-  assert.equal(err.kind, 'failed');
-  assert.equal(err.message, 'helm status failed without an error message');
-});
+  it('without an Error: line the last lines are used; empty stderr still gives a message', () => {
+    assert.equal(extractMessage('panic: something\ngoroutine 1 [running]:\n'), 'panic: something\ngoroutine 1 [running]:');
+    const err = helmErrorFromStderr('', 'status');
+    assert.equal(err.kind, 'failed');
+    assert.equal(err.message, 'helm status failed without an error message');
+  });
 
-await test('long messages are cut to MAX_MESSAGE_LENGTH', () => {
-  const err = helmErrorFromStderr(`Error: ${'x'.repeat(5000)}\n`, 'upgrade');
-  assert.equal(err.message.length, MAX_MESSAGE_LENGTH);
-  assert.ok(err.message.endsWith('…'));
-});
+  it('long messages are cut to MAX_MESSAGE_LENGTH', () => {
+    const err = helmErrorFromStderr(`Error: ${'x'.repeat(5000)}\n`, 'upgrade');
+    assert.equal(err.message.length, MAX_MESSAGE_LENGTH);
+    assert.ok(err.message.endsWith('…'));
+  });
 
-await test('values echoed by helm are redacted from the message', async () => {
-  // The schema error quotes the offending value: 'hunter2-secret' does not match pattern.
-  const stderr = await stderrOf('template-schema-pattern');
-  assert.match(stderr, /hunter2-secret/);
-  const values = { password: 'hunter2-secret', nested: { list: ['another-secret'] }, n: 17 };
-  const err = helmErrorFromStderr(stderr, 'template', stringLeaves(values));
-  assert.equal(err.kind, 'render');
-  assert.doesNotMatch(err.message, /hunter2-secret/);
-  assert.match(err.message, new RegExp(`at '/password': ${REDACTED} does not match pattern`));
-});
+  it('values echoed by helm are redacted from the message', async () => {
+    // The schema error quotes the offending value: 'hunter2-secret' does not match pattern.
+    const stderr = await stderrOf('template-schema-pattern');
+    assert.match(stderr, /hunter2-secret/);
+    const values = { password: 'hunter2-secret', nested: { list: ['another-secret'] }, n: 17 };
+    const err = helmErrorFromStderr(stderr, 'template', stringLeaves(values));
+    assert.equal(err.kind, 'render');
+    assert.doesNotMatch(err.message, /hunter2-secret/);
+    assert.match(err.message, new RegExp(`at '/password': ${REDACTED} does not match pattern`));
+  });
 
-await test('redact: longest secret first, short strings left alone, quoted pattern values always', () => {
-  assert.equal(redact('token abcdef and abcdefgh', ['abcdef', 'abcdefgh']), `token ${REDACTED} and ${REDACTED}`);
-  assert.equal(redact('name is web', ['web']), 'name is web');
-  assert.equal(redact("- at '/x': 'ab' does not match pattern '^z'", []), `- at '/x': ${REDACTED} does not match pattern '^z'`);
-  // Redaction sees the full text before the cut, so a secret at the edge is not half-kept.
-  const secret = 's3cr3t-value-xyz';
-  const msg = redact(`Error: ${'x'.repeat(MAX_MESSAGE_LENGTH - 15)}${secret}`, [secret]);
-  assert.doesNotMatch(msg, /s3cr3t/);
-});
+  it('redact: longest secret first, short strings left alone, quoted pattern values always', () => {
+    assert.equal(redact('token abcdef and abcdefgh', ['abcdef', 'abcdefgh']), `token ${REDACTED} and ${REDACTED}`);
+    assert.equal(redact('name is web', ['web']), 'name is web');
+    assert.equal(redact("- at '/x': 'ab' does not match pattern '^z'", []), `- at '/x': ${REDACTED} does not match pattern '^z'`);
+    // Redaction sees the full text before the cut, so a secret at the edge is not half-kept.
+    const secret = 's3cr3t-value-xyz';
+    const msg = redact(`Error: ${'x'.repeat(MAX_MESSAGE_LENGTH - 15)}${secret}`, [secret]);
+    assert.doesNotMatch(msg, /s3cr3t/);
+  });
 
-await test('stringLeaves collects every string in a values tree', () => {
-  assert.deepEqual(stringLeaves({ a: 'x', b: [1, 'y', { c: 'z' }], d: null, e: true }).sort(), ['x', 'y', 'z']);
-});
+  it('stringLeaves collects every string in a values tree', () => {
+    assert.deepEqual(stringLeaves({ a: 'x', b: [1, 'y', { c: 'z' }], d: null, e: true }).sort(), ['x', 'y', 'z']);
+  });
 
-await test('classifyMessage covers helm 3 phrasings too', () => {
-  assert.equal(classifyMessage('template: webapp/templates/a.yaml:3:4: executing "webapp/templates/a.yaml" at <.x>: nil pointer'), 'render');
-  assert.equal(classifyMessage('uninstall: Release not loaded: web: release: not found'), 'not-found');
-  assert.equal(classifyMessage('timed out waiting for the condition'), 'timeout');
-  assert.equal(classifyMessage('Kubernetes cluster unreachable: dial tcp 127.0.0.1:6443: connect: connection refused'), 'failed');
+  it('classifyMessage covers helm 3 phrasings too', () => {
+    assert.equal(classifyMessage('template: webapp/templates/a.yaml:3:4: executing "webapp/templates/a.yaml" at <.x>: nil pointer'), 'render');
+    assert.equal(classifyMessage('uninstall: Release not loaded: web: release: not found'), 'not-found');
+    assert.equal(classifyMessage('timed out waiting for the condition'), 'timeout');
+    assert.equal(classifyMessage('Kubernetes cluster unreachable: dial tcp 127.0.0.1:6443: connect: connection refused'), 'failed');
+  });
 });

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { test, type TestContext } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import { execa } from 'execa';
 import { parse } from 'yaml';
 import { injectMetadata } from '../../../src/helm/postrender/inject.js';
@@ -56,38 +56,40 @@ async function runPlugin(p: InstalledPlugin, arg: string, stdin: string): Promis
   return { exitCode: r.exitCode, stdout: r.stdout };
 }
 
-void test('the plugin posts the manifest and prints it with the owner metadata added', async (t) => {
-  const p = await socketPlugin(t);
-  assert.equal((await stat(p.env['CHARTPILOT_RENDER_SOCKET'] ?? '')).isSocket(), true);
-  const render = p.prepare(SPEC, '/unused');
-  const out = await runPlugin(p, render.arg, MANIFEST);
-  assert.equal(out.exitCode, 0);
-  assert.equal(`${out.stdout}\n`, injectMetadata(MANIFEST, SPEC));
-  assert.equal(await render.refusal(), undefined);
-  render.done();
-});
+describe('post-render socket transport', () => {
+  it('the plugin posts the manifest and prints it with the owner metadata added', async (t) => {
+    const p = await socketPlugin(t);
+    assert.equal((await stat(p.env['CHARTPILOT_RENDER_SOCKET'] ?? '')).isSocket(), true);
+    const render = p.prepare(SPEC, '/unused');
+    const out = await runPlugin(p, render.arg, MANIFEST);
+    assert.equal(out.exitCode, 0);
+    assert.equal(`${out.stdout}\n`, injectMetadata(MANIFEST, SPEC));
+    assert.equal(await render.refusal(), undefined);
+    render.done();
+  });
 
-void test('a refusal fails the plugin and its message reaches the caller', async (t) => {
-  const p = await socketPlugin(t);
-  const render = p.prepare(SPEC, '/unused');
-  const out = await runPlugin(p, render.arg, CLUSTER_ROLE);
-  assert.notEqual(out.exitCode, 0);
-  assert.equal(out.stdout, '', 'nothing for helm to apply');
-  assert.match((await render.refusal()) ?? '', /ClusterRole shop-reader/);
-  render.done();
-});
+  it('a refusal fails the plugin and its message reaches the caller', async (t) => {
+    const p = await socketPlugin(t);
+    const render = p.prepare(SPEC, '/unused');
+    const out = await runPlugin(p, render.arg, CLUSTER_ROLE);
+    assert.notEqual(out.exitCode, 0);
+    assert.equal(out.stdout, '', 'nothing for helm to apply');
+    assert.match((await render.refusal()) ?? '', /ClusterRole shop-reader/);
+    render.done();
+  });
 
-void test('an unknown or finished render is refused, so a stray call renders nothing', async (t) => {
-  const p = await socketPlugin(t);
-  const render = p.prepare(SPEC, '/unused');
-  render.done();
-  assert.notEqual((await runPlugin(p, render.arg, MANIFEST)).exitCode, 0);
-  assert.notEqual((await runPlugin(p, 'http://chartpilot/render/not-an-id', MANIFEST)).exitCode, 0);
-});
+  it('an unknown or finished render is refused, so a stray call renders nothing', async (t) => {
+    const p = await socketPlugin(t);
+    const render = p.prepare(SPEC, '/unused');
+    render.done();
+    assert.notEqual((await runPlugin(p, render.arg, MANIFEST)).exitCode, 0);
+    assert.notEqual((await runPlugin(p, 'http://chartpilot/render/not-an-id', MANIFEST)).exitCode, 0);
+  });
 
-void test('remove() stops the server and deletes the socket with the directory', async () => {
-  const p = await installPostRenderPlugin({ curlBin: 'curl' });
-  const socket = p.env['CHARTPILOT_RENDER_SOCKET'] ?? '';
-  await p.remove();
-  await assert.rejects(stat(socket), { code: 'ENOENT' });
+  it('remove() stops the server and deletes the socket with the directory', async () => {
+    const p = await installPostRenderPlugin({ curlBin: 'curl' });
+    const socket = p.env['CHARTPILOT_RENDER_SOCKET'] ?? '';
+    await p.remove();
+    await assert.rejects(stat(socket), { code: 'ENOENT' });
+  });
 });

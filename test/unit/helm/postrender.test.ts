@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { execa } from 'execa';
@@ -97,100 +97,102 @@ function doc(docs: readonly (Obj | null)[], i: number): Obj {
   return d;
 }
 
-await test('injectMetadata adds labels and annotations to every object and to each List item', () => {
-  const docs = objects(injectMetadata(MANIFEST, SPEC));
-  assert.equal(docs.length, 5);
-  const cm = doc(docs, 0);
-  assertInjected(cm.metadata);
-  assert.equal(cm.metadata?.labels?.['app.kubernetes.io/name'], 'webapp', 'existing labels kept');
-  assert.equal(cm.metadata.name, 'rel-config');
-  assertInjected(doc(docs, 1).metadata); // `labels:` was null
-  const list = doc(docs, 2);
-  assert.equal(list.metadata, undefined, 'the List itself has no object metadata');
-  assert.equal(list.items?.length, 2);
-  for (const item of list.items ?? []) assertInjected(item.metadata);
-  assert.equal(docs[3], null, 'comment-only document stays empty');
-  assertInjected(doc(docs, 4).metadata); // had no metadata at all
-});
+describe('post-render', () => {
+  it('injectMetadata adds labels and annotations to every object and to each List item', () => {
+    const docs = objects(injectMetadata(MANIFEST, SPEC));
+    assert.equal(docs.length, 5);
+    const cm = doc(docs, 0);
+    assertInjected(cm.metadata);
+    assert.equal(cm.metadata?.labels?.['app.kubernetes.io/name'], 'webapp', 'existing labels kept');
+    assert.equal(cm.metadata.name, 'rel-config');
+    assertInjected(doc(docs, 1).metadata); // `labels:` was null
+    const list = doc(docs, 2);
+    assert.equal(list.metadata, undefined, 'the List itself has no object metadata');
+    assert.equal(list.items?.length, 2);
+    for (const item of list.items ?? []) assertInjected(item.metadata);
+    assert.equal(docs[3], null, 'comment-only document stays empty');
+    assertInjected(doc(docs, 4).metadata); // had no metadata at all
+  });
 
-await test('injectMetadata keeps what go-yaml would read unchanged and comments in place', () => {
-  const out = injectMetadata(MANIFEST, SPEC);
-  const cm = doc(objects(out), 0);
-  assert.equal(cm.data?.['mode'], 0o755n, 'YAML 1.1 octal stays octal');
-  assert.match(out, /^ {2}mode: 0755$/m);
-  assert.equal(cm.data['enabled'], true, 'YAML 1.1 boolean stays boolean');
-  assert.equal(cm.data['big'], 12345678901234567890n, 'big integers are not rounded');
-  assert.match(out, /^ {4}flag: "on"$/m, 'injected values are quoted so "on" stays a string');
-  assert.match(out, /^# Source: webapp\/templates\/service\.yaml$/m);
-  assert.match(out, /^# nothing rendered here$/m);
-  assert.ok(out.startsWith('---\n'));
-});
+  it('injectMetadata keeps what go-yaml would read unchanged and comments in place', () => {
+    const out = injectMetadata(MANIFEST, SPEC);
+    const cm = doc(objects(out), 0);
+    assert.equal(cm.data?.['mode'], 0o755n, 'YAML 1.1 octal stays octal');
+    assert.match(out, /^ {2}mode: 0755$/m);
+    assert.equal(cm.data['enabled'], true, 'YAML 1.1 boolean stays boolean');
+    assert.equal(cm.data['big'], 12345678901234567890n, 'big integers are not rounded');
+    assert.match(out, /^ {4}flag: "on"$/m, 'injected values are quoted so "on" stays a string');
+    assert.match(out, /^# Source: webapp\/templates\/service\.yaml$/m);
+    assert.match(out, /^# nothing rendered here$/m);
+    assert.ok(out.startsWith('---\n'));
+  });
 
-await test('injectMetadata with an empty spec leaves objects as they were', () => {
-  const out = injectMetadata(MANIFEST, { labels: {}, annotations: {} });
-  assert.deepEqual(objects(out), objects(MANIFEST));
-});
+  it('injectMetadata with an empty spec leaves objects as they were', () => {
+    const out = injectMetadata(MANIFEST, { labels: {}, annotations: {} });
+    assert.deepEqual(objects(out), objects(MANIFEST));
+  });
 
-await test('injectMetadata rejects invalid YAML rather than passing it on', () => {
-  assert.throws(() => injectMetadata('a: b\n  c: d\n', SPEC), /not valid YAML/);
-});
+  it('injectMetadata rejects invalid YAML rather than passing it on', () => {
+    assert.throws(() => injectMetadata('a: b\n  c: d\n', SPEC), /not valid YAML/);
+  });
 
-await test('parsePostRenderSpec accepts only string maps', () => {
-  assert.deepEqual(parsePostRenderSpec('{"labels":{"a":"b"}}'), { labels: { a: 'b' }, annotations: {} });
-  assert.throws(() => parsePostRenderSpec('nope'), /not valid JSON/);
-  assert.throws(() => parsePostRenderSpec('[]'), /JSON object/);
-  assert.throws(() => parsePostRenderSpec('{"labels":{"a":1}}'), /must be a string/);
-});
+  it('parsePostRenderSpec accepts only string maps', () => {
+    assert.deepEqual(parsePostRenderSpec('{"labels":{"a":"b"}}'), { labels: { a: 'b' }, annotations: {} });
+    assert.throws(() => parsePostRenderSpec('nope'), /not valid JSON/);
+    assert.throws(() => parsePostRenderSpec('[]'), /JSON object/);
+    assert.throws(() => parsePostRenderSpec('{"labels":{"a":1}}'), /must be a string/);
+  });
 
-async function runScript(args: string[], input: string, env: Record<string, string> = {}) {
-  const r = await execa(process.execPath, [POSTRENDER_SCRIPT, ...args], { input, env, reject: false, stripFinalNewline: false });
-  return { code: r.exitCode, stdout: r.stdout, stderr: r.stderr };
-}
+  async function runScript(args: string[], input: string, env: Record<string, string> = {}) {
+    const r = await execa(process.execPath, [POSTRENDER_SCRIPT, ...args], { input, env, reject: false, stripFinalNewline: false });
+    return { code: r.exitCode, stdout: r.stdout, stderr: r.stderr };
+  }
 
-await test('the post-render script transforms a manifest on stdin (spec as argument)', async () => {
-  const { code, stdout } = await runScript([JSON.stringify(SPEC)], MANIFEST);
-  assert.equal(code, 0);
-  assert.equal(stdout, injectMetadata(MANIFEST, SPEC));
-});
+  it('the post-render script transforms a manifest on stdin (spec as argument)', async () => {
+    const { code, stdout } = await runScript([JSON.stringify(SPEC)], MANIFEST);
+    assert.equal(code, 0);
+    assert.equal(stdout, injectMetadata(MANIFEST, SPEC));
+  });
 
-await test('the post-render script reads its spec from the environment when no argument is given', async () => {
-  const { code, stdout } = await runScript([], MANIFEST, { [SPEC_ENV]: JSON.stringify(SPEC) });
-  assert.equal(code, 0);
-  assertInjected(doc(objects(stdout), 0).metadata);
-});
+  it('the post-render script reads its spec from the environment when no argument is given', async () => {
+    const { code, stdout } = await runScript([], MANIFEST, { [SPEC_ENV]: JSON.stringify(SPEC) });
+    assert.equal(code, 0);
+    assertInjected(doc(objects(stdout), 0).metadata);
+  });
 
-await test('the post-render script fails loudly on a bad spec or bad input', async () => {
-  const noSpec = await runScript([], MANIFEST);
-  assert.equal(noSpec.code, 1);
-  assert.match(noSpec.stderr, /no spec given/);
-  assert.equal(noSpec.stdout, '');
-  const badYaml = await runScript([JSON.stringify(SPEC)], 'a: b\n  c: d\n');
-  assert.equal(badYaml.code, 1);
-  assert.match(badYaml.stderr, /not valid YAML/);
-});
+  it('the post-render script fails loudly on a bad spec or bad input', async () => {
+    const noSpec = await runScript([], MANIFEST);
+    assert.equal(noSpec.code, 1);
+    assert.match(noSpec.stderr, /no spec given/);
+    assert.equal(noSpec.stdout, '');
+    const badYaml = await runScript([JSON.stringify(SPEC)], 'a: b\n  c: d\n');
+    assert.equal(badYaml.code, 1);
+    assert.match(badYaml.stderr, /not valid YAML/);
+  });
 
-await test('the plugin.yaml checked in equals the one the client installs', async () => {
-  const checkedIn = fileURLToPath(new URL('../../../../src/helm/postrender/plugin.yaml', import.meta.url));
-  assert.equal(await readFile(checkedIn, 'utf8'), POSTRENDER_PLUGIN_YAML);
-});
+  it('the plugin.yaml checked in equals the one the client installs', async () => {
+    const checkedIn = fileURLToPath(new URL('../../../../src/helm/postrender/plugin.yaml', import.meta.url));
+    assert.equal(await readFile(checkedIn, 'utf8'), POSTRENDER_PLUGIN_YAML);
+  });
 
-await test('installPostRenderPlugin writes a private plugin dir that close() or process exit removes', async () => {
-  const p = await installPostRenderPlugin({ nodeBin: '/usr/bin/node-of-choice', curlBin: null });
-  assert.equal((await stat(p.pluginsDir)).mode & 0o777, 0o700);
-  assert.equal(await readFile(join(p.pluginsDir, POSTRENDER_PLUGIN_NAME, 'plugin.yaml'), 'utf8'), POSTRENDER_PLUGIN_YAML);
-  assert.equal((await stat(p.wrapper)).mode & 0o777, 0o700);
-  assert.equal(p.transport, 'script');
-  assert.deepEqual(p.env, { [NODE_ENV]: '/usr/bin/node-of-choice', [SCRIPT_ENV]: POSTRENDER_SCRIPT });
-  await p.remove();
-  await assert.rejects(stat(p.pluginsDir), { code: 'ENOENT' });
+  it('installPostRenderPlugin writes a private plugin dir that close() or process exit removes', async () => {
+    const p = await installPostRenderPlugin({ nodeBin: '/usr/bin/node-of-choice', curlBin: null });
+    assert.equal((await stat(p.pluginsDir)).mode & 0o777, 0o700);
+    assert.equal(await readFile(join(p.pluginsDir, POSTRENDER_PLUGIN_NAME, 'plugin.yaml'), 'utf8'), POSTRENDER_PLUGIN_YAML);
+    assert.equal((await stat(p.wrapper)).mode & 0o777, 0o700);
+    assert.equal(p.transport, 'script');
+    assert.deepEqual(p.env, { [NODE_ENV]: '/usr/bin/node-of-choice', [SCRIPT_ENV]: POSTRENDER_SCRIPT });
+    await p.remove();
+    await assert.rejects(stat(p.pluginsDir), { code: 'ENOENT' });
 
-  // A process that never removes it: gone at exit all the same.
-  const pluginModule = new URL('../../../src/helm/postrender/plugin.js', import.meta.url).href;
-  const child = await execa(process.execPath, [
-    '--input-type=module',
-    '-e',
-    `const { installPostRenderPlugin } = await import(${JSON.stringify(pluginModule)}); process.stdout.write((await installPostRenderPlugin()).pluginsDir);`,
-  ]);
-  assert.match(child.stdout, /chartpilot-helm-plugins-/);
-  await assert.rejects(stat(child.stdout), { code: 'ENOENT' });
+    // A process that never removes it: gone at exit all the same.
+    const pluginModule = new URL('../../../src/helm/postrender/plugin.js', import.meta.url).href;
+    const child = await execa(process.execPath, [
+      '--input-type=module',
+      '-e',
+      `const { installPostRenderPlugin } = await import(${JSON.stringify(pluginModule)}); process.stdout.write((await installPostRenderPlugin()).pluginsDir);`,
+    ]);
+    assert.match(child.stdout, /chartpilot-helm-plugins-/);
+    await assert.rejects(stat(child.stdout), { code: 'ENOENT' });
+  });
 });

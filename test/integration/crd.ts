@@ -1,0 +1,60 @@
+// CustomResourceDefinitions in tests: a kind of its own for each test, installed and established.
+import type { TestCluster } from './harness.js';
+import { waitFor } from './wait.js';
+
+export interface TestKind {
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  readonly plural: string;
+}
+
+/** A kind unique to one test, so parallel test files never share CRs or CRDs. */
+export function testKind(suffix: string): TestKind {
+  const kind = `App${suffix.replace(/[^A-Za-z0-9]/g, '')}`;
+  return { group: 'test.chartpilot.io', version: 'v1', kind, plural: `${kind.toLowerCase()}s` };
+}
+
+/** `<plural>.<group>`: how kubectl names the kind's resource unambiguously. */
+export function resourceOf(k: TestKind): string {
+  return `${k.plural}.${k.group}`;
+}
+
+/** Installs a CRD for `k` (any spec, a status subresource) and waits until it is established. */
+export async function installCrd(cluster: TestCluster, k: TestKind): Promise<void> {
+  const crd = {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: resourceOf(k) },
+    spec: {
+      group: k.group,
+      names: { kind: k.kind, plural: k.plural, singular: k.kind.toLowerCase(), listKind: `${k.kind}List` },
+      scope: 'Namespaced',
+      versions: [
+        {
+          name: k.version,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        },
+      ],
+    },
+  };
+  await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(crd) });
+  await established(cluster, crd.metadata.name);
+}
+
+/**
+ * Waits until the CRD `name` is Established, then fails if the API server found its schema not
+ * structural (a NonStructuralSchema condition).
+ */
+export async function established(cluster: TestCluster, name: string): Promise<void> {
+  const conditions = (): Promise<string> =>
+    cluster.kubectl(['get', 'crd', name, '-o', 'jsonpath={range .status.conditions[*]}{.type}={.status}{"\\n"}{end}'], { allowFail: true }).then((r) => r.stdout);
+  const seen = await waitFor(`CRD ${name} established`, async () => {
+    const text = await conditions();
+    return text.split('\n').includes('Established=True') ? text : undefined;
+  });
+  if (/^NonStructuralSchema=/m.test(seen)) throw new Error(`CRD ${name} has a NonStructuralSchema condition:\n${seen}`);
+}

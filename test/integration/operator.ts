@@ -1,0 +1,134 @@
+// The real chartpilot binary as a test runs it: a watches.yaml in a temp dir, a HELM_BIN wrapper
+// that records every helm call (so tests can count helm processes), its output captured for
+// assertions and failure reports, and stopped (SIGKILL) when the test ends.
+import { appendFileSync, chmodSync, cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestContext } from 'node:test';
+import { execa, type ResultPromise } from 'execa';
+import { stringify } from 'yaml';
+import { OPERATOR_NODE_FLAGS } from '../../src/cli/node-flags.js';
+import type { TestKind } from './crd.js';
+import { REPO_ROOT } from './fixtures.js';
+import type { TestCluster } from './harness.js';
+import { waitFor } from './wait.js';
+
+const BIN = join(REPO_ROOT, 'bin/chartpilot.js');
+
+export interface WatchSpec {
+  readonly kind: TestKind;
+  readonly chart: string;
+  /** More fields of the watches.yaml entry (selector, overrideValues, …). */
+  readonly extra?: Record<string, unknown>;
+}
+
+export interface StartOptions {
+  /** WATCH_NAMESPACE; [] watches every namespace. */
+  readonly namespaces: readonly string[];
+  readonly watches: readonly WatchSpec[];
+  readonly args?: readonly string[];
+  readonly env?: Record<string, string>;
+  /** Run in this directory (e.g. one holding a helm stand-in); a new temp dir otherwise. */
+  readonly dir?: string;
+  /** Don't wait for the "controller started" log line (start-up failures, standby replicas). */
+  readonly noWait?: boolean;
+}
+
+export interface RunningOperator {
+  /** Its directory: watches.yaml, charts/ (copies the test may edit), operator.log, helm-calls.log. */
+  readonly dir: string;
+  readonly watchesFile: string;
+  readonly process: ResultPromise;
+  /** Every helm invocation's arguments (first word = subcommand), in order; `helm version` left out. */
+  helmCalls(): string[];
+  /** Everything it wrote to stdout and stderr (of every operator run in `dir`). */
+  logs(): string;
+  /** Sends `signal` unless it has exited, and resolves with its exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | undefined>;
+  /** Its exit code once it has exited by itself; fails after timeoutMs. */
+  exitCode(timeoutMs: number): Promise<number>;
+}
+
+/** Writes dir/watches.yaml for `specs`, with each chart copied into dir/charts (so tests may edit it). */
+export function writeWatches(dir: string, specs: readonly WatchSpec[]): string {
+  const entries = specs.map((s) => {
+    const chartDir = join(dir, 'charts', `${s.kind.kind.toLowerCase()}-${s.chart.split('/').pop() ?? 'chart'}`);
+    if (!existsSync(chartDir)) cpSync(s.chart, chartDir, { recursive: true });
+    return { group: s.kind.group, version: s.kind.version, kind: s.kind.kind, chart: chartDir, ...(s.extra ?? {}) };
+  });
+  const file = join(dir, 'watches.yaml');
+  writeFileSync(file, stringify(entries));
+  return file;
+}
+
+/**
+ * Starts the operator and (unless noWait) resolves once it logged "controller started". With a
+ * `dir` and no watches it runs on the watches.yaml already there: a restart.
+ */
+export async function startOperator(t: TestContext, cluster: TestCluster, opts: StartOptions): Promise<RunningOperator> {
+  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'chartpilot-op-'));
+  const watchesFile = opts.dir !== undefined && opts.watches.length === 0 ? join(dir, 'watches.yaml') : writeWatches(dir, opts.watches);
+  const callLog = join(dir, 'helm-calls.log');
+  const wrapper = join(dir, 'helm-wrapper.sh');
+  // Test instrumentation only: the operator itself never runs a shell.
+  writeFileSync(wrapper, `#!/bin/sh\nprintf '%s\\n' "$*" >> '${callLog}'\nexec '${cluster.helmBin}' "$@"\n`);
+  chmodSync(wrapper, 0o755);
+  if (!existsSync(callLog)) writeFileSync(callLog, '');
+  const logFile = join(dir, 'operator.log');
+
+  const proc = execa(process.execPath, [...OPERATOR_NODE_FLAGS, BIN, 'run', '--watches-file', watchesFile, '--metrics-bind-address', '0', '--health-probe-bind-address', '0', ...(opts.args ?? [])], {
+    env: {
+      ...cluster.env,
+      HELM_BIN: wrapper,
+      WATCH_NAMESPACE: opts.namespaces.join(','),
+      ...(opts.env ?? {}),
+    },
+    extendEnv: true,
+    reject: false,
+    all: true,
+    buffer: false,
+    cleanup: true,
+    // A graceful stop drains running helm calls; don't escalate to SIGKILL before it could.
+    forceKillAfterDelay: 60_000,
+  });
+  proc.all.on('data', (chunk: Buffer) => {
+    appendFileSync(logFile, chunk);
+  });
+
+  let exited: number | undefined;
+  const done = proc.then((r) => {
+    exited = r.exitCode ?? -1;
+    return exited;
+  });
+
+  const op: RunningOperator = {
+    dir,
+    watchesFile,
+    process: proc,
+    helmCalls: () =>
+      readFileSync(callLog, 'utf8')
+        .split('\n')
+        .filter((l) => l !== '' && !l.startsWith('version')),
+    logs: () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : ''),
+    stop: async (signal: NodeJS.Signals = 'SIGTERM') => {
+      if (exited === undefined) proc.kill(signal);
+      return done;
+    },
+    exitCode: (timeoutMs) => waitFor('operator exit', () => Promise.resolve(exited), { timeoutMs, intervalMs: 100 }),
+  };
+  t.after(async () => {
+    await op.stop('SIGKILL');
+  });
+  if (opts.noWait !== true) {
+    try {
+      await waitFor('operator started', () => {
+        if (exited !== undefined) throw new Error(`operator exited with ${exited}:\n${op.logs()}`);
+        return Promise.resolve(op.logs().includes('controller started'));
+      });
+    } catch (err) {
+      t.diagnostic(op.logs());
+      throw err;
+    }
+  }
+  return op;
+}
