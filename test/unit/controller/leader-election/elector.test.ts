@@ -1,66 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  defaultLeaseName,
-  LeaderElector,
-  LeaseConflictError,
-  microTime,
-  resolveLeaseNamespace,
-  type ElectionLog,
-  type LeaseRecord,
-  type LeaseSnapshot,
-  type LeaseStore,
-} from '../../../src/controller/leader-election.js';
-import { FakeClock, settle } from '../fakes/clock.js';
-
-/** One Lease object with resourceVersion semantics, shared by any number of store handles. */
-class FakeLease {
-  snapshot: LeaseSnapshot | undefined;
-  private version = 0;
-  writes = 0;
-
-  put(record: LeaseRecord): LeaseSnapshot {
-    this.writes++;
-    this.snapshot = { record, resourceVersion: String(++this.version) };
-    return this.snapshot;
-  }
-}
-
-/** A LeaseStore over a FakeLease whose failures the test controls. */
-class FakeStore implements LeaseStore {
-  readonly description = 'ns/lock';
-  /** Thrown by every call while set. */
-  failWith: Error | undefined;
-  /** Calls never settle while set (a hung connection). */
-  hang = false;
-  calls = 0;
-
-  constructor(readonly lease: FakeLease) {}
-
-  private async gate(): Promise<void> {
-    this.calls++;
-    await Promise.resolve();
-    if (this.hang) await new Promise<never>(() => undefined);
-    if (this.failWith !== undefined) throw this.failWith;
-  }
-
-  async get(): Promise<LeaseSnapshot | undefined> {
-    await this.gate();
-    return this.lease.snapshot;
-  }
-
-  async create(record: LeaseRecord): Promise<LeaseSnapshot> {
-    await this.gate();
-    if (this.lease.snapshot !== undefined) throw new LeaseConflictError('exists');
-    return this.lease.put(record);
-  }
-
-  async update(base: LeaseSnapshot, record: LeaseRecord): Promise<LeaseSnapshot> {
-    await this.gate();
-    if (this.lease.snapshot?.resourceVersion !== base.resourceVersion) throw new LeaseConflictError('conflict');
-    return this.lease.put(record);
-  }
-}
+import { LeaderElector, microTime, type ElectionLog, type LeaderElectorOptions } from '../../../../src/controller/leader-election/elector.js';
+import { FakeClock, settle } from '../../fakes/clock.js';
+import { FakeLease, FakeLeaseStore } from '../../fakes/lease-store.js';
 
 class Log implements ElectionLog {
   readonly lines: { level: string; msg: string; obj: object }[] = [];
@@ -80,14 +22,14 @@ class Log implements ElectionLog {
 
 interface Candidate {
   readonly elector: LeaderElector;
-  readonly store: FakeStore;
+  readonly store: FakeLeaseStore;
   readonly log: Log;
   readonly leadership: boolean[];
   lost: number;
 }
 
-function candidate(clock: FakeClock, lease: FakeLease, identity: string): Candidate {
-  const store = new FakeStore(lease);
+function candidate(clock: FakeClock, lease: FakeLease, identity: string, extra: Partial<LeaderElectorOptions> = {}): Candidate {
+  const store = new FakeLeaseStore(lease);
   const log = new Log();
   const c: Candidate = {
     store,
@@ -99,12 +41,13 @@ function candidate(clock: FakeClock, lease: FakeLease, identity: string): Candid
       identity,
       log,
       clock,
-      wallClock: () => new Date(Date.UTC(2026, 0, 1) + clock.now()),
+      wallClock: { now: () => Date.UTC(2026, 0, 1) + clock.now() },
       random: () => 0,
       onLeadership: (l) => c.leadership.push(l),
       onLost: () => {
         c.lost++;
       },
+      ...extra,
     }),
   };
   return c;
@@ -342,7 +285,7 @@ describe('LeaderElector', () => {
   });
 
   it('rejects timings under which two leaders could overlap', () => {
-    const store = new FakeStore(new FakeLease());
+    const store = new FakeLeaseStore(new FakeLease());
     const log = new Log();
     assert.throws(() => new LeaderElector({ store, identity: 'a', log, leaseDurationMs: 10_000, renewDeadlineMs: 10_000 }), /lease duration/);
     assert.throws(() => new LeaderElector({ store, identity: 'a', log, renewDeadlineMs: 2_000, retryPeriodMs: 2_000 }), /renew deadline/);
@@ -350,31 +293,7 @@ describe('LeaderElector', () => {
   });
 });
 
-describe('lease settings', () => {
-  it('takes the namespace from the flag, then the service account file, then POD_NAMESPACE', () => {
-    assert.deepEqual(resolveLeaseNamespace('flagged', { POD_NAMESPACE: 'env' }, () => 'file'), {
-      ok: true,
-      namespace: 'flagged',
-      source: '--leader-election-namespace',
-    });
-    const fromFile = resolveLeaseNamespace('', { POD_NAMESPACE: 'env' }, () => 'operators\n');
-    assert.equal(fromFile.ok && fromFile.namespace, 'operators');
-    const fromEnv = resolveLeaseNamespace('', { POD_NAMESPACE: 'env' }, () => undefined);
-    assert.equal(fromEnv.ok && fromEnv.namespace, 'env');
-    const none = resolveLeaseNamespace('', {}, () => undefined);
-    assert.ok(!none.ok);
-    assert.match(none.problem, /--leader-election-namespace/);
-  });
-
-  it('derives a stable lease name from the watched kinds, independent of their order', () => {
-    const a = { group: 'cache.example.com', version: 'v1', kind: 'Memcached' };
-    const b = { group: '', version: 'v1', kind: 'Nginx' };
-    const name = defaultLeaseName([a, b]);
-    assert.match(name, /^chartpilot-[0-9a-f]{10}$/);
-    assert.equal(defaultLeaseName([b, a]), name);
-    assert.notEqual(defaultLeaseName([a]), name);
-  });
-
+describe('microTime', () => {
   it('writes MicroTime with six fractional digits', () => {
     assert.equal(microTime(new Date(Date.UTC(2026, 1, 3, 4, 5, 6, 789))), '2026-02-03T04:05:06.789000Z');
   });
