@@ -293,6 +293,121 @@ describe('LeaderElector', () => {
   });
 });
 
+describe('LeaderElector timing and edge cases', () => {
+  const held = (holderIdentity: string, at?: string) => ({
+    holderIdentity,
+    leaseDurationSeconds: 15,
+    acquireTime: at,
+    renewTime: at,
+    leaseTransitions: 0,
+  });
+
+  it('waits the retry period plus up to 20 % jitter between tries while standing by, and none while renewing', async () => {
+    const clock = new FakeClock();
+    const lease = new FakeLease();
+    lease.put(held('other'));
+    const b = candidate(clock, lease, 'b', { random: () => 0.5 });
+    const stopB = new AbortController();
+    acquiring(b, stopB.signal);
+    await settle();
+    assert.deepEqual(clock.pendingDelays(), [2_200]);
+
+    const a = candidate(clock, new FakeLease(), 'a', { random: () => 0.5 });
+    acquiring(a);
+    await settle();
+    assert.ok(a.elector.isLeader);
+    assert.deepEqual(clock.pendingDelays(), [2_000, 2_200], 'the leader renews every 2 s exactly');
+    await a.elector.release();
+    stopB.abort();
+    await b.elector.release();
+  });
+
+  it('judges expiry by its own clock, never by the timestamps in the lease', async () => {
+    const clock = new FakeClock();
+    const lease = new FakeLease();
+    // Written long ago by the holder's clock: still valid for 15 s from when b first sees it.
+    lease.put(held('other', '2000-01-01T00:00:00.000000Z'));
+    const b = candidate(clock, lease, 'b');
+    const sb = acquiring(b);
+    await clock.advance(14_000);
+    assert.equal(sb.done, false);
+    await clock.advance(3_000);
+    assert.deepEqual(sb, { done: true, result: true });
+    await b.elector.release();
+  });
+
+  it('restarts the expiry wait whenever the lease changes', async () => {
+    const clock = new FakeClock();
+    const lease = new FakeLease();
+    lease.put(held('other', 't0'));
+    const b = candidate(clock, lease, 'b');
+    const sb = acquiring(b);
+    await clock.advance(10_000);
+    lease.put(held('other', 't1')); // the holder renewed
+    await clock.advance(12_000);
+    assert.equal(sb.done, false, '22 s after b first saw the lease, but only 10 s after it saw it change');
+    await clock.advance(7_000);
+    assert.deepEqual(sb, { done: true, result: true });
+    await b.elector.release();
+  });
+
+  it('writes its own lease duration, renews at its own period and gives up at its own deadline', async () => {
+    const clock = new FakeClock();
+    const lease = new FakeLease();
+    const a = candidate(clock, lease, 'a', { leaseDurationMs: 20_500, renewDeadlineMs: 8_000, retryPeriodMs: 1_000 });
+    acquiring(a);
+    await settle();
+    assert.equal(lease.snapshot?.record.leaseDurationSeconds, 21, 'whole seconds, rounded up');
+    const writes = lease.writes;
+    await clock.advance(5_000);
+    assert.equal(lease.writes - writes, 5, 'one renewal per second');
+    a.store.failWith = new Error('connection refused');
+    await clock.advance(8_900);
+    assert.equal(a.lost, 0);
+    await clock.advance(200);
+    assert.equal(a.lost, 1, 'lost one retry period plus the renew deadline after the last renewal');
+  });
+
+  it('keeps leading when someone else wrote its lease without taking it (e.g. added a label)', async () => {
+    const clock = new FakeClock();
+    const lease = new FakeLease();
+    const a = candidate(clock, lease, 'a');
+    acquiring(a);
+    await settle();
+    const first = lease.snapshot?.record;
+    assert.ok(first);
+    lease.put(first); // a new resourceVersion, the same holder
+    await clock.advance(2_000);
+    assert.equal(a.elector.isLeader, true);
+    assert.equal(a.lost, 0);
+    assert.equal(lease.snapshot?.record.holderIdentity, 'a');
+    assert.equal(lease.snapshot.record.acquireTime, first.acquireTime);
+    assert.equal(lease.snapshot.record.leaseTransitions, 0);
+    assert.notEqual(lease.snapshot.record.renewTime, first.renewTime);
+    assert.equal(a.log.lines.filter((l) => l.level === 'warn').length, 0, 'the conflict is no problem');
+    await a.elector.release();
+  });
+
+  it('logs a failed release and leaves the lease to expire', async () => {
+    const clock = new FakeClock();
+    const lease = new FakeLease();
+    const a = candidate(clock, lease, 'a');
+    acquiring(a);
+    await settle();
+    a.store.failWith = new Error('connection refused');
+    await a.elector.release();
+    assert.equal(lease.snapshot?.record.holderIdentity, 'a');
+    assert.ok(a.log.lines.some((l) => l.level === 'warn' && l.msg.includes('could not release the leader lease')));
+    assert.deepEqual(a.leadership, [false, true, false]);
+  });
+
+  it('cannot acquire again after release', async () => {
+    const a = candidate(new FakeClock(), new FakeLease(), 'a');
+    await a.elector.release();
+    await assert.rejects(a.elector.acquire(new AbortController().signal), /acquire after release/);
+  });
+});
+
 describe('microTime', () => {
   it('writes MicroTime with six fractional digits', () => {
     assert.equal(microTime(new Date(Date.UTC(2026, 1, 3, 4, 5, 6, 789))), '2026-02-03T04:05:06.789000Z');
