@@ -152,11 +152,7 @@ export type FlagParseResult<N extends string> =
  */
 export function parseFlags<N extends string>(defs: readonly FlagDef<N>[], argv: readonly string[], env: Env, command: string): FlagParseResult<N> {
   const byName = new Map(defs.map((d) => [d.name, d]));
-  // Spelling → flag; aliases after every flag, so "did you mean" prefers the current spellings.
-  const spellings = new Map<string, FlagDef<N>>([
-    ...defs.map((d): [string, FlagDef<N>] => [d.name, d]),
-    ...defs.flatMap((d) => (d.aliases ?? []).map((a): [string, FlagDef<N>] => [a.name, d])),
-  ]);
+  const spellings = spellingsOf(defs);
   const shorts = new Set(defs.flatMap((d) => (d.short === undefined ? [] : [d.short])));
   const problems: string[] = [];
   const given = new Map<N, Given[]>();
@@ -198,13 +194,24 @@ export function parseFlags<N extends string>(defs: readonly FlagDef<N>[], argv: 
     given.set(def.name, list);
   }
 
-  for (const d of defs) {
-    for (const alias of d.aliases ?? []) {
-      const spelt = new Set((given.get(d.name) ?? []).map((g) => g.spelling));
-      if (spelt.has(d.name) && spelt.has(alias.name)) problems.push(`only one of --${d.name} and --${alias.name} may be set (${alias.why})`);
-    }
-  }
+  problems.push(...aliasConflicts(defs, given));
   return { help: false, values: new FlagValues(byName, given, env), problems };
+}
+
+/** A flag given under both its own spelling and an alias, in table order. */
+function aliasConflicts<N extends string>(defs: readonly FlagDef<N>[], given: ReadonlyMap<N, readonly Given[]>): string[] {
+  return defs.flatMap((d) => {
+    const spelt = new Set((given.get(d.name) ?? []).map((g) => g.spelling));
+    return (d.aliases ?? []).filter((a) => spelt.has(d.name) && spelt.has(a.name)).map((a) => `only one of --${d.name} and --${a.name} may be set (${a.why})`);
+  });
+}
+
+/** Spelling → flag; aliases after every flag, so "did you mean" prefers the current spellings. */
+function spellingsOf<N extends string>(defs: readonly FlagDef<N>[]): Map<string, FlagDef<N>> {
+  return new Map<string, FlagDef<N>>([
+    ...defs.map((d): [string, FlagDef<N>] => [d.name, d]),
+    ...defs.flatMap((d) => (d.aliases ?? []).map((a): [string, FlagDef<N>] => [a.name, d])),
+  ]);
 }
 
 /** The value of one flag token, or undefined (with a problem) when it has none that fits. */
