@@ -25,6 +25,22 @@ export default tseslint.config(
     },
   },
   {
+    // URLs, content types and status handling are decided once, in src/kube; everything else uses
+    // the typed verbs. Catches `client.request(...)` and `client.request` passed on as a function;
+    // node's and undici's own `http.request` etc. are not the kube client.
+    files: ['src/**/*.ts'],
+    ignores: ['src/kube/**'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "MemberExpression[property.name='request']:not([object.name=/^(?:http|https|http2|undici)$/])",
+          message: 'only src/kube talks HTTP to the API server: use the verbs in src/kube/objects.ts',
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.js'],
     extends: [tseslint.configs.disableTypeChecked],
   },

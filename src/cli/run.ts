@@ -7,7 +7,9 @@
 import type { Logger } from 'pino';
 import type { WatchEntry } from '../config/types.js';
 import { loadWatches } from '../config/watches.js';
-import { defaultLeaseName, KubeLeaseStore, LeaderElector, newIdentity, resolveLeaseNamespace } from '../controller/leader-election.js';
+import { newIdentity, resolveLeaseLocation, type LeaseLocation } from '../controller/leader-election/config.js';
+import { LeaderElector } from '../controller/leader-election/elector.js';
+import { KubeLeaseStore } from '../controller/leader-election/lease-store.js';
 import { Manager } from '../controller/manager.js';
 import { ConfigReloader } from '../controller/reloader.js';
 import { checkApiServer, checkPermissions, PreflightError, requiredChecks, resolveResources } from './preflight.js';
@@ -74,14 +76,14 @@ export async function runOperator(config: RunConfig, io: RunIo, logger?: Logger)
     return ExitCode.badConfig;
   }
 
-  let lease: { name: string; namespace: string } | undefined;
+  let lease: LeaseLocation | undefined;
   if (config.leaderElection !== undefined) {
-    const ns = resolveLeaseNamespace(config.leaderElection.namespace, io.env);
-    if (!ns.ok) {
-      io.stderr(`error: ${ns.problem}`);
+    const resolved = resolveLeaseLocation(config.leaderElection, loaded.entries, io.env);
+    if (!resolved.ok) {
+      io.stderr(`error: ${resolved.problem}`);
       return ExitCode.badConfig;
     }
-    lease = { name: config.leaderElection.id === '' ? defaultLeaseName(loaded.entries) : config.leaderElection.id, namespace: ns.namespace };
+    lease = resolved.lease;
   }
 
   const metrics = new OperatorMetrics({ build: { version: config.version ?? 'unknown' } });
@@ -115,7 +117,7 @@ export async function runOperator(config: RunConfig, io: RunIo, logger?: Logger)
 
 interface Operation {
   readonly loaded: readonly WatchEntry[];
-  readonly lease: { readonly name: string; readonly namespace: string } | undefined;
+  readonly lease: LeaseLocation | undefined;
   readonly metrics: OperatorMetrics;
   readonly startedAt: number;
   readonly setReady: (check: () => CheckResult) => void;
@@ -156,7 +158,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
         client,
         ['get', 'create', 'update'].map((verb) => ({ verb, group: 'coordination.k8s.io', resource: 'leases', namespace: lease.namespace })),
       );
-      await new KubeLeaseStore(client, lease.namespace, lease.name).checkWritable().catch((err: unknown) => {
+      await new KubeLeaseStore({ client, ...lease }).checkWritable().catch((err: unknown) => {
         throw new PreflightError([
           `cannot create the leader election Lease ${lease.namespace}/${lease.name}: ${errorMessage(err)}; ` +
             'create that namespace or point --leader-election-namespace at an existing one',
@@ -188,7 +190,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
   let elector: LeaderElector | undefined;
   if (lease !== undefined) {
     elector = new LeaderElector({
-      store: new KubeLeaseStore(client, lease.namespace, lease.name),
+      store: new KubeLeaseStore({ client, ...lease }),
       identity: newIdentity(),
       log,
       onLeadership: (leader) => {

@@ -2,20 +2,25 @@
  * HelmClient backed by the helm binary (helm 4 is the target; helm 3 gets its own spelling of
  * the few flags that differ). One helm process per step, argument arrays only (never a shell),
  * values only through a private file, every call bounded by its timeout.
+ *
+ * The pieces: argv.ts builds each action's command line, dialect.ts knows the helm majors,
+ * exec.ts runs helm with its deadline, parse.ts reads its output, call-log.ts times and reports
+ * each call, postrender/wiring.ts points helm at our post-renderer. This file puts them in order.
  */
 import { randomBytes } from 'node:crypto';
-import { delimiter } from 'node:path';
 
+import { getManifestArgs, historyArgs, releaseLabelFlags, rollbackArgs, statusArgs, templateArgs, uninstallArgs, upgradeArgs, VERSION_ARGS } from './argv.js';
+import { timedCall, type CallScope, type HelmCallEvent } from './call-log.js';
+import { dialectFor, type Dialect } from './dialect.js';
 import { stringLeaves } from './errors.js';
-import { HelmKilledError, runHelm } from './exec.js';
-import { parseHistory, parseRelease, parseReleaseTemplate, releaseTemplate } from './parse.js';
-import { installPostRenderPlugin, POSTRENDER_PLUGIN_NAME, type InstalledPlugin, type PreparedRender } from './postrender/plugin.js';
+import { runHelm, type RunResult } from './exec.js';
+import { parseHistory, parseRelease, parseReleaseTemplate } from './parse.js';
+import type { PreparedRender } from './postrender/plugin.js';
+import { PostRenderWiring } from './postrender/wiring.js';
 import {
   HelmError,
   type HelmClient,
-  type HelmErrorKind,
   type Release,
-  type PostRenderSpec,
   type RollbackRequest,
   type TemplateRequest,
   type UninstallRequest,
@@ -23,17 +28,9 @@ import {
 } from './types.js';
 import { withValuesFile } from './values-file.js';
 
-export type HelmAction = 'upgrade' | 'uninstall' | 'rollback' | 'status' | 'history' | 'template';
-
-/** One finished client call, for metrics and logs (never carries values). */
-export interface HelmCallEvent {
-  readonly action: HelmAction;
-  readonly release: string;
-  readonly namespace: string;
-  readonly durationMs: number;
-  readonly outcome: 'success' | 'error';
-  readonly errorKind?: HelmErrorKind | undefined;
-}
+export { helmTimeoutMs, releaseLabelFlags } from './argv.js';
+export type { HelmAction, HelmCallEvent } from './call-log.js';
+export { dialectFor, type Dialect } from './dialect.js';
 
 export interface CliHelmClientOptions {
   /** Path (or PATH-resolvable name) of the helm binary. */
@@ -64,302 +61,159 @@ export interface CliHelmClient extends HelmClient {
   close(): Promise<void>;
 }
 
-/**
- * helm's own `--timeout` for a call with `budgetMs` left: a little below our kill deadline, so
- * that when a hook hangs helm gives up by itself and records the release as failed. Our kill
- * (SIGTERM, which helm 4 also turns into a failed release, then SIGKILL, which leaves a
- * pending-* lock) is the backstop.
- */
-export function helmTimeoutMs(budgetMs: number): number {
-  return Math.max(1, budgetMs - Math.min(10_000, Math.floor(budgetMs / 5)));
-}
-
-/** The flags that differ between helm majors. */
-export interface Dialect {
-  readonly major: 3 | 4;
-  /**
-   * Helm 4 applies server-side by default and refuses `--force-replace` together with it
-   * ("cannot use server-side apply and force replace together", recorded as a failed revision),
-   * and refuses `--force-conflicts` on a release that used client-side apply. Forcing
-   * server-side apply and taking over conflicting fields works for both kinds of release and is
-   * the closest to helm 3's `--force` (overwrite whatever others changed).
-   */
-  readonly force: readonly string[];
-  /**
-   * Flags for install/upgrade that skip helm's client-side OpenAPI validation. Helm 4 fetches and
-   * parses the API server's whole OpenAPI document in every process for it: 0.13 of the 0.20 CPU
-   * seconds of an install of the sample chart, plus the API server's work serving it. It adds no
-   * check there: with server-side apply the API server rejects unknown fields and wrong types
-   * either way, and with client-side apply helm 4.1 let an unknown field through either way.
-   * Helm 3 does reject unknown fields client-side, so it keeps its validation.
-   */
-  readonly install: readonly string[];
-}
-
-export function dialectFor(version: string): Dialect {
-  const m = /^v?(\d+)\./.exec(version.trim());
-  const major = Number(m?.[1] ?? NaN);
-  if (major === 3) return { major: 3, force: ['--force'], install: [] };
-  if (major >= 4) return { major: 4, force: ['--server-side=true', '--force-conflicts'], install: ['--disable-openapi-validation'] };
-  throw new HelmError('failed', `unsupported helm version ${JSON.stringify(version.trim())}: chartpilot needs helm 3 or 4`, 'version');
-}
-
 const VERSION_TIMEOUT_MS = 30_000;
 
 export function createHelmClient(opts: CliHelmClientOptions): CliHelmClient {
   validateOptions(opts);
-  const baseEnv: Record<string, string> = { ...opts.env };
-  if (opts.kubeconfig !== undefined) baseEnv['KUBECONFIG'] = opts.kubeconfig;
-
-  let versionPromise: Promise<string> | undefined;
-  let pluginPromise: Promise<InstalledPlugin> | undefined;
-
-  const emit = (event: HelmCallEvent): void => {
-    try {
-      opts.log?.(event);
-    } catch {
-      // A broken metrics hook must not turn a helm result into a failure.
-    }
-  };
-
-  /**
-   * Runs `fn` as one logged call. `remaining()` is what is left of the call's budget: a call may
-   * run several helm processes (version probe, the action, get manifest) and all share it.
-   */
-  async function call<T>(
-    action: HelmAction,
-    release: string,
-    namespace: string,
-    budgetMs: number,
-    fn: (remaining: () => number) => Promise<T>,
-  ): Promise<T> {
-    const started = performance.now();
-    const remaining = (): number => Math.max(1, Math.round(started + budgetMs - performance.now()));
-    const finish = (outcome: 'success' | 'error', errorKind?: HelmErrorKind): void => {
-      const durationMs = Math.round(performance.now() - started);
-      emit({ action, release, namespace, durationMs, outcome, ...(errorKind === undefined ? {} : { errorKind }) });
-    };
-    try {
-      const result = await fn(remaining);
-      finish('success');
-      return result;
-    } catch (err) {
-      finish('error', err instanceof HelmError ? err.kind : 'failed');
-      // Our kill was given what was left of the budget; the caller wants to hear the budget.
-      if (err instanceof HelmKilledError) throw new HelmKilledError(action, budgetMs);
-      throw err;
-    }
-  }
-
-  const run = (args: string[], action: string, timeoutMs: number, env: Record<string, string> = baseEnv, secrets?: readonly string[]) =>
-    runHelm(args, { helmBin: opts.helmBin, env, timeoutMs, action, secrets, killGraceMs: opts.killGraceMs });
-
-  async function version(timeoutMs = VERSION_TIMEOUT_MS): Promise<string> {
-    versionPromise ??= run(['version', '--template={{.Version}}'], 'version', timeoutMs).then((r) => r.stdout.trim());
-    try {
-      return await versionPromise;
-    } catch (err) {
-      versionPromise = undefined; // let the next call try again
-      throw err;
-    }
-  }
-
-  async function plugin(): Promise<InstalledPlugin> {
-    pluginPromise ??= installPostRenderPlugin({ nodeBin: opts.nodeBin, curlBin: opts.curlBin, baseDir: opts.tempDir });
-    try {
-      return await pluginPromise;
-    } catch (err) {
-      pluginPromise = undefined;
-      throw err;
-    }
-  }
-
-  /** Flags and environment that make helm run our post-renderer with `spec`, and its refusal if any. */
-  async function postRenderSetup(spec: PostRenderSpec, d: Dialect, errorFile: string): Promise<{ flags: string[]; env: Record<string, string>; render: PreparedRender }> {
-    const p = await plugin();
-    const userPlugins = baseEnv['HELM_PLUGINS'] ?? process.env['HELM_PLUGINS'] ?? '';
-    const render = p.prepare(spec, errorFile);
-    return {
-      flags: [
-        // Helm 4 names a postrenderer/v1 plugin; helm 3 runs an executable.
-        `--post-renderer=${d.major >= 4 ? POSTRENDER_PLUGIN_NAME : p.wrapper}`,
-        `--post-renderer-args=${render.arg}`,
-      ],
-      env: {
-        ...p.env,
-        // Ours first; helm splits HELM_PLUGINS like PATH, so the user's plugins stay visible.
-        HELM_PLUGINS: userPlugins === '' ? p.pluginsDir : `${p.pluginsDir}${delimiter}${userPlugins}`,
-      },
-      render,
-    };
-  }
-
-  async function getManifest(release: string, namespace: string, revision: number, timeoutMs: number): Promise<string> {
-    const args = ['get', 'manifest', `--namespace=${namespace}`, `--revision=${String(revision)}`, '--', release];
-    return (await run(args, 'get manifest', timeoutMs)).stdout;
-  }
-
-  return {
-    version,
-
-    async close(): Promise<void> {
-      const p = pluginPromise;
-      pluginPromise = undefined;
-      if (p !== undefined) await (await p.catch(() => undefined))?.remove();
-    },
-
-    async upgradeInstall(req: UpgradeInstallRequest): Promise<Release> {
-      validateRequest(req.release, req.namespace, req.timeoutMs);
-      validateChart(req.chart);
-      const labelFlags = releaseLabelFlags(req.releaseLabels);
-      if (req.historyMax !== undefined && (!Number.isInteger(req.historyMax) || req.historyMax < 0)) {
-        throw new RangeError(`historyMax must be a non-negative integer, got ${String(req.historyMax)}`);
-      }
-      return await call('upgrade', req.release, req.namespace, req.timeoutMs, async (remaining) => {
-        const d = dialectFor(await version(remaining()));
-        // No --wait: helm 4's default strategy (hookOnly) waits for hooks only; workload
-        // readiness is the operator's job. No --atomic/--rollback-on-failure either: recovery
-        // from a failed upgrade is the reconciler's decision.
-        const flags = ['--install', `--namespace=${req.namespace}`, '--output=json', ...d.install, ...labelFlags];
-        if (req.historyMax !== undefined) flags.push(`--history-max=${String(req.historyMax)}`);
-        if (req.description !== undefined) flags.push(`--description=${req.description}`);
-        if (req.force === true) flags.push(...d.force);
-        if (req.disableHooks === true) flags.push('--no-hooks');
-        const secrets = stringLeaves(req.values);
-        const out = await withValuesFile(
-          req.values,
-          async (file) => {
-            let env = baseEnv;
-            const runFlags = [...flags];
-            let render: PreparedRender | undefined;
-            if (req.postRender !== undefined) {
-              // A refusal file (script transport) sits beside the values file, in its private directory.
-              const pr = await postRenderSetup(req.postRender, d, `${file}.refusal`);
-              runFlags.push(...pr.flags);
-              env = { ...baseEnv, ...pr.env };
-              render = pr.render;
-            }
-            const args = ['upgrade', ...runFlags, `--timeout=${String(helmTimeoutMs(remaining()))}ms`, `--values=${file}`, '--', req.release, req.chart];
-            try {
-              return await run(args, 'upgrade', remaining(), env, secrets);
-            } catch (err) {
-              const refusal = await render?.refusal();
-              if (refusal !== undefined) throw new HelmError('render', refusal, 'upgrade', { cause: err });
-              throw err;
-            } finally {
-              render?.done();
-            }
-          },
-          opts.tempDir,
-        );
-        const release = parseRelease(out.stdout, 'upgrade');
-        // helm 4.1 prints the manifest in the release JSON (verified), unless the chart renders
-        // nothing; fetching it again then is harmless and keeps older helms covered.
-        if (release.manifest !== '') return release;
-        return { ...release, manifest: await getManifest(req.release, req.namespace, release.revision, remaining()) };
-      });
-    },
-
-    async uninstall(req: UninstallRequest): Promise<'uninstalled' | 'not-found'> {
-      validateRequest(req.release, req.namespace, req.timeoutMs);
-      return await call('uninstall', req.release, req.namespace, req.timeoutMs, async (remaining) => {
-        const flags = [`--namespace=${req.namespace}`, `--timeout=${String(helmTimeoutMs(remaining()))}ms`];
-        if (req.wait === true) flags.push('--wait'); // helm 4: the watcher strategy; helm 3: a boolean
-        if (req.disableHooks === true) flags.push('--no-hooks');
-        if (req.description !== undefined) flags.push(`--description=${req.description}`);
-        try {
-          await run(['uninstall', ...flags, '--', req.release], 'uninstall', remaining());
-          return 'uninstalled';
-        } catch (err) {
-          if (err instanceof HelmError && err.kind === 'not-found') return 'not-found';
-          throw err;
-        }
-      });
-    },
-
-    async rollback(req: RollbackRequest): Promise<void> {
-      validateRequest(req.release, req.namespace, req.timeoutMs);
-      if (req.revision !== undefined && (!Number.isInteger(req.revision) || req.revision < 1)) {
-        throw new RangeError(`rollback revision must be a positive integer, got ${String(req.revision)}`);
-      }
-      await call('rollback', req.release, req.namespace, req.timeoutMs, async (remaining) => {
-        const d = dialectFor(await version(remaining()));
-        // `helm rollback` has no --description: helm records "Rollback to N" itself.
-        const flags = [`--namespace=${req.namespace}`];
-        if (req.force === true) flags.push(...d.force);
-        if (req.disableHooks === true) flags.push('--no-hooks');
-        flags.push(`--timeout=${String(helmTimeoutMs(remaining()))}ms`);
-        // Without a revision helm rolls back to the one before the current.
-        const positional = req.revision === undefined ? [req.release] : [req.release, String(req.revision)];
-        await run(['rollback', ...flags, '--', ...positional], 'rollback', remaining());
-      });
-    },
-
-    async status(release: string, namespace: string, timeoutMs: number): Promise<Release | undefined> {
-      validateRequest(release, namespace, timeoutMs);
-      return await call('status', release, namespace, timeoutMs, async (remaining) => {
-        // Fresh per call, so no chart's notes or manifest can contain the field separator.
-        const boundary = `@@chartpilot-${randomBytes(12).toString('hex')}@@`;
-        try {
-          const args = ['get', 'all', `--namespace=${namespace}`, `--template=${releaseTemplate(boundary)}`, '--', release];
-          const out = await run(args, 'status', remaining());
-          return parseReleaseTemplate(out.stdout, boundary);
-        } catch (err) {
-          if (err instanceof HelmError && err.kind === 'not-found') return undefined;
-          throw err;
-        }
-      });
-    },
-
-    async history(release: string, namespace: string, timeoutMs: number): Promise<readonly Release[]> {
-      validateRequest(release, namespace, timeoutMs);
-      return await call('history', release, namespace, timeoutMs, async (remaining) => {
-        try {
-          // --max: helm's default (256) would silently drop the oldest revisions.
-          const args = ['history', `--namespace=${namespace}`, '--output=json', `--max=${String(2 ** 31 - 1)}`, '--', release];
-          const out = await run(args, 'history', remaining());
-          return parseHistory(out.stdout, release, namespace);
-        } catch (err) {
-          if (err instanceof HelmError && err.kind === 'not-found') return [];
-          throw err;
-        }
-      });
-    },
-
-    async template(req: TemplateRequest): Promise<string> {
-      validateRequest(req.release, req.namespace, req.timeoutMs);
-      validateChart(req.chart);
-      return await call('template', req.release, req.namespace, req.timeoutMs, async (remaining) => {
-        const secrets = stringLeaves(req.values);
-        const out = await withValuesFile(
-          req.values,
-          (file) => run(['template', `--namespace=${req.namespace}`, `--values=${file}`, '--', req.release, req.chart], 'template', remaining(), baseEnv, secrets),
-          opts.tempDir,
-        );
-        return out.stdout;
-      });
-    },
-  };
+  return new CliHelm(opts);
 }
 
-/** Kubernetes label syntax; helm stores these on the release Secret, whose API would reject others. */
-const LABEL_KEY = /^(?:[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?\/)?[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
-const LABEL_VALUE = /^(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
-/** Helm refuses these ("user supplied labels contains system reserved label name"). */
-const RESERVED_RELEASE_LABELS = new Set(['name', 'owner', 'status', 'version', 'createdAt', 'modifiedAt']);
+class CliHelm implements CliHelmClient {
+  private readonly baseEnv: Record<string, string>;
+  private readonly postRender: PostRenderWiring;
+  private versionPromise: Promise<string> | undefined;
 
-/**
- * One `--labels=k=v` per label: helm's flag is a stringToString that would split a joined list
- * on commas; single pairs are taken whole. Helm merges them with the previous revision's labels.
- */
-export function releaseLabelFlags(labels: Readonly<Record<string, string>> | undefined): string[] {
-  const flags: string[] = [];
-  for (const [k, v] of Object.entries(labels ?? {})) {
-    if (!LABEL_KEY.test(k) || RESERVED_RELEASE_LABELS.has(k)) throw new TypeError(`invalid release label key ${JSON.stringify(k)}`);
-    if (!LABEL_VALUE.test(v)) throw new TypeError(`invalid value for release label ${k}`);
-    flags.push(`--labels=${k}=${v}`);
+  constructor(private readonly opts: CliHelmClientOptions) {
+    this.baseEnv = { ...opts.env };
+    if (opts.kubeconfig !== undefined) this.baseEnv['KUBECONFIG'] = opts.kubeconfig;
+    this.postRender = new PostRenderWiring({ nodeBin: opts.nodeBin, curlBin: opts.curlBin, baseDir: opts.tempDir });
   }
-  return flags;
+
+  async version(timeoutMs = VERSION_TIMEOUT_MS): Promise<string> {
+    this.versionPromise ??= this.run(VERSION_ARGS, 'version', timeoutMs).then((r) => r.stdout.trim());
+    try {
+      return await this.versionPromise;
+    } catch (err) {
+      this.versionPromise = undefined; // let the next call try again
+      throw err;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.postRender.close();
+  }
+
+  async upgradeInstall(req: UpgradeInstallRequest): Promise<Release> {
+    validateRequest(req.release, req.namespace, req.timeoutMs);
+    validateChart(req.chart);
+    const labelFlags = releaseLabelFlags(req.releaseLabels);
+    if (req.historyMax !== undefined && (!Number.isInteger(req.historyMax) || req.historyMax < 0)) {
+      throw new RangeError(`historyMax must be a non-negative integer, got ${String(req.historyMax)}`);
+    }
+    return await this.call(scope('upgrade', req, req.timeoutMs), async (remaining) => {
+      const d = dialectFor(await this.version(remaining()));
+      const out = await withValuesFile(req.values, (file) => this.upgradeWith(file, req, d, labelFlags, remaining), this.opts.tempDir);
+      const release = parseRelease(out.stdout, 'upgrade');
+      // helm 4.1 prints the manifest in the release JSON (verified), unless the chart renders
+      // nothing; fetching it again then is harmless and keeps older helms covered.
+      if (release.manifest !== '') return release;
+      return { ...release, manifest: await this.getManifest(req.release, req.namespace, release.revision, remaining()) };
+    });
+  }
+
+  async uninstall(req: UninstallRequest): Promise<'uninstalled' | 'not-found'> {
+    validateRequest(req.release, req.namespace, req.timeoutMs);
+    return await this.call(scope('uninstall', req, req.timeoutMs), async (remaining) => {
+      const args = uninstallArgs(req, remaining());
+      const found = await whenFound(this.run(args, 'uninstall', remaining()));
+      return found === undefined ? 'not-found' : 'uninstalled';
+    });
+  }
+
+  async rollback(req: RollbackRequest): Promise<void> {
+    validateRequest(req.release, req.namespace, req.timeoutMs);
+    if (req.revision !== undefined && (!Number.isInteger(req.revision) || req.revision < 1)) {
+      throw new RangeError(`rollback revision must be a positive integer, got ${String(req.revision)}`);
+    }
+    await this.call(scope('rollback', req, req.timeoutMs), async (remaining) => {
+      const d = dialectFor(await this.version(remaining()));
+      await this.run(rollbackArgs(req, d, remaining()), 'rollback', remaining());
+    });
+  }
+
+  async status(release: string, namespace: string, timeoutMs: number): Promise<Release | undefined> {
+    validateRequest(release, namespace, timeoutMs);
+    return await this.call(scope('status', { release, namespace }, timeoutMs), async (remaining) => {
+      // Fresh per call, so no chart's notes or manifest can contain the field separator.
+      const boundary = `@@chartpilot-${randomBytes(12).toString('hex')}@@`;
+      const out = await whenFound(this.run(statusArgs(release, namespace, boundary), 'status', remaining()));
+      return out === undefined ? undefined : parseReleaseTemplate(out.stdout, boundary);
+    });
+  }
+
+  async history(release: string, namespace: string, timeoutMs: number): Promise<readonly Release[]> {
+    validateRequest(release, namespace, timeoutMs);
+    return await this.call(scope('history', { release, namespace }, timeoutMs), async (remaining) => {
+      const out = await whenFound(this.run(historyArgs(release, namespace), 'history', remaining()));
+      return out === undefined ? [] : parseHistory(out.stdout, release, namespace);
+    });
+  }
+
+  async template(req: TemplateRequest): Promise<string> {
+    validateRequest(req.release, req.namespace, req.timeoutMs);
+    validateChart(req.chart);
+    return await this.call(scope('template', req, req.timeoutMs), async (remaining) => {
+      const secrets = stringLeaves(req.values);
+      const out = await withValuesFile(
+        req.values,
+        (file) => this.run(templateArgs(req, file), 'template', remaining(), this.baseEnv, secrets),
+        this.opts.tempDir,
+      );
+      return out.stdout;
+    });
+  }
+
+  /** `helm upgrade` with the values in `file`, through our post-renderer when the request has a spec. */
+  private async upgradeWith(file: string, req: UpgradeInstallRequest, d: Dialect, labelFlags: readonly string[], remaining: () => number): Promise<RunResult> {
+    const secrets = stringLeaves(req.values);
+    let env = this.baseEnv;
+    let postRenderFlags: readonly string[] = [];
+    let render: PreparedRender | undefined;
+    if (req.postRender !== undefined) {
+      const helmPlugins = this.baseEnv['HELM_PLUGINS'] ?? process.env['HELM_PLUGINS'] ?? '';
+      // A refusal file (script transport) sits beside the values file, in its private directory.
+      const pr = await this.postRender.setup(req.postRender, d, helmPlugins, `${file}.refusal`);
+      postRenderFlags = pr.flags;
+      env = { ...this.baseEnv, ...pr.env };
+      render = pr.render;
+    }
+    const args = upgradeArgs(req, d, { labelFlags, postRenderFlags, budgetMs: remaining(), valuesFile: file });
+    try {
+      return await this.run(args, 'upgrade', remaining(), env, secrets);
+    } catch (err) {
+      const refusal = await render?.refusal();
+      if (refusal !== undefined) throw new HelmError('render', refusal, 'upgrade', { cause: err });
+      throw err;
+    } finally {
+      render?.done();
+    }
+  }
+
+  private async getManifest(release: string, namespace: string, revision: number, timeoutMs: number): Promise<string> {
+    return (await this.run(getManifestArgs(release, namespace, revision), 'get manifest', timeoutMs)).stdout;
+  }
+
+  private call<T>(s: CallScope, fn: (remaining: () => number) => Promise<T>): Promise<T> {
+    return timedCall(s, this.opts.log, fn);
+  }
+
+  private run(args: readonly string[], action: string, timeoutMs: number, env: Record<string, string> = this.baseEnv, secrets?: readonly string[]): Promise<RunResult> {
+    return runHelm(args, { helmBin: this.opts.helmBin, env, timeoutMs, action, secrets, killGraceMs: this.opts.killGraceMs });
+  }
+}
+
+function scope(action: CallScope['action'], at: { readonly release: string; readonly namespace: string }, budgetMs: number): CallScope {
+  return { action, release: at.release, namespace: at.namespace, budgetMs };
+}
+
+/** `run`'s result, or undefined when helm said the release does not exist. */
+async function whenFound<T>(run: Promise<T>): Promise<T | undefined> {
+  try {
+    return await run;
+  } catch (err) {
+    if (err instanceof HelmError && err.kind === 'not-found') return undefined;
+    throw err;
+  }
 }
 
 function validateRequest(release: string, namespace: string, timeoutMs: number): void {

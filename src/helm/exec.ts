@@ -1,6 +1,6 @@
 /**
  * Runs one helm process: argument array (no shell), bounded time, typed failure. Everything
- * helm-specific about *what* to run lives in cli-client.ts; this module only knows how.
+ * helm-specific about *what* to run lives in argv.ts and cli-client.ts; this module only knows how.
  */
 import { execa } from 'execa';
 

@@ -15,7 +15,7 @@ interface Node { metadata: { name: string }; status?: { conditions?: Condition[]
 interface Pod { metadata: { name: string }; spec?: { nodeName?: string }; status?: { phase?: string; podIP?: string; conditions?: Condition[] } }
 interface Deployment { status?: { readyReplicas?: number } }
 interface ConfigMap { metadata: { uid: string }; data?: Record<string, string> }
-interface HelmRelease { name: string; status: string; chart: string }
+interface Release { name: string; status: string; chart: string }
 
 const c = await testCluster();
 
@@ -73,7 +73,7 @@ spec:
     // The chart declares kubeVersion >=1.33, so this also fails on an unstamped API server.
     await c.helm(['upgrade', '--install', 'tiny', chart, '-n', ns, '--set', 'message=from-test', '--wait', '--timeout', '2m']);
 
-    const releases = JSON.parse((await c.helm(['list', '-n', ns, '-o', 'json'])).stdout) as HelmRelease[];
+    const releases = JSON.parse((await c.helm(['list', '-n', ns, '-o', 'json'])).stdout) as Release[];
     assert.deepEqual(releases.map((r) => [r.name, r.status, r.chart]), [['tiny', 'deployed', 'tiny-0.1.0']]);
     const cm = await getJson<ConfigMap>(c, ['get', 'configmap', 'tiny-tiny', '-n', ns]);
     assert.equal(cm.data?.message, 'from-test');
@@ -83,7 +83,7 @@ spec:
     await c.helm(['uninstall', 'tiny', '-n', ns, '--wait', '--timeout', '2m']);
     await waitFor('the release objects to be deleted', async () =>
       await gone(['configmap', 'tiny-tiny', '-n', ns]) && await gone(['deployment', 'tiny-tiny', '-n', ns]));
-    const after = JSON.parse((await c.helm(['list', '-n', ns, '-o', 'json'])).stdout) as HelmRelease[];
+    const after = JSON.parse((await c.helm(['list', '-n', ns, '-o', 'json'])).stdout) as Release[];
     assert.deepEqual(after, []);
     // No release history kept either (helm 4's list has no --all; status reads the storage).
     const status = await c.helm(['status', 'tiny', '-n', ns], { allowFail: true });

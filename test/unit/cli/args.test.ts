@@ -293,4 +293,13 @@ describe('run arguments', () => {
     }
     assert.ok(!RUN_HELP.includes('--metrics-addr'), 'deprecated spellings are not advertised');
   });
+
+  it('names a bad value by the spelling it was given under', () => {
+    assert.match(problems(['--metrics-addr=8080'])[0] ?? '', /^--metrics-addr "8080" is not a listen address/u);
+    assert.deepEqual(problems(['--metrics-addr=:9000', '--metrics-bind-address=8080']), [
+      'only one of --metrics-bind-address and --metrics-addr may be set (--metrics-addr is the deprecated spelling)',
+      '--metrics-bind-address "8080" is not a listen address (no port); expected host:port such as :8080, 127.0.0.1:8080 or [::1]:8080, or 0 to disable',
+    ]);
+    assert.deepEqual(problems(['--metrics-addr']), ['--metrics-addr needs a value, e.g. --metrics-addr=:8080']);
+  });
 });

@@ -1,66 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  defaultLeaseName,
-  LeaderElector,
-  LeaseConflictError,
-  microTime,
-  resolveLeaseNamespace,
-  type ElectionLog,
-  type LeaseRecord,
-  type LeaseSnapshot,
-  type LeaseStore,
-} from '../../../src/controller/leader-election.js';
-import { FakeClock, settle } from '../fakes/clock.js';
-
-/** One Lease object with resourceVersion semantics, shared by any number of store handles. */
-class FakeLease {
-  snapshot: LeaseSnapshot | undefined;
-  private version = 0;
-  writes = 0;
-
-  put(record: LeaseRecord): LeaseSnapshot {
-    this.writes++;
-    this.snapshot = { record, resourceVersion: String(++this.version) };
-    return this.snapshot;
-  }
-}
-
-/** A LeaseStore over a FakeLease whose failures the test controls. */
-class FakeStore implements LeaseStore {
-  readonly description = 'ns/lock';
-  /** Thrown by every call while set. */
-  failWith: Error | undefined;
-  /** Calls never settle while set (a hung connection). */
-  hang = false;
-  calls = 0;
-
-  constructor(readonly lease: FakeLease) {}
-
-  private async gate(): Promise<void> {
-    this.calls++;
-    await Promise.resolve();
-    if (this.hang) await new Promise<never>(() => undefined);
-    if (this.failWith !== undefined) throw this.failWith;
-  }
-
-  async get(): Promise<LeaseSnapshot | undefined> {
-    await this.gate();
-    return this.lease.snapshot;
-  }
-
-  async create(record: LeaseRecord): Promise<LeaseSnapshot> {
-    await this.gate();
-    if (this.lease.snapshot !== undefined) throw new LeaseConflictError('exists');
-    return this.lease.put(record);
-  }
-
-  async update(base: LeaseSnapshot, record: LeaseRecord): Promise<LeaseSnapshot> {
-    await this.gate();
-    if (this.lease.snapshot?.resourceVersion !== base.resourceVersion) throw new LeaseConflictError('conflict');
-    return this.lease.put(record);
-  }
-}
+import { LeaderElector, microTime, type ElectionLog, type LeaderElectorOptions } from '../../../../src/controller/leader-election/elector.js';
+import { FakeClock, settle } from '../../fakes/clock.js';
+import { FakeLease, FakeLeaseStore } from '../../fakes/lease-store.js';
 
 class Log implements ElectionLog {
   readonly lines: { level: string; msg: string; obj: object }[] = [];
@@ -80,14 +22,14 @@ class Log implements ElectionLog {
 
 interface Candidate {
   readonly elector: LeaderElector;
-  readonly store: FakeStore;
+  readonly store: FakeLeaseStore;
   readonly log: Log;
   readonly leadership: boolean[];
   lost: number;
 }
 
-function candidate(clock: FakeClock, lease: FakeLease, identity: string): Candidate {
-  const store = new FakeStore(lease);
+function candidate(clock: FakeClock, lease: FakeLease, identity: string, extra: Partial<LeaderElectorOptions> = {}): Candidate {
+  const store = new FakeLeaseStore(lease);
   const log = new Log();
   const c: Candidate = {
     store,
@@ -99,12 +41,13 @@ function candidate(clock: FakeClock, lease: FakeLease, identity: string): Candid
       identity,
       log,
       clock,
-      wallClock: () => new Date(Date.UTC(2026, 0, 1) + clock.now()),
+      wallClock: { now: () => Date.UTC(2026, 0, 1) + clock.now() },
       random: () => 0,
       onLeadership: (l) => c.leadership.push(l),
       onLost: () => {
         c.lost++;
       },
+      ...extra,
     }),
   };
   return c;
@@ -342,7 +285,7 @@ describe('LeaderElector', () => {
   });
 
   it('rejects timings under which two leaders could overlap', () => {
-    const store = new FakeStore(new FakeLease());
+    const store = new FakeLeaseStore(new FakeLease());
     const log = new Log();
     assert.throws(() => new LeaderElector({ store, identity: 'a', log, leaseDurationMs: 10_000, renewDeadlineMs: 10_000 }), /lease duration/);
     assert.throws(() => new LeaderElector({ store, identity: 'a', log, renewDeadlineMs: 2_000, retryPeriodMs: 2_000 }), /renew deadline/);
@@ -350,31 +293,122 @@ describe('LeaderElector', () => {
   });
 });
 
-describe('lease settings', () => {
-  it('takes the namespace from the flag, then the service account file, then POD_NAMESPACE', () => {
-    assert.deepEqual(resolveLeaseNamespace('flagged', { POD_NAMESPACE: 'env' }, () => 'file'), {
-      ok: true,
-      namespace: 'flagged',
-      source: '--leader-election-namespace',
-    });
-    const fromFile = resolveLeaseNamespace('', { POD_NAMESPACE: 'env' }, () => 'operators\n');
-    assert.equal(fromFile.ok && fromFile.namespace, 'operators');
-    const fromEnv = resolveLeaseNamespace('', { POD_NAMESPACE: 'env' }, () => undefined);
-    assert.equal(fromEnv.ok && fromEnv.namespace, 'env');
-    const none = resolveLeaseNamespace('', {}, () => undefined);
-    assert.ok(!none.ok);
-    assert.match(none.problem, /--leader-election-namespace/);
+describe('LeaderElector timing and edge cases', () => {
+  const held = (holderIdentity: string, at?: string) => ({
+    holderIdentity,
+    leaseDurationSeconds: 15,
+    acquireTime: at,
+    renewTime: at,
+    leaseTransitions: 0,
   });
 
-  it('derives a stable lease name from the watched kinds, independent of their order', () => {
-    const a = { group: 'cache.example.com', version: 'v1', kind: 'Memcached' };
-    const b = { group: '', version: 'v1', kind: 'Nginx' };
-    const name = defaultLeaseName([a, b]);
-    assert.match(name, /^chartpilot-[0-9a-f]{10}$/);
-    assert.equal(defaultLeaseName([b, a]), name);
-    assert.notEqual(defaultLeaseName([a]), name);
+  it('waits the retry period plus up to 20 % jitter between tries while standing by, and none while renewing', async () => {
+    const clock = new FakeClock();
+    const lease = new FakeLease();
+    lease.put(held('other'));
+    const b = candidate(clock, lease, 'b', { random: () => 0.5 });
+    const stopB = new AbortController();
+    acquiring(b, stopB.signal);
+    await settle();
+    assert.deepEqual(clock.pendingDelays(), [2_200]);
+
+    const a = candidate(clock, new FakeLease(), 'a', { random: () => 0.5 });
+    acquiring(a);
+    await settle();
+    assert.ok(a.elector.isLeader);
+    assert.deepEqual(clock.pendingDelays(), [2_000, 2_200], 'the leader renews every 2 s exactly');
+    await a.elector.release();
+    stopB.abort();
+    await b.elector.release();
   });
 
+  it('judges expiry by its own clock, never by the timestamps in the lease', async () => {
+    const clock = new FakeClock();
+    const lease = new FakeLease();
+    // Written long ago by the holder's clock: still valid for 15 s from when b first sees it.
+    lease.put(held('other', '2000-01-01T00:00:00.000000Z'));
+    const b = candidate(clock, lease, 'b');
+    const sb = acquiring(b);
+    await clock.advance(14_000);
+    assert.equal(sb.done, false);
+    await clock.advance(3_000);
+    assert.deepEqual(sb, { done: true, result: true });
+    await b.elector.release();
+  });
+
+  it('restarts the expiry wait whenever the lease changes', async () => {
+    const clock = new FakeClock();
+    const lease = new FakeLease();
+    lease.put(held('other', 't0'));
+    const b = candidate(clock, lease, 'b');
+    const sb = acquiring(b);
+    await clock.advance(10_000);
+    lease.put(held('other', 't1')); // the holder renewed
+    await clock.advance(12_000);
+    assert.equal(sb.done, false, '22 s after b first saw the lease, but only 10 s after it saw it change');
+    await clock.advance(7_000);
+    assert.deepEqual(sb, { done: true, result: true });
+    await b.elector.release();
+  });
+
+  it('writes its own lease duration, renews at its own period and gives up at its own deadline', async () => {
+    const clock = new FakeClock();
+    const lease = new FakeLease();
+    const a = candidate(clock, lease, 'a', { leaseDurationMs: 20_500, renewDeadlineMs: 8_000, retryPeriodMs: 1_000 });
+    acquiring(a);
+    await settle();
+    assert.equal(lease.snapshot?.record.leaseDurationSeconds, 21, 'whole seconds, rounded up');
+    const writes = lease.writes;
+    await clock.advance(5_000);
+    assert.equal(lease.writes - writes, 5, 'one renewal per second');
+    a.store.failWith = new Error('connection refused');
+    await clock.advance(8_900);
+    assert.equal(a.lost, 0);
+    await clock.advance(200);
+    assert.equal(a.lost, 1, 'lost one retry period plus the renew deadline after the last renewal');
+  });
+
+  it('keeps leading when someone else wrote its lease without taking it (e.g. added a label)', async () => {
+    const clock = new FakeClock();
+    const lease = new FakeLease();
+    const a = candidate(clock, lease, 'a');
+    acquiring(a);
+    await settle();
+    const first = lease.snapshot?.record;
+    assert.ok(first);
+    lease.put(first); // a new resourceVersion, the same holder
+    await clock.advance(2_000);
+    assert.equal(a.elector.isLeader, true);
+    assert.equal(a.lost, 0);
+    assert.equal(lease.snapshot?.record.holderIdentity, 'a');
+    assert.equal(lease.snapshot.record.acquireTime, first.acquireTime);
+    assert.equal(lease.snapshot.record.leaseTransitions, 0);
+    assert.notEqual(lease.snapshot.record.renewTime, first.renewTime);
+    assert.equal(a.log.lines.filter((l) => l.level === 'warn').length, 0, 'the conflict is no problem');
+    await a.elector.release();
+  });
+
+  it('logs a failed release and leaves the lease to expire', async () => {
+    const clock = new FakeClock();
+    const lease = new FakeLease();
+    const a = candidate(clock, lease, 'a');
+    acquiring(a);
+    await settle();
+    a.store.failWith = new Error('connection refused');
+    await a.elector.release();
+    assert.equal(lease.snapshot?.record.holderIdentity, 'a');
+    assert.ok(a.log.lines.some((l) => l.level === 'warn' && l.msg.includes('could not release the leader lease')));
+    assert.deepEqual(a.leadership, [false, true, false]);
+  });
+
+  it('cannot acquire again after release', async () => {
+    const a = candidate(new FakeClock(), new FakeLease(), 'a');
+    await a.elector.release();
+    await assert.rejects(a.elector.acquire(new AbortController().signal), /acquire after release/);
+  });
+});
+
+describe('microTime', () => {
   it('writes MicroTime with six fractional digits', () => {
     assert.equal(microTime(new Date(Date.UTC(2026, 1, 3, 4, 5, 6, 789))), '2026-02-03T04:05:06.789000Z');
   });

@@ -1,7 +1,8 @@
 /**
- * Leader election on a `coordination.k8s.io/v1` Lease, with client-go's algorithm and
+ * Leader election's algorithm: client-go's acquire / renew / release over a `LeaseStore`, with
  * controller-runtime's defaults (lease 15 s, renew deadline 10 s, retry 2 s), so one replica acts
- * and the others stand by.
+ * and the others stand by. Where the lease lives is lease-store.ts's business; which lease, and
+ * who this process is, config.ts's.
  *
  * - Expiry is judged on this process's monotonic clock from when it last saw the lease *change*,
  *   never from the timestamps written in it: clocks of two nodes may disagree, the passing of
@@ -12,14 +13,8 @@
  * - `release()` hands the lease back (holder '' and a 1 s duration, as client-go's
  *   ReleaseOnCancel), so a standby takes over at once instead of waiting out the lease.
  */
-import { createHash, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
-import { gvkKey, type GroupVersionKind } from '../config/types.js';
-import { KubeApiError } from '../kube/errors.js';
-import type { KubeClient } from '../kube/rest.js';
-import { realClock, type Clock, type TimerHandle } from '../lib/clock.js';
-import { errorMessage } from '../lib/errors.js';
+import { realClock, systemWallClock, type Clock, type TimerHandle, type WallClock } from '../../lib/clock.js';
+import { errorMessage } from '../../lib/errors.js';
 
 /** The Lease's spec, as client-go's LeaderElectionRecord. */
 export interface LeaseRecord {
@@ -43,7 +38,7 @@ export class LeaseConflictError extends Error {
   override readonly name = 'LeaseConflictError';
 }
 
-/** Where the lease lives; the Kubernetes implementation is `KubeLeaseStore`, tests use a fake. */
+/** Where the lease lives: all the algorithm needs of it. `KubeLeaseStore` in production, a fake in tests. */
 export interface LeaseStore {
   /** `namespace/name`, for logs. */
   readonly description: string;
@@ -71,7 +66,7 @@ export interface LeaderElectorOptions {
   readonly retryPeriodMs?: number;
   readonly clock?: Clock;
   /** Wall time for the timestamps written into the lease. */
-  readonly wallClock?: () => Date;
+  readonly wallClock?: WallClock;
   /** [0, 1) for retry jitter. */
   readonly random?: () => number;
   /** Told of every change of this process's leadership (for the leader_election_master_status gauge). */
@@ -89,19 +84,38 @@ export const RETRY_PERIOD_MS = 2_000;
 /** client-go's JitterFactor for the acquire loop: waits are retryPeriod × [1, 1.2). */
 const JITTER = 0.2;
 
-/** client-go's identity: host name (the pod name in a pod) plus a random suffix, unique per process. */
-export function newIdentity(): string {
-  return `${hostname()}_${randomUUID()}`;
+interface Timings {
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+}
+
+/** The timings with defaults filled in; throws on those under which two leaders could overlap. */
+function timingsOf(opts: LeaderElectorOptions): Timings {
+  const t: Timings = {
+    leaseDurationMs: opts.leaseDurationMs ?? LEASE_DURATION_MS,
+    renewDeadlineMs: opts.renewDeadlineMs ?? RENEW_DEADLINE_MS,
+    retryPeriodMs: opts.retryPeriodMs ?? RETRY_PERIOD_MS,
+  };
+  if (!(t.retryPeriodMs > 0 && t.renewDeadlineMs > t.retryPeriodMs * (1 + JITTER))) {
+    throw new RangeError('leader election: the renew deadline must be longer than the retry period (with jitter)');
+  }
+  if (!(t.leaseDurationMs > t.renewDeadlineMs)) {
+    // Otherwise a standby could take over before a stuck leader notices it has lost.
+    throw new RangeError('leader election: the lease duration must be longer than the renew deadline');
+  }
+  return t;
 }
 
 export class LeaderElector {
+  readonly identity: string;
   private readonly store: LeaseStore;
   private readonly log: ElectionLog;
   private readonly leaseDurationMs: number;
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
   private readonly clock: Clock;
-  private readonly wallClock: () => Date;
+  private readonly wallClock: WallClock;
   private readonly random: () => number;
 
   /** The lease as last read or written, and when (monotonic) it last changed as we saw it. */
@@ -116,26 +130,17 @@ export class LeaderElector {
   private lastHolder: string | undefined;
 
   constructor(private readonly opts: LeaderElectorOptions) {
+    const timings = timingsOf(opts);
+    this.leaseDurationMs = timings.leaseDurationMs;
+    this.renewDeadlineMs = timings.renewDeadlineMs;
+    this.retryPeriodMs = timings.retryPeriodMs;
+    if (opts.identity === '') throw new RangeError('leader election: identity must not be empty');
+    this.identity = opts.identity;
     this.store = opts.store;
     this.log = opts.log;
-    this.leaseDurationMs = opts.leaseDurationMs ?? LEASE_DURATION_MS;
-    this.renewDeadlineMs = opts.renewDeadlineMs ?? RENEW_DEADLINE_MS;
-    this.retryPeriodMs = opts.retryPeriodMs ?? RETRY_PERIOD_MS;
-    if (!(this.retryPeriodMs > 0 && this.renewDeadlineMs > this.retryPeriodMs * (1 + JITTER))) {
-      throw new RangeError('leader election: the renew deadline must be longer than the retry period (with jitter)');
-    }
-    if (!(this.leaseDurationMs > this.renewDeadlineMs)) {
-      // Otherwise a standby could take over before a stuck leader notices it has lost.
-      throw new RangeError('leader election: the lease duration must be longer than the renew deadline');
-    }
-    if (opts.identity === '') throw new RangeError('leader election: identity must not be empty');
     this.clock = opts.clock ?? realClock;
-    this.wallClock = opts.wallClock ?? (() => new Date());
+    this.wallClock = opts.wallClock ?? systemWallClock;
     this.random = opts.random ?? Math.random;
-  }
-
-  get identity(): string {
-    return this.opts.identity;
   }
 
   get isLeader(): boolean {
@@ -178,7 +183,7 @@ export class LeaderElector {
     // it: also the case when acquire() won just as it was stopped.
     const base = this.observed;
     if (this.lostReported || base?.record.holderIdentity !== this.identity) return;
-    const now = microTime(this.wallClock());
+    const now = this.microNow();
     try {
       await this.store.update(base, {
         holderIdentity: '',
@@ -190,7 +195,7 @@ export class LeaderElector {
       this.log.info({ lease: this.store.description }, 'released the leader lease');
     } catch (err) {
       // Nothing is lost: the lease simply expires after its duration.
-      this.log.warn({ lease: this.store.description, err: message(err) }, 'could not release the leader lease; it will expire by itself');
+      this.log.warn({ lease: this.store.description, err: errorMessage(err) }, 'could not release the leader lease; it will expire by itself');
     }
   }
 
@@ -199,35 +204,43 @@ export class LeaderElector {
     while (!this.isReleased()) {
       await this.sleep(this.retryPeriodMs);
       if (this.isReleased()) return;
-      const deadline = this.clock.now() + this.renewDeadlineMs;
-      let renewed = false;
-      for (;;) {
-        const left = deadline - this.clock.now();
-        if (left <= 0) break;
-        renewed = await this.withDeadline(this.tryAcquireOrRenew(), left);
-        if (renewed || this.isReleased()) break;
-        await this.sleep(Math.min(this.retryPeriodMs, Math.max(0, deadline - this.clock.now())));
-        if (this.isReleased()) break;
-      }
+      const renewed = await this.renewWithinDeadline();
       if (this.isReleased()) return;
       if (!renewed) {
-        this.setLeader(false);
-        this.log.error(
-          { lease: this.store.description, identity: this.identity, renewDeadlineMs: this.renewDeadlineMs, lastError: this.lastProblem },
-          'leader election lost: could not renew the lease in time',
-        );
-        if (!this.lostReported) {
-          this.lostReported = true;
-          this.opts.onLost?.();
-        }
+        this.loseLeadership();
         return;
       }
     }
   }
 
+  /** One renewal: tries every retry period until a try succeeds (true) or the renew deadline has passed. */
+  private async renewWithinDeadline(): Promise<boolean> {
+    const deadline = this.clock.now() + this.renewDeadlineMs;
+    for (;;) {
+      const left = deadline - this.clock.now();
+      if (left <= 0) return false;
+      if (await this.withDeadline(this.tryAcquireOrRenew(), left)) return true;
+      if (this.isReleased()) return false;
+      await this.sleep(Math.min(this.retryPeriodMs, Math.max(0, deadline - this.clock.now())));
+      if (this.isReleased()) return false;
+    }
+  }
+
+  private loseLeadership(): void {
+    this.setLeader(false);
+    this.log.error(
+      { lease: this.store.description, identity: this.identity, renewDeadlineMs: this.renewDeadlineMs, lastError: this.lastProblem },
+      'leader election lost: could not renew the lease in time',
+    );
+    if (!this.lostReported) {
+      this.lostReported = true;
+      this.opts.onLost?.();
+    }
+  }
+
   /** One round of client-go's tryAcquireOrRenew; true when this process holds the lease afterwards. */
   private async tryAcquireOrRenew(): Promise<boolean> {
-    const now = microTime(this.wallClock());
+    const now = this.microNow();
     const fresh: LeaseRecord = {
       holderIdentity: this.identity,
       leaseDurationSeconds: Math.ceil(this.leaseDurationMs / 1000),
@@ -247,7 +260,7 @@ export class LeaderElector {
         return true;
       } catch (err) {
         if (!(err instanceof LeaseConflictError)) {
-          this.problem(`could not renew the lease: ${message(err)}`);
+          this.problem(`could not renew the lease: ${errorMessage(err)}`);
           return false;
         }
         // Someone wrote it meanwhile: read it and decide as any candidate would.
@@ -258,19 +271,10 @@ export class LeaderElector {
     try {
       current = await this.store.get();
     } catch (err) {
-      this.problem(`could not read the lease: ${message(err)}`);
+      this.problem(`could not read the lease: ${errorMessage(err)}`);
       return false;
     }
-    if (current === undefined) {
-      try {
-        this.observe(await this.store.create(fresh));
-        this.problem(undefined);
-        return true;
-      } catch (err) {
-        if (!(err instanceof LeaseConflictError)) this.problem(`could not create the lease: ${message(err)}`);
-        return false;
-      }
-    }
+    if (current === undefined) return this.write('create', () => this.store.create(fresh));
 
     if (this.observed === undefined || !sameRecord(current.record, this.observed.record)) this.observe(current);
     const holder = current.record.holderIdentity;
@@ -278,18 +282,28 @@ export class LeaderElector {
     const expiresAt = this.observedAt + current.record.leaseDurationSeconds * 1000;
     if (holder !== '' && holder !== this.identity && this.clock.now() < expiresAt) return false;
 
+    const base = current;
     const next: LeaseRecord =
       holder === this.identity
-        ? { ...fresh, acquireTime: current.record.acquireTime, leaseTransitions: current.record.leaseTransitions }
-        : { ...fresh, leaseTransitions: current.record.leaseTransitions + 1 };
+        ? { ...fresh, acquireTime: base.record.acquireTime, leaseTransitions: base.record.leaseTransitions }
+        : { ...fresh, leaseTransitions: base.record.leaseTransitions + 1 };
+    return this.write('update', () => this.store.update(base, next));
+  }
+
+  /** One write of the lease; true when it went through. A lost race is no problem worth logging. */
+  private async write(what: 'create' | 'update', op: () => Promise<LeaseSnapshot>): Promise<boolean> {
     try {
-      this.observe(await this.store.update(current, next));
+      this.observe(await op());
       this.problem(undefined);
       return true;
     } catch (err) {
-      if (!(err instanceof LeaseConflictError)) this.problem(`could not update the lease: ${message(err)}`);
+      if (!(err instanceof LeaseConflictError)) this.problem(`could not ${what} the lease: ${errorMessage(err)}`);
       return false;
     }
+  }
+
+  private microNow(): string {
+    return microTime(new Date(this.wallClock.now()));
   }
 
   /** A method, not the field: it changes while this object awaits, which narrowing cannot see. */
@@ -357,6 +371,7 @@ export class LeaderElector {
   }
 }
 
+/** A function, so the check after an await is not narrowed away by the one before it. */
 function isAborted(signal: AbortSignal): boolean {
   return signal.aborted;
 }
@@ -374,154 +389,4 @@ function sameRecord(a: LeaseRecord, b: LeaseRecord): boolean {
 /** metav1.MicroTime: RFC 3339 with exactly six fractional digits. */
 export function microTime(d: Date): string {
   return d.toISOString().replace(/\.(\d{3})Z$/u, '.$1000Z');
-}
-
-function message(err: unknown): string {
-  return errorMessage(err);
-}
-
-interface LeaseObject {
-  metadata?: { name?: string; namespace?: string; resourceVersion?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
-  spec?: {
-    holderIdentity?: string;
-    leaseDurationSeconds?: number;
-    acquireTime?: string;
-    renewTime?: string;
-    leaseTransitions?: number;
-  };
-}
-
-/** Each lease request gets half the renew deadline, so one hung call leaves time for a retry. */
-const LEASE_REQUEST_TIMEOUT_MS = RENEW_DEADLINE_MS / 2;
-
-/** The lease as a `coordination.k8s.io/v1` Lease object, written with optimistic concurrency. */
-export class KubeLeaseStore implements LeaseStore {
-  readonly description: string;
-  private readonly path: string;
-  /** Labels and annotations others put on the lease survive our full-object updates. */
-  private meta: Pick<NonNullable<LeaseObject['metadata']>, 'labels' | 'annotations'> = {};
-
-  constructor(
-    private readonly client: KubeClient,
-    private readonly namespace: string,
-    private readonly name: string,
-  ) {
-    this.description = `${namespace}/${name}`;
-    this.path = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
-  }
-
-  async get(): Promise<LeaseSnapshot | undefined> {
-    try {
-      return this.snapshot(await this.client.request<LeaseObject>('GET', `${this.path}/${encodeURIComponent(this.name)}`, { timeoutMs: LEASE_REQUEST_TIMEOUT_MS }));
-    } catch (err) {
-      if (err instanceof KubeApiError && err.status === 404) return undefined;
-      throw err;
-    }
-  }
-
-  /**
-   * Start-up check: a dry-run create fails fast on what would otherwise make a standby retry
-   * forever (a namespace that does not exist, a denied create); an existing lease is fine.
-   */
-  async checkWritable(): Promise<void> {
-    const record: LeaseRecord = { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: undefined, renewTime: undefined, leaseTransitions: 0 };
-    try {
-      await this.client.request('POST', this.path, { query: { dryRun: 'All' }, body: this.body(record, undefined), timeoutMs: LEASE_REQUEST_TIMEOUT_MS });
-    } catch (err) {
-      if (err instanceof KubeApiError && err.status === 409) return;
-      throw err;
-    }
-  }
-
-  async create(record: LeaseRecord): Promise<LeaseSnapshot> {
-    return this.write('POST', this.path, this.body(record, undefined));
-  }
-
-  async update(base: LeaseSnapshot, record: LeaseRecord): Promise<LeaseSnapshot> {
-    return this.write('PUT', `${this.path}/${encodeURIComponent(this.name)}`, this.body(record, base.resourceVersion));
-  }
-
-  private async write(method: 'POST' | 'PUT', path: string, body: LeaseObject): Promise<LeaseSnapshot> {
-    try {
-      return this.snapshot(await this.client.request<LeaseObject>(method, path, { body, timeoutMs: LEASE_REQUEST_TIMEOUT_MS }));
-    } catch (err) {
-      if (err instanceof KubeApiError && err.status === 409) throw new LeaseConflictError(`lease ${this.description} changed meanwhile`, { cause: err });
-      throw err;
-    }
-  }
-
-  private body(record: LeaseRecord, resourceVersion: string | undefined): LeaseObject & { apiVersion: string; kind: string } {
-    return {
-      apiVersion: 'coordination.k8s.io/v1',
-      kind: 'Lease',
-      metadata: {
-        name: this.name,
-        namespace: this.namespace,
-        ...this.meta,
-        ...(resourceVersion === undefined ? {} : { resourceVersion }),
-      },
-      spec: {
-        holderIdentity: record.holderIdentity,
-        leaseDurationSeconds: record.leaseDurationSeconds,
-        ...(record.acquireTime === undefined ? {} : { acquireTime: record.acquireTime }),
-        ...(record.renewTime === undefined ? {} : { renewTime: record.renewTime }),
-        leaseTransitions: record.leaseTransitions,
-      },
-    };
-  }
-
-  private snapshot(obj: LeaseObject): LeaseSnapshot {
-    const m = obj.metadata ?? {};
-    this.meta = { ...(m.labels === undefined ? {} : { labels: m.labels }), ...(m.annotations === undefined ? {} : { annotations: m.annotations }) };
-    const s = obj.spec ?? {};
-    return {
-      resourceVersion: m.resourceVersion ?? '',
-      record: {
-        holderIdentity: s.holderIdentity ?? '',
-        leaseDurationSeconds: s.leaseDurationSeconds ?? Math.ceil(LEASE_DURATION_MS / 1000),
-        acquireTime: s.acquireTime,
-        renewTime: s.renewTime,
-        leaseTransitions: s.leaseTransitions ?? 0,
-      },
-    };
-  }
-}
-
-/**
- * The lease name when none is given: stable for a given set of watched kinds (so every replica
- * of one Deployment agrees on it without configuration) and different for operators that watch
- * different kinds (so two operators in one namespace never block each other).
- */
-export function defaultLeaseName(kinds: readonly GroupVersionKind[]): string {
-  const keys = kinds.map((k) => gvkKey(k)).sort();
-  return `chartpilot-${createHash('sha256').update(keys.join('\n')).digest('hex').slice(0, 10)}`;
-}
-
-export const SERVICE_ACCOUNT_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
-
-export type LeaseNamespaceResult = { ok: true; namespace: string; source: string } | { ok: false; problem: string };
-
-/** `--leader-election-namespace`, else the pod's namespace (service account file), else POD_NAMESPACE. */
-export function resolveLeaseNamespace(
-  flag: string,
-  env: Readonly<Record<string, string | undefined>>,
-  readNamespaceFile: () => string | undefined = () => {
-    try {
-      return readFileSync(SERVICE_ACCOUNT_NAMESPACE_FILE, 'utf8');
-    } catch {
-      return undefined;
-    }
-  },
-): LeaseNamespaceResult {
-  if (flag !== '') return { ok: true, namespace: flag, source: '--leader-election-namespace' };
-  const fromFile = readNamespaceFile()?.trim();
-  if (fromFile !== undefined && fromFile !== '') return { ok: true, namespace: fromFile, source: SERVICE_ACCOUNT_NAMESPACE_FILE };
-  const fromEnv = env.POD_NAMESPACE?.trim();
-  if (fromEnv !== undefined && fromEnv !== '') return { ok: true, namespace: fromEnv, source: 'POD_NAMESPACE' };
-  return {
-    ok: false,
-    problem:
-      '--leader-elect needs a namespace for its Lease and none was found: not running in a pod ' +
-      `(${SERVICE_ACCOUNT_NAMESPACE_FILE} is missing) and POD_NAMESPACE is unset; set --leader-election-namespace`,
-  };
 }
