@@ -106,6 +106,17 @@ function only(built: RecordingController[]): RecordingController {
   return c;
 }
 
+/** A manager running WebApp and Cache, both on one chart. */
+async function twoKinds(t: TestContext) {
+  const s = setup();
+  const chartPath = await chartDir(t);
+  const web = watchEntry('WebApp', { chartPath });
+  const cache = watchEntry('Cache', { chartPath });
+  await s.manager.add(web, webApps);
+  await s.manager.add(cache, caches);
+  return { ...s, chartPath, web, cache };
+}
+
 describe('targetFor', () => {
   it('resolves the entry into a target: owner kind, chart digest, overrides, confinement', async (t) => {
     const chart = await chartDir(t);
@@ -207,12 +218,7 @@ describe('Manager', () => {
   }
 
   it('re-checks only the kind that changed', async (t) => {
-    const { manager, built } = setup();
-    const chartPath = await chartDir(t);
-    const web = watchEntry('WebApp', { chartPath });
-    const cache = watchEntry('Cache', { chartPath });
-    await manager.add(web, webApps);
-    await manager.add(cache, caches);
+    const { manager, built, chartPath, cache } = await twoKinds(t);
     assert.equal(await manager.refresh(gvkKey(cache), watchEntry('Cache', { chartPath, allowCrossNamespace: true })), true);
     assert.deepEqual(
       built.map((c) => `${c.options.name}:${c.enqueuedAll}`),
@@ -250,12 +256,7 @@ describe('Manager', () => {
   });
 
   it('stops and forgets a removed kind, and ignores removing one it does not run', async (t) => {
-    const { manager, built } = setup();
-    const chartPath = await chartDir(t);
-    const web = watchEntry('WebApp', { chartPath });
-    const cache = watchEntry('Cache', { chartPath });
-    await manager.add(web, webApps);
-    await manager.add(cache, caches);
+    const { manager, built, web, cache } = await twoKinds(t);
     await manager.remove(gvkKey(web), 2_500);
     await manager.remove('Nope.v1.g.example.com', 2_500);
     assert.deepEqual(
@@ -267,10 +268,7 @@ describe('Manager', () => {
   });
 
   it('stops every controller on stop', async (t) => {
-    const { manager, built } = setup();
-    const chartPath = await chartDir(t);
-    await manager.add(watchEntry('WebApp', { chartPath }), webApps);
-    await manager.add(watchEntry('Cache', { chartPath }), caches);
+    const { manager, built } = await twoKinds(t);
     await manager.stop(1_000);
     assert.deepEqual(
       built.map((c) => c.stops),
