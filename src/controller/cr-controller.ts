@@ -13,6 +13,7 @@ import type { Reconciler } from '../reconcile/reconciler.js';
 import type { CustomResource } from '../reconcile/model.js';
 import { WorkQueue, type WorkQueueMetrics } from './workqueue.js';
 import { errorMessage } from '../lib/errors.js';
+import type { Clock } from '../lib/clock.js';
 
 export interface CrControllerOptions {
   /** Controller name in logs and metrics (the kind, lower-cased like controller-runtime's). */
@@ -23,9 +24,12 @@ export interface CrControllerOptions {
   readonly namespaces: readonly string[];
   readonly labelSelector: string | undefined;
   readonly concurrency: number;
-  readonly reconciler: Reconciler;
+  /** Only `reconcile` is used (unit tests pass a recording fake). */
+  readonly reconciler: Pick<Reconciler, 'reconcile'>;
   readonly log: Logger;
   readonly queueMetrics?: WorkQueueMetrics;
+  /** Schedules the queue's requeues and retry backoffs; the process clock unless a test drives time. */
+  readonly clock?: Clock;
   /** Called after every reconcile (for metrics). */
   readonly onReconciled?: (result: 'success' | 'error' | 'requeue_after', durationMs: number) => void;
 }
@@ -75,6 +79,7 @@ export class CrController {
       name: opts.name,
       concurrency: opts.concurrency,
       handler: (key) => this.process(key),
+      ...(opts.clock === undefined ? {} : { clock: opts.clock }),
       ...(opts.queueMetrics === undefined ? {} : { metrics: opts.queueMetrics }),
       onError: (key, err, attempt) => {
         const { namespace, name } = splitKey(key);

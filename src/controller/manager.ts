@@ -17,7 +17,7 @@ import { DependentWatcher } from '../dependents/watcher.js';
 import { chartDigest } from '../config/chart-digest.js';
 import { systemWallClock } from '../lib/clock.js';
 import { createCrWriter } from './cr-writer.js';
-import { CrController } from './cr-controller.js';
+import { CrController, type CrControllerOptions } from './cr-controller.js';
 import { ReleaseKeeper } from '../dependents/release-keeper.js';
 import type { WorkQueueMetrics } from './workqueue.js';
 
@@ -36,6 +36,8 @@ export interface ManagerOptions {
   readonly suppressOverrideValues?: boolean;
   readonly queueMetrics?: (controller: string) => WorkQueueMetrics;
   readonly onReconciled?: (controller: string, result: 'success' | 'error' | 'requeue_after', durationMs: number) => void;
+  /** Builds each kind's controller; a plain CrController unless a test substitutes one. */
+  readonly createController?: (opts: CrControllerOptions) => CrController;
 }
 
 /**
@@ -111,7 +113,8 @@ export class Manager {
       target: () => current.target,
       keeper: this.keeper,
     });
-    const controller = new CrController({
+    const createController = opts.createController ?? ((o: CrControllerOptions) => new CrController(o));
+    const controller = createController({
       name,
       resource,
       client: opts.client,

@@ -15,7 +15,8 @@ import { errorMessage } from '../lib/errors.js';
 export interface ReloaderOptions {
   readonly watchesFile: string;
   readonly env: Readonly<Record<string, string | undefined>>;
-  readonly manager: Manager;
+  /** The running controllers; only these methods are used (unit tests pass a recording fake). */
+  readonly manager: Pick<Manager, 'entries' | 'add' | 'remove' | 'refresh'>;
   readonly log: Logger;
   /** Finds the API resource of each new kind (throws a PreflightError when a CRD is missing). */
   readonly resolve: (entries: readonly WatchEntry[]) => Promise<Map<WatchEntry, ApiResource>>;

@@ -23,7 +23,8 @@ import { errorMessage } from '../lib/errors.js';
 
 export interface ReleaseKeeperOptions {
   readonly client: KubeClient;
-  readonly watcher: DependentWatcher;
+  /** The shared dependent watcher; only these methods are used (unit tests pass a fake cache). */
+  readonly watcher: Pick<DependentWatcher, 'ensureWatching' | 'waitForSync' | 'isWatching' | 'get'>;
   readonly scopes: ScopeMap;
   readonly log: Logger;
   /** How long to wait for a newly watched kind's first LIST before judging without it. */

@@ -1,25 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { WatchEntry } from '../../../src/config/types.js';
 import { diffEntries } from '../../../src/controller/reload-plan.js';
-
-function entry(kind: string, extra: Partial<WatchEntry> = {}): WatchEntry {
-  return {
-    group: 'g.example.com',
-    version: 'v1',
-    kind,
-    chartPath: `/charts/${kind}`,
-    overrideValues: {},
-    watchDependentResources: true,
-    reconcilePeriodMs: undefined,
-    maxConcurrentReconciles: undefined,
-    labelSelector: undefined,
-    dryRunOption: undefined,
-    allowClusterScoped: false,
-    allowCrossNamespace: false,
-    ...extra,
-  };
-}
+import { watchEntry as entry } from './watch-entry-fixture.js';
 
 describe('diffEntries', () => {
   it('adds new kinds, removes dropped ones and refreshes the rest', () => {

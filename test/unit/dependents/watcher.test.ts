@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { setImmediate as tick } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { pino, type Logger } from 'pino';
 import { specHash } from '../../../src/dependents/spec-hash.js';
 import { DependentWatcher, type DependentChange } from '../../../src/dependents/watcher.js';
 import { KubeApiError } from '../../../src/kube/errors.js';
 import type { KubeObject } from '../../../src/kube/types.js';
+import { until } from '../fakes/clock.js';
 import { FakeApi, forbidden } from '../kube/fake-api.js';
 
 const OWNER = 'chartpilot.io/owner-uid';
@@ -15,13 +15,6 @@ function capture(): { log: Logger; lines: string[] } {
   return { log: pino({ level: 'info' }, { write: (s: string) => lines.push(s) }), lines };
 }
 
-async function until(what: string, cond: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000; i++) {
-    if (cond()) return;
-    await tick();
-  }
-  assert.fail(`never happened: ${what}`);
-}
 
 function setup(namespaces: string[] = [], opts: { notifyInitial?: boolean } = {}) {
   const api = new FakeApi();

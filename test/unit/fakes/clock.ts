@@ -84,3 +84,12 @@ export class FakeClock implements Clock {
 export async function settle(rounds = 5): Promise<void> {
   for (let i = 0; i < rounds; i++) await tick();
 }
+
+/** Lets promise chains and immediates run until `cond` holds; fails the test if it never does. */
+export async function until(what: string, cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000; i++) {
+    if (cond()) return;
+    await tick();
+  }
+  throw new Error(`never happened: ${what}`);
+}

@@ -4,35 +4,13 @@ import pino from 'pino';
 import { applyOverrides } from '../../../src/config/overrides.js';
 import { HelmError } from '../../../src/helm/types.js';
 import { FINALIZER } from '../../../src/reconcile/names.js';
-import type { CrWriter, EventSink, ReleaseKeeperPort } from '../../../src/reconcile/ports.js';
+import type { ReleaseKeeperPort } from '../../../src/reconcile/ports.js';
 import { Reconciler, ReconcileFailure, type ReconcileTarget } from '../../../src/reconcile/reconciler.js';
 import type { CrStatus, CustomResource } from '../../../src/reconcile/model.js';
 import { HelmWorld } from '../fakes/helm-world.js';
+import { RecordingEvents, RecordingWriter } from '../fakes/reconcile-ports.js';
 
 const log = pino({ level: 'silent' });
-
-class RecordingWriter implements CrWriter {
-  statuses: CrStatus[] = [];
-  finalizerWrites = 0;
-  patchStatus(_cr: CustomResource, status: CrStatus): Promise<void> {
-    this.statuses.push(status);
-    return Promise.resolve();
-  }
-  setFinalizers(cr: CustomResource, finalizers: readonly string[]): Promise<CustomResource> {
-    this.finalizerWrites++;
-    return Promise.resolve({ ...cr, metadata: { ...cr.metadata, finalizers } });
-  }
-  get last(): CrStatus | undefined {
-    return this.statuses.at(-1);
-  }
-}
-
-class RecordingEvents implements EventSink {
-  events: { type: string; reason: string; message: string }[] = [];
-  emit(_cr: CustomResource, type: string, reason: string, message: string): void {
-    this.events.push({ type, reason, message });
-  }
-}
 
 function cr(overrides: Partial<CustomResource['metadata']> = {}, spec: unknown = { replicas: 1 }, status?: CrStatus): CustomResource {
   return {

@@ -1,0 +1,246 @@
+import assert from 'node:assert/strict';
+import { describe, it, type TestContext } from 'node:test';
+import type { Logger } from 'pino';
+import { CrController, keyOf } from '../../../src/controller/cr-controller.js';
+import { KubeApiError } from '../../../src/kube/errors.js';
+import { resourcePath } from '../../../src/kube/resource.js';
+import type { ApiResource, KubeObject } from '../../../src/kube/types.js';
+import type { CustomResource } from '../../../src/reconcile/model.js';
+import { ReconcileFailure, type ReconcileOutcome, type Reconciler } from '../../../src/reconcile/reconciler.js';
+import { FakeClock, settle, until } from '../fakes/clock.js';
+import { capturingLogger } from '../fakes/reconcile-ports.js';
+import { configMaps, FakeApi, forbidden } from '../kube/fake-api.js';
+
+/** Records every reconcile; answers with `outcome` (a rejection when it is an Error). */
+class FakeReconciler implements Pick<Reconciler, 'reconcile'> {
+  readonly seen: CustomResource[] = [];
+  outcome: ReconcileOutcome | Error = {};
+
+  reconcile(cr: CustomResource, _log: Logger): Promise<ReconcileOutcome> {
+    this.seen.push(cr);
+    return this.outcome instanceof Error ? Promise.reject(this.outcome) : Promise.resolve(this.outcome);
+  }
+
+  get keys(): string[] {
+    return this.seen.map((cr) => keyOf(cr));
+  }
+}
+
+interface SetupOptions {
+  readonly namespaces?: string[];
+  readonly labelSelector?: string;
+  readonly resource?: ApiResource;
+}
+
+/** A controller of ConfigMaps (the kind FakeApi serves) with a fake reconciler and a hand-driven clock. */
+function setup(t: TestContext, o: SetupOptions = {}) {
+  const api = new FakeApi();
+  const clock = new FakeClock();
+  const reconciler = new FakeReconciler();
+  const results: string[] = [];
+  const retries: string[] = [];
+  const { log, text } = capturingLogger();
+  const controller = new CrController({
+    name: 'webapp',
+    resource: o.resource ?? configMaps,
+    client: api,
+    namespaces: o.namespaces ?? [],
+    labelSelector: o.labelSelector,
+    concurrency: 2,
+    reconciler,
+    log,
+    clock,
+    queueMetrics: { onRetry: (key) => retries.push(key) },
+    onReconciled: (result) => results.push(result),
+  });
+  t.after(() => controller.stop(0));
+  return { api, clock, reconciler, controller, results, retries, logged: text };
+}
+
+/** Starts the controller with `names` in namespace ns1 and waits until each was reconciled once. */
+async function started(t: TestContext, names: string[], o: SetupOptions = {}) {
+  const s = setup(t, o);
+  for (const name of names) s.api.put(name, { mode: 'fast' }, 'ns1', { generation: 1 });
+  s.controller.start();
+  await until(`${names.length} reconciles`, () => s.reconciler.seen.length === names.length);
+  return s;
+}
+
+describe('CrController', () => {
+  it('reconciles every object its informer lists, as the cache has it', async (t) => {
+    const { reconciler, results, clock } = await started(t, ['a', 'b']);
+    assert.deepEqual(reconciler.keys.sort(), ['ns1/a', 'ns1/b']);
+    const a = reconciler.seen.find((cr) => cr.metadata.name === 'a');
+    assert.equal(a?.metadata.uid, 'uid-a');
+    assert.deepEqual((a as { data?: unknown }).data, { mode: 'fast' });
+    assert.deepEqual(results, ['success', 'success']);
+    assert.equal(clock.pending, 0, 'no requeue was asked for');
+  });
+
+  it('lists and watches with the entry’s label selector', async (t) => {
+    const { api } = await started(t, ['a'], { labelSelector: 'team=web,tier in (frontend)' });
+    await until('watch open', () => api.current !== undefined);
+    assert.deepEqual(
+      api.lists.map((l) => l.query.labelSelector),
+      ['team=web,tier in (frontend)'],
+    );
+    assert.equal(api.current?.query.labelSelector, 'team=web,tier in (frontend)');
+  });
+
+  it('runs one informer per watched namespace', async (t) => {
+    const { api, controller } = setup(t, { namespaces: ['b', 'a'] });
+    controller.start();
+    await controller.waitForSync();
+    assert.equal(controller.hasSynced(), true);
+    assert.deepEqual(api.lists.map((l) => l.path).sort(), ['/api/v1/namespaces/a/configmaps', '/api/v1/namespaces/b/configmaps']);
+  });
+
+  it('runs one cluster-wide informer without namespaces, and for a cluster-scoped kind', async (t) => {
+    const all = setup(t);
+    all.controller.start();
+    await all.controller.waitForSync();
+    assert.deepEqual(all.api.lists.map((l) => l.path), ['/api/v1/configmaps']);
+
+    const widgets: ApiResource = { group: 'example.com', version: 'v1', apiVersion: 'example.com/v1', kind: 'Widget', plural: 'widgets', namespaced: false };
+    const scoped = setup(t, { namespaces: ['a', 'b'], resource: widgets });
+    scoped.controller.start();
+    await scoped.controller.waitForSync();
+    assert.deepEqual(scoped.api.lists.map((l) => l.path), ['/apis/example.com/v1/widgets']);
+  });
+
+  it('reconciles on a spec, label, annotation, finalizer or deletion change, not on a status-only update', async (t) => {
+    const { api, reconciler, controller } = await started(t, ['a']);
+    await until('watch open', () => api.current !== undefined);
+    api.put('a', { mode: 'slow' }, 'ns1', { generation: 1 }); // same generation: a status write
+    await until('cache updated', () => (controller.get('ns1/a') as { data?: { mode?: string } } | undefined)?.data?.mode === 'slow');
+    await settle();
+    assert.equal(reconciler.seen.length, 1, 'a status-only update is not reconciled');
+
+    const changes: Partial<KubeObject['metadata']>[] = [
+      { generation: 2 },
+      { generation: 2, labels: { team: 'web' } },
+      { generation: 2, labels: { team: 'web' }, annotations: { 'helm.sdk.operatorframework.io/upgrade-force': 'true' } },
+      { generation: 2, labels: { team: 'web' }, annotations: { 'helm.sdk.operatorframework.io/upgrade-force': 'true' }, finalizers: ['x'] },
+      {
+        generation: 2,
+        labels: { team: 'web' },
+        annotations: { 'helm.sdk.operatorframework.io/upgrade-force': 'true' },
+        finalizers: ['x'],
+        deletionTimestamp: '2026-01-01T10:00:00Z',
+      },
+    ];
+    for (const [i, metadata] of changes.entries()) {
+      api.put('a', { mode: 'slow' }, 'ns1', metadata);
+      await until(`reconcile after change ${i}`, () => reconciler.seen.length === i + 2);
+    }
+    assert.equal(reconciler.seen.at(-1)?.metadata.deletionTimestamp, '2026-01-01T10:00:00Z');
+  });
+
+  it('finds a cached object’s key by uid until it is deleted, without reconciling the deletion', async (t) => {
+    const { api, reconciler, controller } = await started(t, ['a']);
+    await until('watch open', () => api.current !== undefined);
+    assert.equal(controller.keyForUid('uid-a'), 'ns1/a');
+    assert.equal(controller.keyForUid('uid-other'), undefined);
+    api.remove('a', 'ns1');
+    await until('uid forgotten', () => controller.keyForUid('uid-a') === undefined);
+    await settle();
+    assert.equal(reconciler.seen.length, 1);
+  });
+
+  it('requeues after the period a reconcile asks for', async (t) => {
+    const s = setup(t);
+    s.reconciler.outcome = { requeueAfterMs: 30_000 };
+    s.api.put('a', {}, 'ns1');
+    s.controller.start();
+    await until('first reconcile', () => s.reconciler.seen.length === 1);
+    assert.deepEqual(s.results, ['requeue_after']);
+    assert.deepEqual(s.clock.pendingDelays(), [30_000]);
+    await s.clock.advance(29_999);
+    assert.equal(s.reconciler.seen.length, 1);
+    await s.clock.advance(1);
+    await until('requeued reconcile', () => s.reconciler.seen.length === 2);
+  });
+
+  it('retries a failed reconcile with growing backoff and logs why', async (t) => {
+    const s = setup(t);
+    s.reconciler.outcome = new ReconcileFailure('InstallError', 'helm install failed: Service "web" is invalid');
+    s.api.put('a', {}, 'ns1');
+    s.controller.start();
+    await until('first reconcile', () => s.results.length === 1);
+    assert.deepEqual(s.results, ['error']);
+    assert.deepEqual(s.retries, ['ns1/a']);
+    const [first] = s.clock.pendingDelays();
+    assert.ok(first !== undefined && first >= 450 && first <= 550, `first retry after ~500 ms, got ${String(first)}`);
+    assert.match(s.logged(), /"namespace":"ns1","name":"a","attempt":1,"err":"helm install failed: Service \\"web\\" is invalid","msg":"reconcile failed; will retry"/);
+
+    await s.clock.advance(first);
+    await until('second reconcile', () => s.results.length === 2);
+    const [second] = s.clock.pendingDelays();
+    assert.ok(second !== undefined && second >= 900 && second <= 1_100, `second retry after ~1 s, got ${String(second)}`);
+  });
+
+  it('lets a dependent-change hint wait out a failing key’s backoff, but not an explicit enqueue', async (t) => {
+    const s = setup(t);
+    s.reconciler.outcome = new Error('helm upgrade failed');
+    s.api.put('a', {}, 'ns1');
+    s.controller.start();
+    await until('first reconcile', () => s.results.length === 1);
+    s.controller.enqueue('ns1/a', { respectBackoff: true });
+    await settle();
+    assert.equal(s.reconciler.seen.length, 1, 'the hint does not cut the backoff short');
+    s.controller.enqueue('ns1/a');
+    await until('enqueued reconcile', () => s.reconciler.seen.length === 2);
+  });
+
+  it('does not retry when the resource itself is gone', async (t) => {
+    const s = setup(t);
+    const own = `${resourcePath(configMaps, 'ns1', 'a')}/status`;
+    s.reconciler.outcome = new KubeApiError('configmaps "a" not found', { status: 404, path: own });
+    s.api.put('a', {}, 'ns1');
+    s.controller.start();
+    await until('reconcile', () => s.results.length === 1);
+    assert.deepEqual(s.results, ['success']);
+    assert.deepEqual(s.retries, []);
+    assert.equal(s.clock.pending, 0);
+  });
+
+  it('retries when something else is not found', async (t) => {
+    const s = setup(t);
+    s.reconciler.outcome = new KubeApiError('secrets "x" not found', { status: 404, path: '/api/v1/namespaces/ns1/secrets/x' });
+    s.api.put('a', {}, 'ns1');
+    s.controller.start();
+    await until('reconcile', () => s.results.length === 1);
+    assert.deepEqual(s.results, ['error']);
+    assert.deepEqual(s.retries, ['ns1/a']);
+  });
+
+  it('enqueues every cached object on enqueueAll, and nothing for a key not in the cache', async (t) => {
+    const { reconciler, controller, results } = await started(t, ['a', 'b']);
+    controller.enqueue('ns1/ghost');
+    await settle();
+    assert.equal(reconciler.seen.length, 2, 'an unknown key reconciles nothing');
+    assert.equal(results.length, 2);
+    controller.enqueueAll();
+    await until('all reconciled again', () => reconciler.seen.length === 4);
+    assert.deepEqual(reconciler.keys.slice(2).sort(), ['ns1/a', 'ns1/b']);
+  });
+
+  it('stops its watches and reconciles nothing more once stopped', async (t) => {
+    const { api, reconciler, controller } = await started(t, ['a']);
+    await until('watch open', () => api.current !== undefined);
+    await controller.stop(0);
+    assert.ok(api.watches.every((w) => w.ended));
+    controller.enqueue('ns1/a');
+    await settle();
+    assert.equal(reconciler.seen.length, 1);
+  });
+
+  it('reports the first error its informers hit', async (t) => {
+    const { api, controller } = setup(t);
+    api.listFailures.push(forbidden());
+    controller.start();
+    await until('list failed', () => controller.lastError() !== undefined);
+    assert.equal((controller.lastError() as KubeApiError).reason, 'Forbidden');
+    assert.equal(controller.hasSynced(), false);
+  });
+});

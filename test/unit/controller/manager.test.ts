@@ -1,0 +1,279 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it, type TestContext } from 'node:test';
+import { pino } from 'pino';
+import { chartDigest } from '../../../src/config/chart-digest.js';
+import { gvkKey, type WatchEntry } from '../../../src/config/types.js';
+import { CrController, type CrControllerOptions } from '../../../src/controller/cr-controller.js';
+import { Manager, ownerKindOf, targetFor } from '../../../src/controller/manager.js';
+import type { WorkQueueMetrics } from '../../../src/controller/workqueue.js';
+import type { KubeClient, RequestOptions } from '../../../src/kube/rest.js';
+import { resourcePath } from '../../../src/kube/resource.js';
+import type { ApiResource } from '../../../src/kube/types.js';
+import { FINALIZER } from '../../../src/reconcile/names.js';
+import { HelmWorld } from '../fakes/helm-world.js';
+import { RecordingEvents } from '../fakes/reconcile-ports.js';
+import { watchEntry } from './watch-entry-fixture.js';
+
+const DEFAULT_PERIOD_MS = 600_000;
+const DEFAULT_CONCURRENCY = 3;
+
+const webApps: ApiResource = { group: 'apps.example.com', version: 'v1', apiVersion: 'apps.example.com/v1', kind: 'WebApp', plural: 'webapps', namespaced: true };
+const caches: ApiResource = { group: 'apps.example.com', version: 'v1', apiVersion: 'apps.example.com/v1', kind: 'Cache', plural: 'caches', namespaced: true };
+
+/** A controller that runs nothing: it records how the manager built and drove it. */
+class RecordingController extends CrController {
+  starts = 0;
+  enqueuedAll = 0;
+  readonly stops: number[] = [];
+  constructor(readonly options: CrControllerOptions) {
+    super(options);
+  }
+  override start(): void {
+    this.starts++;
+  }
+  override stop(drainTimeoutMs: number): Promise<void> {
+    this.stops.push(drainTimeoutMs);
+    return Promise.resolve();
+  }
+  override enqueueAll(): void {
+    this.enqueuedAll++;
+  }
+}
+
+/** An API server with nothing in it: every LIST is empty, every write succeeds. */
+class EmptyApi implements KubeClient {
+  readonly writes: string[] = [];
+  request<T>(method: string, path: string, _opts: RequestOptions = {}): Promise<T> {
+    if (method !== 'GET') this.writes.push(`${method} ${path}`);
+    return Promise.resolve({ metadata: {}, items: [] } as T);
+  }
+  watch(): never {
+    throw new Error('controllers are fakes here: nothing watches');
+  }
+  resourceFor(): Promise<ApiResource> {
+    return Promise.reject(new Error('not used'));
+  }
+  pathFor = resourcePath;
+}
+
+async function chartDir(t: TestContext): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'chartpilot-manager-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  await writeFile(join(dir, 'Chart.yaml'), 'apiVersion: v2\nname: webapp\nversion: 0.1.0\n');
+  await writeFile(join(dir, 'values.yaml'), 'replicas: 1\n');
+  return dir;
+}
+
+function setup() {
+  const world = new HelmWorld();
+  const api = new EmptyApi();
+  const events = new RecordingEvents();
+  const built: RecordingController[] = [];
+  const metricsFor: string[] = [];
+  const reconciled: string[] = [];
+  const manager = new Manager({
+    client: api,
+    helm: world.helm,
+    events,
+    log: pino({ level: 'silent' }),
+    watchNamespaces: ['ns1'],
+    defaultReconcilePeriodMs: DEFAULT_PERIOD_MS,
+    defaultConcurrency: DEFAULT_CONCURRENCY,
+    helmTimeoutMs: 300_000,
+    historyMax: 10,
+    processStartedAt: world.now - 1_000,
+    queueMetrics: (controller): WorkQueueMetrics => {
+      metricsFor.push(controller);
+      return {};
+    },
+    onReconciled: (controller, result, ms) => reconciled.push(`${controller} ${result} ${ms}`),
+    createController: (o) => {
+      const c = new RecordingController(o);
+      built.push(c);
+      return c;
+    },
+  });
+  return { world, api, events, manager, built, metricsFor, reconciled };
+}
+
+function only(built: RecordingController[]): RecordingController {
+  assert.equal(built.length, 1);
+  const [c] = built;
+  assert.ok(c);
+  return c;
+}
+
+/** A manager running WebApp and Cache, both on one chart. */
+async function twoKinds(t: TestContext) {
+  const s = setup();
+  const chartPath = await chartDir(t);
+  const web = watchEntry('WebApp', { chartPath });
+  const cache = watchEntry('Cache', { chartPath });
+  await s.manager.add(web, webApps);
+  await s.manager.add(cache, caches);
+  return { ...s, chartPath, web, cache };
+}
+
+describe('targetFor', () => {
+  it('resolves the entry into a target: owner kind, chart digest, overrides, confinement', async (t) => {
+    const chart = await chartDir(t);
+    const entry = watchEntry('WebApp', {
+      group: 'apps.example.com',
+      chartPath: chart,
+      overrideValues: { 'image.tag': '2' },
+      reconcilePeriodMs: 30_000,
+      watchDependentResources: false,
+      allowClusterScoped: true,
+    });
+    assert.deepEqual(await targetFor(entry, DEFAULT_PERIOD_MS), {
+      ownerKind: 'WebApp.apps.example.com',
+      chartPath: chart,
+      chartDigest: await chartDigest(chart),
+      overrides: { 'image.tag': '2' },
+      reconcilePeriodMs: 30_000,
+      watchDependentResources: false,
+      allowClusterScoped: true,
+      allowCrossNamespace: false,
+    });
+  });
+
+  it('takes the operator’s period when the entry names none, and keeps an explicit 0', async (t) => {
+    const chartPath = await chartDir(t);
+    assert.equal((await targetFor(watchEntry('WebApp', { chartPath }), DEFAULT_PERIOD_MS)).reconcilePeriodMs, DEFAULT_PERIOD_MS);
+    assert.equal((await targetFor(watchEntry('WebApp', { chartPath, reconcilePeriodMs: 0 }), DEFAULT_PERIOD_MS)).reconcilePeriodMs, 0);
+  });
+
+  it('names a kind without a group by its kind alone', () => {
+    assert.equal(ownerKindOf(watchEntry('WebApp', { group: '' })), 'WebApp');
+    assert.equal(ownerKindOf(watchEntry('WebApp', { group: 'apps.example.com' })), 'WebApp.apps.example.com');
+  });
+});
+
+describe('Manager', () => {
+  it('starts a controller per added kind, built from the entry and the operator’s defaults', async (t) => {
+    const { manager, built, metricsFor } = setup();
+    const entry = watchEntry('WebApp', { group: 'apps.example.com', chartPath: await chartDir(t), labelSelector: 'team=web' });
+    await manager.add(entry, webApps);
+    const c = only(built);
+    assert.equal(c.starts, 1);
+    assert.equal(c.options.name, 'webapp');
+    assert.equal(c.options.resource, webApps);
+    assert.deepEqual(c.options.namespaces, ['ns1']);
+    assert.equal(c.options.labelSelector, 'team=web');
+    assert.equal(c.options.concurrency, DEFAULT_CONCURRENCY);
+    assert.deepEqual(metricsFor, ['webapp']);
+    assert.deepEqual(manager.entries(), [entry]);
+    assert.deepEqual(manager.controllers(), [c]);
+  });
+
+  it('uses the entry’s concurrency when it names one, and reports reconciles under the controller’s name', async (t) => {
+    const { manager, built, reconciled } = setup();
+    await manager.add(watchEntry('Cache', { chartPath: await chartDir(t), maxConcurrentReconciles: 7 }), caches);
+    const c = only(built);
+    assert.equal(c.options.concurrency, 7);
+    c.options.onReconciled?.('requeue_after', 12);
+    assert.deepEqual(reconciled, ['cache requeue_after 12']);
+  });
+
+  it('does not re-check any resource when a refresh leaves the target as it was', async (t) => {
+    const { manager, built } = setup();
+    const chartPath = await chartDir(t);
+    const entry = watchEntry('WebApp', { chartPath });
+    await manager.add(entry, webApps);
+    assert.equal(await manager.refresh(gvkKey(entry), watchEntry('WebApp', { chartPath })), false);
+    // An entry change that resolves to the same target (the default period, spelled out).
+    const spelledOut = watchEntry('WebApp', { chartPath, reconcilePeriodMs: DEFAULT_PERIOD_MS, dryRunOption: 'server' });
+    assert.equal(await manager.refresh(gvkKey(entry), spelledOut), false);
+    assert.equal(only(built).enqueuedAll, 0);
+    assert.deepEqual(manager.entries(), [spelledOut], 'the entry is still replaced');
+  });
+
+  const changes: [string, (chartPath: string) => Promise<Partial<WatchEntry>>][] = [
+    [
+      'the chart’s content changes',
+      async (chartPath) => {
+        await writeFile(join(chartPath, 'values.yaml'), 'replicas: 2\n');
+        return {};
+      },
+    ],
+    ['the overrides change', () => Promise.resolve({ overrideValues: { 'image.tag': '2' } })],
+    ['the period changes', () => Promise.resolve({ reconcilePeriodMs: 30_000 })],
+    ['allowClusterScoped changes', () => Promise.resolve({ allowClusterScoped: true })],
+    ['allowCrossNamespace changes', () => Promise.resolve({ allowCrossNamespace: true })],
+  ];
+  for (const [what, change] of changes) {
+    it(`re-checks every resource of the kind when ${what}`, async (t) => {
+      const { manager, built } = setup();
+      const chartPath = await chartDir(t);
+      const entry = watchEntry('WebApp', { chartPath });
+      await manager.add(entry, webApps);
+      const next = watchEntry('WebApp', { chartPath, ...(await change(chartPath)) });
+      assert.equal(await manager.refresh(gvkKey(entry), next), true);
+      assert.equal(only(built).enqueuedAll, 1);
+      assert.deepEqual(manager.entries(), [next]);
+    });
+  }
+
+  it('re-checks only the kind that changed', async (t) => {
+    const { manager, built, chartPath, cache } = await twoKinds(t);
+    assert.equal(await manager.refresh(gvkKey(cache), watchEntry('Cache', { chartPath, allowCrossNamespace: true })), true);
+    assert.deepEqual(
+      built.map((c) => `${c.options.name}:${c.enqueuedAll}`),
+      ['webapp:0', 'cache:1'],
+    );
+  });
+
+  it('refreshes nothing for a kind it does not run', async (t) => {
+    const { manager } = setup();
+    assert.equal(await manager.refresh('WebApp.v1.g.example.com', watchEntry('WebApp', { chartPath: await chartDir(t) })), false);
+    assert.deepEqual(manager.entries(), []);
+  });
+
+  it('gives the reconciler the refreshed target from then on', async (t) => {
+    const { manager, built, world, api, events } = setup();
+    const chartPath = await chartDir(t);
+    const entry = watchEntry('WebApp', { group: 'apps.example.com', chartPath });
+    await manager.add(entry, webApps);
+    const { reconciler, log } = only(built).options;
+    const cr = { apiVersion: 'apps.example.com/v1', kind: 'WebApp', metadata: { name: 'demo', namespace: 'ns1', generation: 1, finalizers: [FINALIZER] }, spec: { replicas: 1 } };
+
+    assert.deepEqual(await reconciler.reconcile(cr, log), { requeueAfterMs: DEFAULT_PERIOD_MS });
+    await manager.refresh(gvkKey(entry), watchEntry('WebApp', { group: 'apps.example.com', chartPath, overrideValues: { replicas: '5' }, reconcilePeriodMs: 0 }));
+    assert.deepEqual(await reconciler.reconcile(cr, log), {}, 'the new period: none');
+
+    assert.deepEqual(
+      world.history('ns1', 'demo').map((r) => [r.values, r.ownerKind]),
+      [
+        [{ replicas: 1 }, 'WebApp.apps.example.com'],
+        [{ replicas: 5 }, 'WebApp.apps.example.com'],
+      ],
+    );
+    assert.ok(events.events.some((e) => e.reason === 'OverrideValuesInUse' && e.message.includes('"replicas"')), 'events go to the manager’s sink');
+    assert.ok(api.writes.includes('PATCH /apis/apps.example.com/v1/namespaces/ns1/webapps/demo/status'), 'status is written to the kind’s resource');
+  });
+
+  it('stops and forgets a removed kind, and ignores removing one it does not run', async (t) => {
+    const { manager, built, web, cache } = await twoKinds(t);
+    await manager.remove(gvkKey(web), 2_500);
+    await manager.remove('Nope.v1.g.example.com', 2_500);
+    assert.deepEqual(
+      built.map((c) => c.stops),
+      [[2_500], []],
+    );
+    assert.deepEqual(manager.entries(), [cache]);
+    assert.equal(await manager.refresh(gvkKey(web), web), false, 'a removed kind is not refreshed');
+  });
+
+  it('stops every controller on stop', async (t) => {
+    const { manager, built } = await twoKinds(t);
+    await manager.stop(1_000);
+    assert.deepEqual(
+      built.map((c) => c.stops),
+      [[1_000], [1_000]],
+    );
+    assert.deepEqual(manager.entries(), []);
+  });
+});

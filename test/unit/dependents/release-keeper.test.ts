@@ -1,0 +1,333 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { AGGREGATED_DISCOVERY_ACCEPT, ScopeMap } from '../../../src/dependents/scopes.js';
+import { ReleaseKeeper } from '../../../src/dependents/release-keeper.js';
+import type { DependentWatcher } from '../../../src/dependents/watcher.js';
+import { KubeApiError } from '../../../src/kube/errors.js';
+import type { KubeClient, RequestOptions } from '../../../src/kube/rest.js';
+import { resourcePath } from '../../../src/kube/resource.js';
+import type { ApiResource, KubeObject } from '../../../src/kube/types.js';
+import type { KeepInput } from '../../../src/reconcile/ports.js';
+import { capturingLogger } from '../fakes/reconcile-ports.js';
+import { fixtureJson } from './fixtures.js';
+
+const configMaps: ApiResource = { group: '', version: 'v1', apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
+const deployments: ApiResource = { group: 'apps', version: 'v1', apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true };
+const secrets: ApiResource = { group: '', version: 'v1', apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
+
+/**
+ * The API server as the keeper reads and writes it: objects by path (GET, 404 when absent),
+ * server-side apply (stores the body), discovery documents, and resourceFor for known kinds.
+ */
+class ObjectApi implements KubeClient {
+  readonly objects = new Map<string, KubeObject>();
+  readonly calls: { method: string; path: string; opts: RequestOptions }[] = [];
+  readonly resources = [configMaps, deployments, secrets];
+  readonly docs = new Map<string, unknown>([
+    ['/api', fixtureJson<unknown>('discovery-api-v2.json')],
+    ['/apis', fixtureJson<unknown>('discovery-apis-v2.json')],
+  ]);
+
+  put(resource: ApiResource, obj: KubeObject): void {
+    this.objects.set(resourcePath(resource, obj.metadata.namespace, obj.metadata.name), obj);
+  }
+
+  /** Method and path of each call, e.g. `GET /api/v1/namespaces/ns1/configmaps/cfg`. */
+  get requests(): string[] {
+    return this.calls.map((c) => `${c.method} ${c.path}`);
+  }
+
+  request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+    this.calls.push({ method, path, opts });
+    const doc = this.docs.get(path);
+    if (doc !== undefined) return Promise.resolve(doc as T);
+    if (method === 'PATCH') {
+      const body = opts.body as KubeObject;
+      this.objects.set(path, body);
+      return Promise.resolve(body as T);
+    }
+    const obj = this.objects.get(path);
+    if (method === 'GET' && obj !== undefined) return Promise.resolve(structuredClone(obj) as T);
+    return Promise.reject(new KubeApiError(`${path} not found`, { status: 404, method, path }));
+  }
+
+  watch(): never {
+    throw new Error('the keeper does not watch; its watcher does');
+  }
+
+  resourceFor(apiVersion: string, kind: string): Promise<ApiResource> {
+    const found = this.resources.find((r) => r.apiVersion === apiVersion && r.kind === kind);
+    return found === undefined ? Promise.reject(new KubeApiError(`no ${kind} in ${apiVersion}`, { status: 404 })) : Promise.resolve(found);
+  }
+
+  pathFor = resourcePath;
+}
+
+/** The dependent watcher's cache, set by the test: which kinds are watched and what they hold. */
+class FakeWatcher implements Pick<DependentWatcher, 'ensureWatching' | 'waitForSync' | 'isWatching' | 'get'> {
+  readonly ensured: string[] = [];
+  readonly cache = new Map<string, KubeObject>();
+  /** Kinds (`apiVersion/Kind`) that cannot be watched. */
+  readonly unwatchable = new Set<string>();
+  syncError: Error | undefined;
+  private readonly watching = new Set<string>();
+
+  put(obj: KubeObject): void {
+    this.cache.set(`${obj.apiVersion ?? ''}/${obj.kind ?? ''}/${obj.metadata.namespace ?? ''}/${obj.metadata.name}`, obj);
+  }
+
+  ensureWatching(apiVersion: string, kind: string): Promise<void> {
+    const k = `${apiVersion}/${kind}`;
+    this.ensured.push(k);
+    if (this.unwatchable.has(k)) return Promise.reject(new Error(`${kind} is not served`));
+    this.watching.add(k);
+    return Promise.resolve();
+  }
+
+  waitForSync(): Promise<void> {
+    return this.syncError === undefined ? Promise.resolve() : Promise.reject(this.syncError);
+  }
+
+  isWatching(apiVersion: string, kind: string): boolean {
+    return this.watching.has(`${apiVersion}/${kind}`);
+  }
+
+  get(apiVersion: string, kind: string, namespace: string | undefined, name: string): KubeObject | undefined {
+    return this.cache.get(`${apiVersion}/${kind}/${namespace ?? ''}/${name}`);
+  }
+}
+
+const MANIFEST = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cfg
+data:
+  mode: fast
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 2
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: extra
+`;
+
+const INVENTORY = [
+  { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ns1', name: 'web' },
+  { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns1', name: 'cfg' },
+  { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns1', name: 'extra' },
+];
+
+function configMap(name: string, data: Record<string, string> = {}, annotations?: Record<string, string>): KubeObject {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'ns1', ...(annotations === undefined ? {} : { annotations }) }, data };
+}
+
+/** The Deployment `web` with `available` of its 2 replicas available. */
+function deployment(available: number): KubeObject {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web', namespace: 'ns1', generation: 4 },
+    spec: { replicas: 2 },
+    status: { observedGeneration: 4, replicas: 2, updatedReplicas: 2, availableReplicas: available },
+  };
+}
+
+function setup() {
+  const api = new ObjectApi();
+  const watcher = new FakeWatcher();
+  const { log, text } = capturingLogger();
+  const keeper = new ReleaseKeeper({ client: api, watcher, scopes: new ScopeMap({ client: api }), log, syncTimeoutMs: 1_000 });
+  return { api, watcher, keeper, logged: text };
+}
+
+function input(extra: Partial<KeepInput> = {}): KeepInput {
+  return { namespace: 'ns1', release: 'demo', revision: 1, manifest: MANIFEST, watch: true, repair: false, ...extra };
+}
+
+/** The cache and the server agree: every object as the chart says, the Deployment available. */
+function inSync(api: ObjectApi, watcher: FakeWatcher): void {
+  for (const obj of [configMap('cfg', { mode: 'fast' }), configMap('extra'), deployment(2)]) {
+    watcher.put(obj);
+    api.put(obj.kind === 'Deployment' ? deployments : configMaps, obj);
+  }
+}
+
+describe('ReleaseKeeper.keep', () => {
+  it('only lists the inventory when dependents are not watched', async () => {
+    const { keeper, watcher, api } = setup();
+    const kept = await keeper.keep(input({ watch: false, repair: true }));
+    assert.deepEqual(kept, { inventory: INVENTORY, repaired: [], readiness: undefined });
+    assert.deepEqual(watcher.ensured, []);
+    assert.deepEqual(api.requests, []);
+  });
+
+  it('watches each kind of the release once and tells readiness from the cache', async () => {
+    const { keeper, watcher, api } = setup();
+    inSync(api, watcher);
+    watcher.put(deployment(1));
+    const kept = await keeper.keep(input());
+    assert.deepEqual(watcher.ensured, ['v1/ConfigMap', 'apps/v1/Deployment']);
+    assert.deepEqual(kept.inventory, INVENTORY);
+    assert.deepEqual(kept.readiness, { ready: false, failed: false, reason: 'DeploymentNotAvailable', message: 'Deployment web: 1/2 replicas available' });
+    assert.deepEqual(kept.repaired, []);
+    assert.deepEqual(api.requests, [], 'readiness comes from the cache alone');
+  });
+
+  it('says all is ready when every object is', async () => {
+    const { keeper, watcher, api } = setup();
+    inSync(api, watcher);
+    const kept = await keeper.keep(input({ repair: true }));
+    assert.deepEqual(kept.readiness, { ready: true, failed: false, reason: 'AllResourcesReady', message: 'all 3 resources are ready' });
+    assert.deepEqual(kept.repaired, []);
+    assert.deepEqual(api.requests, [], 'nothing drifted: no request');
+  });
+
+  it('sets back a drifted object the fresh read confirms, applying as Helm', async () => {
+    const { keeper, watcher, api } = setup();
+    inSync(api, watcher);
+    const drifted = configMap('cfg', { mode: 'slow' }, { team: 'web' });
+    watcher.put(drifted);
+    api.put(configMaps, drifted);
+    const kept = await keeper.keep(input({ repair: true }));
+    assert.deepEqual(kept.repaired, [{ object: 'ConfigMap cfg', action: 'updated', fields: ['data.mode'] }]);
+    assert.deepEqual(api.requests, ['GET /api/v1/namespaces/ns1/configmaps/cfg', 'PATCH /api/v1/namespaces/ns1/configmaps/cfg']);
+    const patch = api.calls[1]?.opts;
+    assert.equal(patch?.contentType, 'application/apply-patch+yaml');
+    assert.deepEqual(patch.query, { fieldManager: 'helm', force: true });
+    assert.deepEqual(patch.body, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: 'cfg',
+        namespace: 'ns1',
+        labels: { 'app.kubernetes.io/managed-by': 'Helm' },
+        annotations: { 'meta.helm.sh/release-name': 'demo', 'meta.helm.sh/release-namespace': 'ns1' },
+      },
+      data: { mode: 'fast' },
+    });
+  });
+
+  it('recreates an object that is gone', async () => {
+    const { keeper, watcher, api } = setup();
+    inSync(api, watcher);
+    watcher.cache.delete('v1/ConfigMap/ns1/extra');
+    api.objects.delete('/api/v1/namespaces/ns1/configmaps/extra');
+    const kept = await keeper.keep(input({ repair: true }));
+    assert.deepEqual(kept.repaired, [{ object: 'ConfigMap extra', action: 'created', fields: [] }]);
+    assert.deepEqual(api.requests, ['GET /api/v1/namespaces/ns1/configmaps/extra', 'PATCH /api/v1/namespaces/ns1/configmaps/extra']);
+  });
+
+  it('trusts a fresh read over a cache that lags behind', async () => {
+    const { keeper, watcher, api } = setup();
+    inSync(api, watcher);
+    watcher.put(configMap('cfg', { mode: 'slow' }));
+    const kept = await keeper.keep(input({ repair: true }));
+    assert.deepEqual(kept.repaired, []);
+    assert.deepEqual(api.requests, ['GET /api/v1/namespaces/ns1/configmaps/cfg'], 'read, found in order, not written');
+  });
+
+  it('repairs nothing on a pass that must not (right after an upgrade)', async () => {
+    const { keeper, watcher, api } = setup();
+    inSync(api, watcher);
+    watcher.put(configMap('cfg', { mode: 'slow' }));
+    assert.deepEqual((await keeper.keep(input({ repair: false }))).repaired, []);
+    assert.deepEqual(api.requests, []);
+  });
+
+  it('keeps and judges only the kinds it can watch, and says which it cannot', async () => {
+    const { keeper, watcher, api, logged } = setup();
+    watcher.unwatchable.add('apps/v1/Deployment');
+    watcher.put(configMap('cfg', { mode: 'fast' }));
+    watcher.put(configMap('extra'));
+    const kept = await keeper.keep(input({ repair: true }));
+    assert.deepEqual(kept.readiness, { ready: true, failed: false, reason: 'AllResourcesReady', message: 'all 2 resources are ready' });
+    assert.deepEqual(kept.repaired, [], 'the missing Deployment is not recreated: its kind is not watched');
+    assert.deepEqual(api.requests, []);
+    assert.match(logged(), /cannot watch a kind of this release; its objects are not kept/);
+  });
+
+  it('tells no readiness while the caches have not synced', async () => {
+    const { keeper, watcher, logged } = setup();
+    watcher.syncError = new Error('The operation was aborted due to timeout');
+    const kept = await keeper.keep(input({ repair: true }));
+    assert.deepEqual(kept, { inventory: INVENTORY, repaired: [], readiness: undefined });
+    assert.match(logged(), /dependent caches not synced in time/);
+  });
+
+  it('reads the manifest from Helm’s record when it is not at hand', async () => {
+    const { keeper, api } = setup();
+    const secret = fixtureJson('release-secret-web2-v1.json');
+    api.put(secrets, secret);
+    const kept = await keeper.keep({ namespace: 'exp', release: 'web2', revision: 1, watch: false, repair: false });
+    assert.deepEqual(api.requests, ['GET /api/v1/namespaces/exp/secrets/sh.helm.release.v1.web2.v1']);
+    assert.deepEqual(
+      kept.inventory.map((r) => `${r.kind} ${r.namespace ?? ''}/${r.name}`),
+      ['Deployment exp/web2', 'ConfigMap exp/web2-content', 'Service exp/web2'],
+    );
+  });
+
+  it('parses a revision’s manifest once, until the release is forgotten', async () => {
+    const { keeper, api } = setup();
+    await keeper.keep(input({ watch: false }));
+    const again = await keeper.keep(input({ watch: false, manifest: undefined }));
+    assert.deepEqual(again.inventory, INVENTORY, 'the same revision: the parsed manifest is reused');
+    assert.deepEqual(api.requests, []);
+
+    keeper.forget('ns1', 'demo');
+    const afterForget = await keeper.keep(input({ watch: false, manifest: undefined }));
+    assert.deepEqual(api.requests, ['GET /api/v1/namespaces/ns1/secrets/sh.helm.release.v1.demo.v1'], 'forgotten: read from the record again');
+    assert.deepEqual(afterForget.inventory, [], 'no record left');
+  });
+
+  it('parses the manifest again for a new revision', async () => {
+    const { keeper } = setup();
+    await keeper.keep(input({ watch: false }));
+    const next = await keeper.keep(input({ watch: false, revision: 2, manifest: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: only\n' }));
+    assert.deepEqual(next.inventory, [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns1', name: 'only' }]);
+  });
+});
+
+describe('ReleaseKeeper.remaining', () => {
+  it('names the objects that still exist (being deleted counts), except those Helm keeps on purpose and kinds no longer served', async () => {
+    const { keeper, api } = setup();
+    api.put(deployments, deployment(2));
+    api.put(configMaps, configMap('kept', {}, { 'helm.sh/resource-policy': 'keep' }));
+    const terminating = configMap('terminating');
+    api.put(configMaps, { ...terminating, metadata: { ...terminating.metadata, deletionTimestamp: '2026-01-01T10:00:00Z' } });
+    const items = [
+      { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ns1', name: 'web' },
+      { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns1', name: 'kept' },
+      { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns1', name: 'gone' },
+      { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns1', name: 'terminating' },
+      { apiVersion: 'example.com/v1', kind: 'Widget', namespace: 'ns1', name: 'w' },
+    ];
+    assert.deepEqual(await keeper.remaining(items), [items[0], items[3]]);
+  });
+
+  it('does not skip an object whose resource-policy is something else', async () => {
+    const { keeper, api } = setup();
+    api.put(configMaps, configMap('cfg', {}, { 'helm.sh/resource-policy': 'delete' }));
+    const item = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns1', name: 'cfg' };
+    assert.deepEqual(await keeper.remaining([item]), [item]);
+  });
+});
+
+describe('ReleaseKeeper.clusterScopedKinds', () => {
+  it('reads discovery, and at most every ten minutes', async () => {
+    const { keeper, api } = setup();
+    const first = await keeper.clusterScopedKinds();
+    const second = await keeper.clusterScopedKinds();
+    assert.ok(first.includes('v1/Namespace'));
+    assert.ok(first.includes('rbac.authorization.k8s.io/v1/ClusterRole'));
+    assert.equal(first.includes('v1/ConfigMap'), false);
+    assert.deepEqual(second, first);
+    assert.deepEqual(api.requests, ['GET /api', 'GET /apis']);
+    assert.equal(api.calls[0]?.opts.accept, AGGREGATED_DISCOVERY_ACCEPT);
+  });
+});

@@ -1,0 +1,156 @@
+/**
+ * Narrow recording fakes of the reconcile core's ports (reconcile/ports.ts): each keeps what it
+ * was asked and answers what the test set up, so a test can assert the requests an action built,
+ * the events it emitted and the status it wrote.
+ */
+import { pino, type Logger } from 'pino';
+import type { CrStatus, CustomResource, KeepResult, ObjectRef, Release, StoredRevision } from '../../../src/reconcile/model.js';
+import type {
+  CrWriter,
+  EventSink,
+  EventType,
+  KeepInput,
+  ReleaseActions,
+  ReleaseKeeperPort,
+  ReleaseStore,
+  RollbackRequest,
+  UninstallRequest,
+  UpgradeInstallRequest,
+} from '../../../src/reconcile/ports.js';
+
+export class RecordingWriter implements CrWriter {
+  statuses: CrStatus[] = [];
+  finalizerWrites = 0;
+  /** Every finalizer list written, in order. */
+  readonly finalizerLists: (readonly string[])[] = [];
+  patchStatus(_cr: CustomResource, status: CrStatus): Promise<void> {
+    this.statuses.push(status);
+    return Promise.resolve();
+  }
+  /** Answers like the API server: the object with the new finalizers and a new resourceVersion. */
+  setFinalizers(cr: CustomResource, finalizers: readonly string[]): Promise<CustomResource> {
+    this.finalizerWrites++;
+    this.finalizerLists.push(finalizers);
+    const resourceVersion = String(Number(cr.metadata.resourceVersion ?? '0') + 1);
+    return Promise.resolve({ ...cr, metadata: { ...cr.metadata, finalizers, resourceVersion } });
+  }
+  get last(): CrStatus | undefined {
+    return this.statuses.at(-1);
+  }
+}
+
+export interface RecordedEvent {
+  readonly type: EventType;
+  readonly reason: string;
+  readonly message: string;
+}
+
+export class RecordingEvents implements EventSink {
+  events: RecordedEvent[] = [];
+  emit(_cr: CustomResource, type: EventType, reason: string, message: string): void {
+    this.events.push({ type, reason, message });
+  }
+}
+
+/** A release as helm reports it after a successful install or upgrade. */
+export function helmRelease(revision: number, extra: Partial<Release> = {}): Release {
+  return {
+    name: 'demo',
+    namespace: 'ns1',
+    revision,
+    status: 'deployed',
+    chartName: 'webapp',
+    chartVersion: '0.1.0',
+    appVersion: '1.0',
+    notes: `notes of revision ${revision}`,
+    manifest: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n',
+    description: '',
+    ...extra,
+  };
+}
+
+/** Helm's release actions: records every request; answers with what the test set. */
+export class RecordingHelm implements ReleaseActions {
+  readonly upgrades: UpgradeInstallRequest[] = [];
+  readonly uninstalls: UninstallRequest[] = [];
+  readonly rollbacks: RollbackRequest[] = [];
+  readonly statusCalls: { release: string; namespace: string; timeoutMs: number }[] = [];
+  upgradeResult: Release | Error = helmRelease(1);
+  uninstallResult: 'uninstalled' | 'not-found' | Error = 'uninstalled';
+  rollbackError: Error | undefined;
+  statusResult: Release | undefined = helmRelease(1);
+
+  upgradeInstall(req: UpgradeInstallRequest): Promise<Release> {
+    this.upgrades.push(req);
+    return answer(this.upgradeResult);
+  }
+  uninstall(req: UninstallRequest): Promise<'uninstalled' | 'not-found'> {
+    this.uninstalls.push(req);
+    return answer(this.uninstallResult);
+  }
+  rollback(req: RollbackRequest): Promise<void> {
+    this.rollbacks.push(req);
+    return this.rollbackError === undefined ? Promise.resolve() : Promise.reject(this.rollbackError);
+  }
+  status(release: string, namespace: string, timeoutMs: number): Promise<Release | undefined> {
+    this.statusCalls.push({ release, namespace, timeoutMs });
+    return Promise.resolve(this.statusResult);
+  }
+}
+
+function answer<T>(result: T | Error): Promise<T> {
+  return result instanceof Error ? Promise.reject(result) : Promise.resolve(result);
+}
+
+/** Helm's release records: revisions as set; deletions recorded. */
+export class RecordingStore implements ReleaseStore {
+  stored: StoredRevision[] = [];
+  readonly deleted: { namespace: string; revision: StoredRevision }[] = [];
+  deleteError: Error | undefined;
+  revisions(): Promise<StoredRevision[]> {
+    return Promise.resolve(this.stored);
+  }
+  deleteRevision(namespace: string, revision: StoredRevision): Promise<void> {
+    if (this.deleteError !== undefined) return Promise.reject(this.deleteError);
+    this.deleted.push({ namespace, revision });
+    return Promise.resolve();
+  }
+}
+
+/** The release keeper: records keep/remaining/forget calls and answers what the test set. */
+export class FakeKeeper implements ReleaseKeeperPort {
+  readonly kept: KeepInput[] = [];
+  readonly forgotten: string[] = [];
+  readonly asked: (readonly ObjectRef[])[] = [];
+  keepResult: KeepResult | Error = { inventory: [], repaired: [], readiness: undefined };
+  scopedKinds: readonly string[] = ['v1/Namespace', 'rbac.authorization.k8s.io/v1/ClusterRole'];
+  left: ObjectRef[] = [];
+
+  keep(input: KeepInput): Promise<KeepResult> {
+    this.kept.push(input);
+    return answer(this.keepResult);
+  }
+  clusterScopedKinds(): Promise<readonly string[]> {
+    return Promise.resolve(this.scopedKinds);
+  }
+  forget(namespace: string, release: string): void {
+    this.forgotten.push(`${namespace}/${release}`);
+  }
+  remaining(items: readonly ObjectRef[]): Promise<ObjectRef[]> {
+    this.asked.push(items);
+    return Promise.resolve(this.left);
+  }
+}
+
+/** A pino logger whose lines (parsed) a test can read. */
+export function capturingLogger(level = 'debug'): { log: Logger; lines: Record<string, unknown>[]; text: () => string } {
+  const raw: string[] = [];
+  const log = pino({ level }, { write: (s: string) => raw.push(s) });
+  return {
+    log,
+    get lines() {
+      return raw.map((l) => JSON.parse(l) as Record<string, unknown>);
+    },
+    text: () => raw.join(''),
+  };
+}

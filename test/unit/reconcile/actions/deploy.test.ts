@@ -1,0 +1,187 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { HelmError } from '../../../../src/helm/types.js';
+import { deploy } from '../../../../src/reconcile/actions/deploy.js';
+import type { Readiness } from '../../../../src/reconcile/model.js';
+import { helmRelease } from '../../fakes/reconcile-ports.js';
+import { actionContext, conditionSummary, DESIRED_FINGERPRINT, HELM_TIMEOUT_MS, HISTORY_MAX, PERIOD_MS, webApp, writtenCondition } from './context-fixture.js';
+
+const ready: Readiness = { ready: true, failed: false, reason: 'AllResourcesReady', message: 'all 1 resource is ready' };
+const inventory = [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns1', name: 'cfg' }];
+
+/** What every object rendered for `ns1/demo` (uid-1) is annotated with when it cannot be owned. */
+const nonOwned = { 'operator-sdk/primary-resource': 'ns1/demo', 'operator-sdk/primary-resource-type': 'WebApp.apps.example.com' };
+
+describe('deploy: the helm request', () => {
+  it('installs the values with the fingerprint and owner kind on the release record and ownership via post-render', async () => {
+    const { ctx, helm } = actionContext({ values: { replicas: 2, image: { tag: '1.2' } }, target: { allowCrossNamespace: true } });
+    await deploy(ctx, 'install');
+    assert.deepEqual(helm.upgrades, [
+      {
+        release: 'demo',
+        namespace: 'ns1',
+        chart: '/charts/webapp',
+        values: { replicas: 2, image: { tag: '1.2' } },
+        timeoutMs: HELM_TIMEOUT_MS,
+        force: false,
+        disableHooks: false,
+        description: undefined,
+        historyMax: HISTORY_MAX,
+        releaseLabels: { 'chartpilot.io/fingerprint': DESIRED_FINGERPRINT, 'chartpilot.io/owner-kind': 'WebApp.apps.example.com' },
+        postRender: {
+          labels: { 'chartpilot.io/owner-uid': 'uid-1' },
+          annotations: {},
+          owner: {
+            reference: { apiVersion: 'apps.example.com/v1', kind: 'WebApp', name: 'demo', uid: 'uid-1' },
+            namespace: 'ns1',
+            clusterScopedKinds: ['v1/Namespace', 'rbac.authorization.k8s.io/v1/ClusterRole'],
+            nonOwnedAnnotations: nonOwned,
+            allowClusterScoped: false,
+            allowCrossNamespace: true,
+          },
+        },
+      },
+    ]);
+  });
+
+  it('forces only upgrades, and only with upgrade-force', async () => {
+    const forced = { upgradeForce: true };
+    const cases = [
+      { action: 'install', options: forced, force: false },
+      { action: 'upgrade', options: forced, force: true },
+      { action: 'upgrade', options: {}, force: false },
+    ] as const;
+    for (const c of cases) {
+      const { ctx, helm } = actionContext({ options: c.options });
+      await deploy(ctx, c.action);
+      assert.equal(helm.upgrades[0]?.force, c.force, `${c.action} with ${JSON.stringify(c.options)}`);
+    }
+  });
+
+  it('takes hooks and description from the annotations of the action it runs', async () => {
+    const options = { installDisableHooks: true, installDescription: 'first', upgradeDisableHooks: false, upgradeDescription: 'second' };
+    const install = actionContext({ options });
+    await deploy(install.ctx, 'install');
+    assert.deepEqual([install.helm.upgrades[0]?.disableHooks, install.helm.upgrades[0]?.description], [true, 'first']);
+    const upgrade = actionContext({ options });
+    await deploy(upgrade.ctx, 'upgrade');
+    assert.deepEqual([upgrade.helm.upgrades[0]?.disableHooks, upgrade.helm.upgrades[0]?.description], [false, 'second']);
+  });
+
+  it('only labels and annotates, owning nothing, without a keeper to tell cluster-scoped kinds', async () => {
+    const { ctx, helm } = actionContext({ keeper: false });
+    await deploy(ctx, 'install');
+    assert.deepEqual(helm.upgrades[0]?.postRender, { labels: { 'chartpilot.io/owner-uid': 'uid-1' }, annotations: nonOwned });
+  });
+
+  it('neither labels nor owns when the resource has no uid', async () => {
+    const { ctx, helm } = actionContext({ cr: webApp({ uid: undefined }) });
+    await deploy(ctx, 'install');
+    assert.deepEqual(helm.upgrades[0]?.postRender, { labels: {}, annotations: nonOwned });
+  });
+});
+
+describe('deploy: success', () => {
+  it('announces the install, writes Deployed, release and readiness, and ends with the periodic requeue', async () => {
+    const { ctx, helm, events, writer, keeper } = actionContext();
+    helm.upgradeResult = helmRelease(1, { notes: 'Visit http://demo' });
+    keeper.keepResult = { inventory, repaired: [], readiness: ready };
+    const result = await deploy(ctx, 'install');
+    assert.deepEqual(result, { done: true, outcome: { requeueAfterMs: PERIOD_MS } });
+    assert.deepEqual(events.events, [{ type: 'Normal', reason: 'InstallSuccessful', message: 'installed release demo to revision 1 (chart webapp-0.1.0)' }]);
+    // Right after an upgrade the caches still show the old objects: no repair yet.
+    assert.deepEqual(keeper.kept, [{ namespace: 'ns1', release: 'demo', revision: 1, manifest: helmRelease(1).manifest, watch: true, repair: false }]);
+    assert.equal(writer.statuses.length, 1);
+    const status = writer.last;
+    assert.equal(status?.observedGeneration, 3);
+    assert.deepEqual(status.deployedRelease, { name: 'demo', namespace: 'ns1', revision: 1, chart: 'webapp', version: '0.1.0', appVersion: '1.0', inventory });
+    assert.deepEqual(conditionSummary(writtenCondition(writer, 'Deployed')), { status: 'True', reason: 'InstallSuccessful', message: 'Visit http://demo' });
+    assert.deepEqual(conditionSummary(writtenCondition(writer, 'Ready')), { status: 'True', reason: 'AllResourcesReady', message: 'all 1 resource is ready' });
+    assert.equal(ctx.failure, undefined);
+  });
+
+  it('announces an upgrade as UpgradeSuccessful and clears an earlier failure', async () => {
+    const failedBefore = { conditions: [{ type: 'ReleaseFailed', status: 'True' as const, reason: 'UpgradeError', message: 'x', lastTransitionTime: '2026-01-01T09:00:00Z' }] };
+    const { ctx, helm, events, writer } = actionContext({ cr: webApp({}, failedBefore) });
+    helm.upgradeResult = helmRelease(5);
+    await deploy(ctx, 'upgrade');
+    assert.deepEqual(events.events, [{ type: 'Normal', reason: 'UpgradeSuccessful', message: 'upgraded release demo to revision 5 (chart webapp-0.1.0)' }]);
+    assert.equal(writtenCondition(writer, 'Deployed').reason, 'UpgradeSuccessful');
+    assert.equal(writer.last?.conditions?.some((c) => c.type === 'ReleaseFailed'), false);
+  });
+
+  it('names each overridden key in an OverrideValuesInUse warning, never its value', async () => {
+    const secret = 's3cr3t-registry.example.com';
+    const { ctx, events, logged } = actionContext({
+      target: { overrides: { 'image.repository': secret, 'auth.password': 'hunter2' } },
+      values: { image: { repository: secret }, auth: { password: 'hunter2' } },
+    });
+    await deploy(ctx, 'install');
+    assert.deepEqual(
+      events.events.filter((e) => e.reason === 'OverrideValuesInUse'),
+      ['image.repository', 'auth.password'].map((key) => ({
+        type: 'Warning',
+        reason: 'OverrideValuesInUse',
+        message: `chart value "${key}" is set by the operator's watches.yaml overrideValues and wins over the resource's spec`,
+      })),
+    );
+    for (const e of events.events) assert.doesNotMatch(e.message, /s3cr3t|hunter2/);
+    assert.doesNotMatch(logged(), /s3cr3t|hunter2/);
+  });
+
+  it('emits no OverrideValuesInUse warnings when told to suppress them', async () => {
+    const { ctx, events } = actionContext({ target: { overrides: { 'image.repository': 'mirror/app' } }, suppressOverrideValues: true });
+    await deploy(ctx, 'install');
+    assert.deepEqual(events.events.map((e) => e.reason), ['InstallSuccessful']);
+  });
+
+  it('writes the status without readiness when the release’s objects cannot be inspected', async () => {
+    const { ctx, writer, keeper, logged } = actionContext();
+    keeper.keepResult = new Error('discovery failed');
+    assert.deepEqual(await deploy(ctx, 'install'), { done: true, outcome: { requeueAfterMs: PERIOD_MS } });
+    assert.equal(writtenCondition(writer, 'Deployed').status, 'True');
+    assert.equal(writer.last?.conditions?.some((c) => c.type === 'Ready'), false);
+    assert.equal(writer.last.deployedRelease?.inventory, undefined);
+    assert.match(logged(), /deployed, but could not inspect the release objects/);
+  });
+
+  it('writes Ready Unknown when readiness is not tracked', async () => {
+    const { ctx, writer } = actionContext({ target: { watchDependentResources: false } });
+    await deploy(ctx, 'install');
+    assert.deepEqual(conditionSummary(writtenCondition(writer, 'Ready')), {
+      status: 'Unknown',
+      reason: 'ReadinessNotTracked',
+      message: 'readiness is not tracked: dependent resources are not watched (watchDependentResources: false) or not yet cached',
+    });
+  });
+});
+
+describe('deploy: failure', () => {
+  it('records the failed install for remediation and continues, announcing and writing nothing yet', async () => {
+    const { ctx, helm, events, writer, keeper } = actionContext({ progress: { taken: ['add-finalizer'] } });
+    const cause = new HelmError('failed', 'Deployment.apps "web" is invalid: spec.replicas: Invalid value: -1', 'upgrade');
+    helm.upgradeResult = cause;
+    const result = await deploy(ctx, 'install');
+    assert.deepEqual(result, { done: false });
+    assert.deepEqual(ctx.failure, { action: 'install', cause, message: 'helm install failed: Deployment.apps "web" is invalid: spec.replicas: Invalid value: -1' });
+    assert.deepEqual(ctx.progress, { taken: ['add-finalizer'], failedDeploy: 'install', remediationFailed: false, remaining: undefined });
+    assert.deepEqual(events.events, []);
+    assert.deepEqual(writer.statuses, []);
+    assert.deepEqual(keeper.kept, []);
+  });
+
+  it('says "helm upgrade failed" for a failed upgrade, whatever was thrown', async () => {
+    const { ctx, helm, logged } = actionContext();
+    helm.upgradeResult = new Error('exec: helm not found');
+    await deploy(ctx, 'upgrade');
+    assert.equal(ctx.failure?.message, 'helm upgrade failed: exec: helm not found');
+    assert.equal(ctx.progress.failedDeploy, 'upgrade');
+    assert.match(logged(), /"errorKind":"unknown"/);
+  });
+
+  it('refuses to deploy a resource the plan should have found irreconcilable', async () => {
+    const { ctx, helm } = actionContext({ options: null });
+    await assert.rejects(deploy(ctx, 'install'), /unreachable/);
+    assert.deepEqual(helm.upgrades, []);
+  });
+});

@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { HelmError } from '../../../../src/helm/types.js';
+import type { FailedDeploy } from '../../../../src/reconcile/actions/context.js';
+import { ReconcileFailure } from '../../../../src/reconcile/actions/failure.js';
+import { fail, remediationFailed, removeFailedInstall, rollback } from '../../../../src/reconcile/actions/remediate.js';
+import { actionContext, conditionSummary, HELM_TIMEOUT_MS, writtenCondition, type FixtureOptions } from './context-fixture.js';
+
+const upgradeCause = new HelmError('failed', 'Deployment.apps "web" is invalid', 'upgrade');
+const installCause = new HelmError('failed', 'Service "web" is invalid', 'upgrade');
+
+function failedUpgrade(): FailedDeploy {
+  return { action: 'upgrade', cause: upgradeCause, message: 'helm upgrade failed: Deployment.apps "web" is invalid' };
+}
+
+function failedInstall(): FailedDeploy {
+  return { action: 'install', cause: installCause, message: 'helm install failed: Service "web" is invalid' };
+}
+
+function afterFailed(action: 'install' | 'upgrade', o: FixtureOptions = {}): ReturnType<typeof actionContext> {
+  return actionContext({ failure: action === 'install' ? failedInstall() : failedUpgrade(), progress: { failedDeploy: action }, ...o });
+}
+
+describe('rollback', () => {
+  it('rolls back without replacing objects, notes it on the failure, announces it and continues', async () => {
+    const { ctx, helm, events, writer } = afterFailed('upgrade');
+    const result = await rollback(ctx, 3);
+    assert.deepEqual(result, { done: false });
+    assert.deepEqual(helm.rollbacks, [{ release: 'demo', namespace: 'ns1', revision: 3, force: false, timeoutMs: HELM_TIMEOUT_MS }]);
+    assert.equal(ctx.failure?.message, 'helm upgrade failed: Deployment.apps "web" is invalid; rolled back to revision 3');
+    assert.deepEqual(events.events, [{ type: 'Normal', reason: 'RollbackSuccessful', message: 'rolled back release demo to revision 3 after a failed upgrade' }]);
+    assert.equal(ctx.progress.remediationFailed, false);
+    assert.deepEqual(writer.statuses, [], 'fail writes the status, after remediation');
+  });
+
+  it('replaces objects only with rollback-force', async () => {
+    const { ctx, helm } = afterFailed('upgrade', { options: { rollbackForce: true } });
+    await rollback(ctx, 3);
+    assert.equal(helm.rollbacks[0]?.force, true);
+  });
+
+  it('notes a failed rollback on the failure and stops remediating, announcing nothing', async () => {
+    const { ctx, helm, events } = afterFailed('upgrade');
+    helm.rollbackError = new HelmError('failed', 'rollback refused', 'rollback');
+    assert.deepEqual(await rollback(ctx, 3), { done: false });
+    assert.equal(ctx.failure?.message, 'helm upgrade failed: Deployment.apps "web" is invalid; cleaning up after it also failed: rollback refused');
+    assert.equal(ctx.progress.remediationFailed, true);
+    assert.equal(ctx.progress.failedDeploy, 'upgrade', 'the rest of the progress is kept');
+    assert.deepEqual(events.events, []);
+  });
+
+  it('refuses to run without a failed deploy', async () => {
+    const { ctx, helm } = actionContext();
+    await assert.rejects(rollback(ctx, 3), /unreachable/);
+    assert.deepEqual(helm.rollbacks, []);
+  });
+});
+
+describe('removeFailedInstall', () => {
+  it('uninstalls the half-made release and notes it on the failure', async () => {
+    const { ctx, helm, events } = afterFailed('install');
+    assert.deepEqual(await removeFailedInstall(ctx), { done: false });
+    assert.deepEqual(helm.uninstalls, [{ release: 'demo', namespace: 'ns1', timeoutMs: HELM_TIMEOUT_MS }]);
+    assert.equal(ctx.failure?.message, 'helm install failed: Service "web" is invalid; the partial release was uninstalled');
+    assert.deepEqual(events.events, []);
+  });
+
+  it('notes a failed clean-up on the failure and stops remediating', async () => {
+    const { ctx, helm } = afterFailed('install');
+    helm.uninstallResult = new Error('context deadline exceeded');
+    assert.deepEqual(await removeFailedInstall(ctx), { done: false });
+    assert.equal(ctx.failure?.message, 'helm install failed: Service "web" is invalid; cleaning up after it also failed: context deadline exceeded');
+    assert.equal(ctx.progress.remediationFailed, true);
+  });
+});
+
+describe('remediationFailed', () => {
+  it('appends why to the failure message and marks the remediation failed', () => {
+    const { ctx } = afterFailed('upgrade', { progress: { failedDeploy: 'upgrade', taken: ['unlock'] } });
+    remediationFailed(ctx, 'secrets is forbidden');
+    assert.equal(ctx.failure?.message, 'helm upgrade failed: Deployment.apps "web" is invalid; cleaning up after it also failed: secrets is forbidden');
+    assert.deepEqual(ctx.progress, { taken: ['unlock'], failedDeploy: 'upgrade', remediationFailed: true, remaining: undefined });
+  });
+});
+
+describe('fail', () => {
+  for (const [action, reason, cause] of [
+    ['install', 'InstallError', installCause],
+    ['upgrade', 'UpgradeError', upgradeCause],
+  ] as const) {
+    it(`records a failed ${action} as ${reason} (event and ReleaseFailed) and throws ReconcileFailure`, async () => {
+      const { ctx, events, writer } = afterFailed(action);
+      const message = ctx.failure?.message ?? '';
+      await assert.rejects(fail(ctx, action), (err: unknown) => {
+        assert.ok(err instanceof ReconcileFailure);
+        assert.equal(err.reason, reason);
+        assert.equal(err.message, message);
+        assert.equal(err.cause, cause);
+        return true;
+      });
+      assert.deepEqual(events.events, [{ type: 'Warning', reason, message }]);
+      assert.deepEqual(conditionSummary(writtenCondition(writer, 'ReleaseFailed')), { status: 'True', reason, message });
+    });
+  }
+
+  it('reports the remediation that followed', async () => {
+    const { ctx, events, writer } = afterFailed('upgrade');
+    await rollback(ctx, 2);
+    await assert.rejects(fail(ctx, 'upgrade'), /is invalid; rolled back to revision 2$/);
+    assert.equal(events.events.at(-1)?.message, 'helm upgrade failed: Deployment.apps "web" is invalid; rolled back to revision 2');
+    assert.equal(writtenCondition(writer, 'ReleaseFailed').message, 'helm upgrade failed: Deployment.apps "web" is invalid; rolled back to revision 2');
+  });
+
+  it('clips a very long message in the event and condition, but not in the error', async () => {
+    const long = `helm upgrade failed: ${'x'.repeat(10_000)}`;
+    const { ctx, events, writer } = actionContext({ failure: { action: 'upgrade', cause: upgradeCause, message: long } });
+    await assert.rejects(fail(ctx, 'upgrade'), (err: unknown) => err instanceof Error && err.message === long);
+    const event = events.events[0]?.message ?? '';
+    assert.equal(event, `${long.slice(0, 7_986)}… (truncated)`);
+    assert.equal(writtenCondition(writer, 'ReleaseFailed').message, event);
+  });
+});

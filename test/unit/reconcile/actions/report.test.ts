@@ -1,0 +1,113 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ReconcileFailure } from '../../../../src/reconcile/actions/failure.js';
+import { current, irreconcilable, paused, stuck } from '../../../../src/reconcile/actions/report.js';
+import type { KeepResult } from '../../../../src/reconcile/model.js';
+import { helmRelease } from '../../fakes/reconcile-ports.js';
+import { actionContext, conditionSummary, HELM_TIMEOUT_MS, PERIOD_MS, storedRevision, webApp, writtenCondition } from './context-fixture.js';
+
+const revisions = [storedRevision(2, 'superseded'), storedRevision(4, 'deployed'), storedRevision(3, 'superseded')];
+const inventory = [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ns1', name: 'web' }];
+const notReady: KeepResult = {
+  inventory,
+  repaired: [],
+  readiness: { ready: false, failed: false, reason: 'DeploymentNotAvailable', message: 'Deployment web: 1 of 2 replicas available' },
+};
+
+describe('current', () => {
+  it('keeps the latest revision with drift repair, writes readiness and ends with the periodic requeue', async () => {
+    const { ctx, helm, keeper, writer } = actionContext();
+    keeper.keepResult = notReady;
+    const result = await current(ctx, revisions, false);
+    assert.deepEqual(result, { done: true, outcome: { requeueAfterMs: PERIOD_MS } });
+    assert.deepEqual(helm.statusCalls, [], 'no helm process');
+    assert.deepEqual(keeper.kept, [{ namespace: 'ns1', release: 'demo', revision: 4, manifest: undefined, watch: true, repair: true }]);
+    assert.deepEqual(conditionSummary(writtenCondition(writer, 'Ready')), {
+      status: 'False',
+      reason: 'DeploymentNotAvailable',
+      message: 'Deployment web: 1 of 2 replicas available',
+    });
+  });
+
+  it('fetches the release once when the status lacks it', async () => {
+    const { ctx, helm, writer } = actionContext();
+    helm.statusResult = helmRelease(4, { notes: 'upgraded notes' });
+    await current(ctx, revisions, true);
+    assert.deepEqual(helm.statusCalls, [{ release: 'demo', namespace: 'ns1', timeoutMs: HELM_TIMEOUT_MS }]);
+    assert.deepEqual(writer.last?.deployedRelease, { name: 'demo', namespace: 'ns1', revision: 4, chart: 'webapp', version: '0.1.0', appVersion: '1.0', inventory: [] });
+    assert.deepEqual(conditionSummary(writtenCondition(writer, 'Deployed')), { status: 'True', reason: 'UpgradeSuccessful', message: 'upgraded notes' });
+  });
+
+  it('writes nothing when the status already says all of it', async () => {
+    const first = actionContext();
+    first.keeper.keepResult = notReady;
+    await current(first.ctx, revisions, false);
+    const settled = first.writer.last;
+    const again = actionContext({ cr: webApp({}, settled) });
+    again.keeper.keepResult = notReady;
+    await current(again.ctx, revisions, false);
+    assert.equal(first.writer.statuses.length, 1);
+    assert.deepEqual(again.writer.statuses, [], 'an idle operator makes no API writes');
+  });
+
+  it('keeps nothing when there is no revision', async () => {
+    const { ctx, keeper, writer } = actionContext();
+    await current(ctx, [], false);
+    assert.deepEqual(keeper.kept, []);
+    assert.equal(writtenCondition(writer, 'Initialized').status, 'True');
+  });
+
+  it('announces each repair as DriftRepaired, naming at most five fields', async () => {
+    const { ctx, keeper, events } = actionContext();
+    keeper.keepResult = {
+      inventory,
+      repaired: [
+        { object: 'Deployment web', action: 'updated', fields: ['spec.replicas', 'a', 'b', 'c', 'd', 'sixth'] },
+        { object: 'ConfigMap cfg', action: 'created', fields: [] },
+      ],
+      readiness: undefined,
+    };
+    await current(ctx, revisions, false);
+    assert.deepEqual(events.events, [
+      { type: 'Warning', reason: 'DriftRepaired', message: 'Deployment web had drifted (spec.replicas, a, b, c, d); set it back as the chart says (revision 4 unchanged)' },
+      { type: 'Warning', reason: 'DriftRepaired', message: 'ConfigMap cfg was missing; recreated it as the chart says (revision 4 unchanged)' },
+    ]);
+  });
+
+  it('ends without a requeue when the period is 0', async () => {
+    const { ctx } = actionContext({ requeue: {} });
+    assert.deepEqual(await current(ctx, [], false), { done: true, outcome: {} });
+  });
+});
+
+describe('paused', () => {
+  it('says so in a Paused condition and ends without a requeue', async () => {
+    const { ctx, writer, helm } = actionContext();
+    assert.deepEqual(await paused(ctx), { done: true, outcome: {} });
+    assert.deepEqual(conditionSummary(writtenCondition(writer, 'Paused')), {
+      status: 'True',
+      reason: 'ReconcilePaused',
+      message: 'reconciliation is paused by the annotation helm.sdk.operatorframework.io/pause-reconcile; remove it to resume',
+    });
+    assert.deepEqual(helm.upgrades, []);
+  });
+});
+
+describe('irreconcilable', () => {
+  it('warns with the problem, writes Irreconcilable and ends without a requeue', async () => {
+    const { ctx, events, writer } = actionContext();
+    const problem = 'spec must be a map of chart values, but it is a list; set spec to an object such as {replicaCount: 2}';
+    assert.deepEqual(await irreconcilable(ctx, problem), { done: true, outcome: {} });
+    assert.deepEqual(events.events, [{ type: 'Warning', reason: 'ReconcileError', message: problem }]);
+    assert.deepEqual(conditionSummary(writtenCondition(writer, 'Irreconcilable')), { status: 'True', reason: 'ReconcileError', message: problem });
+  });
+});
+
+describe('stuck', () => {
+  it('fails the reconcile with ReconcileError so the queue retries with backoff', () => {
+    assert.throws(
+      () => stuck('unlock ran but the release did not change as expected; will retry'),
+      (err: unknown) => err instanceof ReconcileFailure && err.reason === 'ReconcileError' && err.message === 'unlock ran but the release did not change as expected; will retry',
+    );
+  });
+});

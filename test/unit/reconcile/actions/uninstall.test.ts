@@ -1,0 +1,65 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ReconcileFailure } from '../../../../src/reconcile/actions/failure.js';
+import { clearFailedRelease, uninstallDeleted } from '../../../../src/reconcile/actions/uninstall.js';
+import { actionContext, conditionSummary, HELM_TIMEOUT_MS, writtenCondition } from './context-fixture.js';
+
+describe('uninstallDeleted', () => {
+  it('uninstalls the release with hooks, announces it and continues', async () => {
+    const { ctx, helm, events, writer } = actionContext();
+    const result = await uninstallDeleted(ctx);
+    assert.deepEqual(result, { done: false });
+    assert.deepEqual(helm.uninstalls, [{ release: 'demo', namespace: 'ns1', timeoutMs: HELM_TIMEOUT_MS, disableHooks: false, description: undefined }]);
+    assert.deepEqual(events.events, [{ type: 'Normal', reason: 'UninstallSuccessful', message: 'uninstalled release demo (resource deleted)' }]);
+    assert.deepEqual(writer.statuses, [], 'the status is left to the actions that follow');
+  });
+
+  it('passes the uninstall annotations on to helm', async () => {
+    const { ctx, helm } = actionContext({ options: { uninstallDisableHooks: true, uninstallDescription: 'removed by the platform team' } });
+    await uninstallDeleted(ctx);
+    assert.equal(helm.uninstalls[0]?.disableHooks, true);
+    assert.equal(helm.uninstalls[0].description, 'removed by the platform team');
+  });
+
+  it('uninstalls with hooks and no description when the annotations are invalid', async () => {
+    const { ctx, helm } = actionContext({ options: null });
+    await uninstallDeleted(ctx);
+    assert.equal(helm.uninstalls[0]?.disableHooks, false);
+    assert.equal(helm.uninstalls[0].description, undefined);
+  });
+
+  it('announces nothing when there was no release to uninstall', async () => {
+    const { ctx, helm, events } = actionContext();
+    helm.uninstallResult = 'not-found';
+    assert.deepEqual(await uninstallDeleted(ctx), { done: false });
+    assert.equal(helm.uninstalls.length, 1);
+    assert.deepEqual(events.events, []);
+  });
+
+  it('records a failure as UninstallError (event and ReleaseFailed) and fails the reconcile', async () => {
+    const { ctx, helm, events, writer } = actionContext();
+    const cause = new Error('uninstall: Release not loaded: timed out waiting for the condition');
+    helm.uninstallResult = cause;
+    const expected = 'helm uninstall failed: uninstall: Release not loaded: timed out waiting for the condition';
+    await assert.rejects(uninstallDeleted(ctx), (err: unknown) => {
+      assert.ok(err instanceof ReconcileFailure);
+      assert.equal(err.reason, 'UninstallError');
+      assert.equal(err.message, expected);
+      assert.equal(err.cause, cause);
+      return true;
+    });
+    assert.deepEqual(events.events, [{ type: 'Warning', reason: 'UninstallError', message: expected }]);
+    assert.deepEqual(conditionSummary(writtenCondition(writer, 'ReleaseFailed')), { status: 'True', reason: 'UninstallError', message: expected });
+  });
+});
+
+describe('clearFailedRelease', () => {
+  it('uninstalls a release that never deployed and says why', async () => {
+    const { ctx, helm, events } = actionContext();
+    assert.deepEqual(await clearFailedRelease(ctx), { done: false });
+    assert.equal(helm.uninstalls.length, 1);
+    assert.deepEqual(events.events, [
+      { type: 'Normal', reason: 'UninstallSuccessful', message: 'uninstalled release demo (failed release cleared before installing again)' },
+    ]);
+  });
+});
