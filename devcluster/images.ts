@@ -35,13 +35,19 @@ const TOOLS: ReadonlyArray<readonly [string, string]> = [
   ['skopeo', 'skopeo'],
 ];
 
-function onPath(cmd: string): boolean {
-  const dirs = [...(process.env.PATH ?? '').split(delimiter), '/usr/local/sbin', '/usr/sbin', '/sbin'];
-  return dirs.some((d) => d !== '' && existsSync(join(d, cmd)));
+function onPath(cmd: string, path = `${process.env.PATH ?? ''}${delimiter}/usr/local/sbin${delimiter}/usr/sbin${delimiter}/sbin`): boolean {
+  return path.split(delimiter).some((d) => d !== '' && existsSync(join(d, cmd)));
 }
 
-function missingPackages(): string[] {
-  return TOOLS.filter(([cmd]) => !onPath(cmd)).map(([, pkg]) => pkg);
+function missingPackages(path?: string): string[] {
+  return TOOLS.filter(([cmd]) => !onPath(cmd, path)).map(([, pkg]) => pkg);
+}
+
+export interface ToolOptions {
+  /** Where to look for the tools (default: PATH and the sbin directories). */
+  readonly path?: string;
+  /** Install missing packages with apt-get (default true). */
+  readonly install?: boolean;
 }
 
 /**
@@ -49,12 +55,12 @@ function missingPackages(): string[] {
  * passwordless sudo), like .ci/run does for its own prerequisites. Throws, naming the packages,
  * when they cannot be installed: the image tests must fail then, never skip.
  */
-export async function ensureContainerTools(log: Log = stderrLog): Promise<void> {
-  let missing = missingPackages();
+export async function ensureContainerTools(log: Log = stderrLog, opts: ToolOptions = {}): Promise<void> {
+  let missing = missingPackages(opts.path);
   if (missing.length === 0) return;
   const root = process.getuid?.() === 0;
   const sudo = root ? [] : onPath('sudo') ? ['sudo', '-n'] : undefined;
-  if (sudo !== undefined && onPath('apt-get')) {
+  if (opts.install !== false && sudo !== undefined && onPath('apt-get')) {
     log(`installing Debian packages: ${missing.join(' ')}`);
     const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
     const [bin, ...pre] = sudo.length > 0 ? [...sudo, 'apt-get'] : ['apt-get'];
@@ -63,7 +69,7 @@ export async function ensureContainerTools(log: Log = stderrLog): Promise<void> 
     const install = await execa(bin, [...pre, 'install', '-y', '-qq', '--no-install-recommends', ...missing], { env, reject: false, all: true, stdin: 'ignore' });
     if (install.exitCode !== 0) log(`apt-get install failed: ${install.all.split('\n').slice(-5).join(' | ')}`);
   }
-  missing = missingPackages();
+  missing = missingPackages(opts.path);
   if (missing.length > 0) {
     throw new Error(
       `missing Debian package${missing.length > 1 ? 's' : ''} ${missing.join(', ')}: building and running the chartpilot image needs them ` +
