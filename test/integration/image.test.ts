@@ -28,8 +28,9 @@ import {
   ensureContainerTools,
   packageVersion,
 } from '../../devcluster/images.js';
-import { getJson, newNamespace, testCluster, waitFor } from './harness.js';
-import { BIN, SAMPLE_CHART } from './operator-harness.js';
+import { BIN, SAMPLE_CHART } from './fixtures.js';
+import { getJson, newNamespace, testCluster } from './harness.js';
+import { waitFor } from './wait.js';
 
 const cluster = await testCluster();
 /** The scaffolded operator: namespace imagetest-system, ServiceAccount imagetest, ClusterRole imagetest-manager. */

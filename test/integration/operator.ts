@@ -9,11 +9,10 @@ import { execa, type ResultPromise } from 'execa';
 import { stringify } from 'yaml';
 import { OPERATOR_NODE_FLAGS } from '../../src/cli/node-flags.js';
 import type { TestKind } from './crd.js';
-import { REPO_ROOT } from './fixtures.js';
+import { BIN } from './fixtures.js';
 import type { TestCluster } from './harness.js';
 import { waitFor } from './wait.js';
 
-const BIN = join(REPO_ROOT, 'bin/chartpilot.js');
 
 export interface WatchSpec {
   readonly kind: TestKind;
