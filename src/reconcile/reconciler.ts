@@ -5,7 +5,7 @@
  * unit tests and against the real cluster and helm in integration tests.
  */
 import type { Logger } from 'pino';
-import { ActionContext, type ReconcileOutcome, type ReconcilerDeps, type StepResult } from './actions/context.js';
+import { ActionContext, end, type ReconcileOutcome, type ReconcilerDeps, type StepResult } from './actions/context.js';
 import { deploy } from './actions/deploy.js';
 import { addFinalizer, removeFinalizer } from './actions/finalizer.js';
 import { fail, remediationFailed, removeFailedInstall, rollback } from './actions/remediate.js';
@@ -113,7 +113,7 @@ async function run(ctx: ActionContext, next: Plan, revisions: readonly StoredRev
     case 'none':
       return current(ctx, revisions, next.refreshStatus);
     case 'released':
-      return { done: true, outcome: {} };
+      return end();
     case 'paused':
       return paused(ctx);
     case 'irreconcilable':

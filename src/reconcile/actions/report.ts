@@ -1,8 +1,7 @@
 /** Terminal actions that only report: the release is current, paused, irreconcilable or stuck. */
-import type { Release } from '../model.js';
+import type { Release, StoredRevision } from '../model.js';
 import { Reasons } from '../names.js';
 import { latestRevision } from '../plan.js';
-import type { StoredRevision } from '../model.js';
 import { end, type ActionContext, type StepResult } from './context.js';
 import { ReconcileFailure } from './failure.js';
 
