@@ -231,6 +231,11 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
     onReconciled: (controller, result, ms) => {
       metrics.reconciled(controller, result, ms);
     },
+    onResource: (resource, change, obj) => {
+      const r = { group: resource.group, version: resource.version, kind: resource.kind, namespace: obj.metadata.namespace, name: obj.metadata.name, createdAt: obj.metadata.creationTimestamp };
+      if (change === 'present') metrics.resourcePresent(r);
+      else metrics.resourceGone(r);
+    },
   });
   const reportConcurrency = (): void => {
     for (const e of manager.entries()) metrics.maxConcurrentReconciles(e.kind.toLowerCase(), e.maxConcurrentReconciles ?? config.maxConcurrentReconciles);

@@ -30,6 +30,8 @@ export interface CrControllerOptions {
   readonly queueMetrics?: WorkQueueMetrics;
   /** Schedules the queue's requeues and retry backoffs; the process clock unless a test drives time. */
   readonly clock?: Clock;
+  /** A CR appeared in or left the cache (also when the controller stops): per-CR metrics. */
+  readonly onResource?: (change: 'present' | 'gone', obj: KubeObject) => void;
   /** Called after every reconcile (for metrics). */
   readonly onReconciled?: (result: 'success' | 'error' | 'requeue_after', durationMs: number) => void;
 }
@@ -104,6 +106,7 @@ export class CrController {
         handlers: {
           onAdd: (obj) => {
             this.track(obj);
+            this.opts.onResource?.('present', obj);
             this.queue.add(keyOf(obj));
           },
           onUpdate: (oldObj, newObj) => {
@@ -112,6 +115,7 @@ export class CrController {
           },
           onDelete: (obj) => {
             if (obj.metadata.uid !== undefined) this.byUid.delete(obj.metadata.uid);
+            this.opts.onResource?.('gone', obj);
             // Nothing to do for a deleted CR: with our finalizer, deletion arrives as an update.
           },
         },
@@ -124,6 +128,8 @@ export class CrController {
 
   async stop(drainTimeoutMs: number): Promise<void> {
     await Promise.all([...this.informers.values()].map((i) => i.stop()));
+    // A kind that is no longer watched keeps no per-CR series.
+    if (this.opts.onResource !== undefined) for (const i of this.informers.values()) for (const obj of i.list()) this.opts.onResource('gone', obj);
     await this.queue.shutdown({ drainTimeoutMs });
   }
 

@@ -8,7 +8,7 @@ import { gvkKey, type WatchEntry } from '../config/types.js';
 import { createReleaseStore } from '../helm/storage.js';
 import type { HelmClient } from '../helm/types.js';
 import type { KubeClient } from '../kube/rest.js';
-import type { ApiResource } from '../kube/types.js';
+import type { ApiResource, KubeObject } from '../kube/types.js';
 import type { EventSink } from '../reconcile/ports.js';
 import { Reconciler } from '../reconcile/reconciler.js';
 import { sameTarget, type ReconcileTarget } from '../reconcile/target.js';
@@ -36,6 +36,8 @@ export interface ManagerOptions {
   readonly suppressOverrideValues?: boolean;
   readonly queueMetrics?: (controller: string) => WorkQueueMetrics;
   readonly onReconciled?: (controller: string, result: 'success' | 'error' | 'requeue_after', durationMs: number) => void;
+  /** A CR of a watched kind appeared or went (per-CR metrics); `resource` says which kind. */
+  readonly onResource?: (resource: ApiResource, change: 'present' | 'gone', obj: KubeObject) => void;
   /** Builds each kind's controller; a plain CrController unless a test substitutes one. */
   readonly createController?: (opts: CrControllerOptions) => CrController;
 }
@@ -127,6 +129,7 @@ export class Manager {
       ...(opts.onReconciled === undefined
         ? {}
         : { onReconciled: (result: 'success' | 'error' | 'requeue_after', ms: number) => opts.onReconciled?.(name, result, ms) }),
+      ...(opts.onResource === undefined ? {} : { onResource: (change: 'present' | 'gone', obj: KubeObject) => opts.onResource?.(resource, change, obj) }),
     });
     this.running.set(key, { controller, current });
     controller.start();

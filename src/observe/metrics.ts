@@ -26,6 +26,22 @@ const WORKQUEUE_BUCKETS = [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 10
 const HELM_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 const KUBE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
+/** A custom resource of a watched kind, as resource_created_at_seconds labels it. */
+export interface WatchedResource {
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  /** undefined for a cluster-scoped kind. */
+  readonly namespace: string | undefined;
+  readonly name: string;
+  /** metadata.creationTimestamp. */
+  readonly createdAt: string | undefined;
+}
+
+function resourceLabels(r: WatchedResource): Record<'name' | 'namespace' | 'group' | 'version' | 'kind', string> {
+  return { name: r.name, namespace: r.namespace ?? '', group: r.group, version: r.version, kind: r.kind };
+}
+
 export interface BuildInfo {
   readonly version: string;
   /** Source commit, when the build knows it; '' otherwise (operator-sdk's label is always present). */
@@ -56,6 +72,7 @@ export class OperatorMetrics {
   private readonly helmDuration: Histogram<'action'>;
   private readonly kubeRequests: Counter<'method' | 'code'>;
   private readonly kubeDuration: Histogram<'method'>;
+  private readonly resourceCreatedAt: Gauge<'name' | 'namespace' | 'group' | 'version' | 'kind'>;
 
   constructor(opts: OperatorMetricsOptions) {
     const registers = [this.registry];
@@ -156,6 +173,13 @@ export class OperatorMetrics {
       buckets: KUBE_BUCKETS,
       registers,
     });
+    // operator-sdk's per-CR gauge (operator-lib's ResourceCreatedAt): its e2e tests and dashboards look for it.
+    this.resourceCreatedAt = new Gauge({
+      name: 'resource_created_at_seconds',
+      help: 'Timestamp at which a resource was created',
+      labelNames: ['name', 'namespace', 'group', 'version', 'kind'],
+      registers,
+    });
     if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
   }
 
@@ -225,6 +249,17 @@ export class OperatorMetrics {
   }
 
   /** `leader_election_master_status`: 1 while this process holds the lease `name`, else 0. */
+  /** A watched CR exists: its series holds its creation time (unknown → 0, as operator-sdk reports). */
+  resourcePresent(r: WatchedResource): void {
+    const created = r.createdAt === undefined ? Number.NaN : Date.parse(r.createdAt);
+    this.resourceCreatedAt.labels(resourceLabels(r)).set(Number.isNaN(created) ? 0 : created / 1000);
+  }
+
+  /** A watched CR is gone (or no longer watched): its series goes too. */
+  resourceGone(r: WatchedResource): void {
+    this.resourceCreatedAt.remove(resourceLabels(r));
+  }
+
   leader(name: string, isLeader: boolean): void {
     this.leaderStatus.labels({ name }).set(isLeader ? 1 : 0);
   }

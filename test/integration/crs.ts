@@ -22,6 +22,7 @@ export interface Cr {
     generation?: number;
     finalizers?: string[];
     uid?: string;
+    creationTimestamp?: string;
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
   };

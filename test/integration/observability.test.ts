@@ -100,7 +100,14 @@ describe('observability', () => {
     assert.ok((metric(text, 'process_resident_memory_bytes') ?? 0) > 0);
     assert.notEqual(metric(text, 'nodejs_eventloop_lag_seconds'), undefined);
     assert.equal(metric(text, 'leader_election_master_status'), undefined, 'no leader election, no leader series');
-    assert.doesNotMatch(text, /scraped/, 'no per-object labels');
+    const perObject = text.split('\n').filter((l) => l.includes('scraped'));
+    assert.deepEqual(perObject.map((l) => l.split('{')[0]), ['resource_created_at_seconds'], 'one per-CR series (operator-sdk\'s), no other per-object labels');
+    const createdAt = (await cr.get('scraped'))?.metadata.creationTimestamp;
+    const crSeries = { name: 'scraped', namespace: cr.ns, group: cr.kind.group, version: cr.kind.version, kind: cr.kind.kind };
+    assert.equal(metric(text, 'resource_created_at_seconds', crSeries), Date.parse(createdAt ?? '') / 1000);
+    await cr.delete('scraped');
+    await cr.gone('scraped');
+    await waitFor('the deleted CR\'s series to go', async () => metric((await get(metricsAt, '/metrics')).body, 'resource_created_at_seconds', crSeries) === undefined);
 
     assert.equal(await op.stop('SIGTERM'), 0);
     await assert.rejects(fetch(`http://${metricsAt}/metrics`), 'servers are closed on exit');

@@ -39,6 +39,7 @@ function setup(t: TestContext, o: SetupOptions = {}) {
   const reconciler = new FakeReconciler();
   const results: string[] = [];
   const retries: string[] = [];
+  const resources: string[] = [];
   const { log, text } = capturingLogger();
   const controller = new CrController({
     name: 'webapp',
@@ -52,9 +53,10 @@ function setup(t: TestContext, o: SetupOptions = {}) {
     clock,
     queueMetrics: { onRetry: (key) => retries.push(key) },
     onReconciled: (result) => results.push(result),
+    onResource: (change, obj) => resources.push(`${change} ${obj.metadata.namespace ?? ''}/${obj.metadata.name}`),
   });
   t.after(() => controller.stop(0));
-  return { api, clock, reconciler, controller, results, retries, logged: text };
+  return { api, clock, reconciler, controller, results, retries, resources, logged: text };
 }
 
 /** Starts the controller with `names` in namespace ns1 and waits until each was reconciled once. */
@@ -145,6 +147,16 @@ describe('CrController', () => {
     await until('uid forgotten', () => controller.keyForUid('uid-a') === undefined);
     await settle();
     assert.equal(reconciler.seen.length, 1);
+  });
+
+  it('reports each CR as present when cached and gone when deleted or no longer watched (per-CR metrics)', async (t) => {
+    const { api, controller, resources } = await started(t, ['a', 'b']);
+    await until('watch open', () => api.current !== undefined);
+    assert.deepEqual([...resources].sort(), ['present ns1/a', 'present ns1/b']);
+    api.remove('a', 'ns1');
+    await until('a gone', () => resources.includes('gone ns1/a'));
+    await controller.stop(0);
+    assert.deepEqual(resources.filter((r) => r.startsWith('gone')).sort(), ['gone ns1/a', 'gone ns1/b']);
   });
 
   it('requeues after the period a reconcile asks for', async (t) => {

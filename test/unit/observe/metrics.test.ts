@@ -24,6 +24,21 @@ describe('OperatorMetrics', () => {
     assert.equal(sample(body, 'helm_operator_build_info{commit="",version="1.2.3"}'), 1);
   });
 
+  it('exports resource_created_at_seconds per watched CR and drops it when the CR goes', async () => {
+    const m = new OperatorMetrics({ build: { version: '1' }, defaultMetrics: false });
+    const web = { group: 'cache.example.com', version: 'v1alpha1', kind: 'Memcached', namespace: 'shop', name: 'web', createdAt: '2026-01-02T03:04:05Z' };
+    const series = 'resource_created_at_seconds{name="web",namespace="shop",group="cache.example.com",version="v1alpha1",kind="Memcached"}';
+    m.resourcePresent(web);
+    m.resourcePresent({ ...web, name: 'cluster-wide', namespace: undefined, createdAt: undefined });
+    let { body } = await m.render();
+    assert.equal(sample(body, series), Date.parse('2026-01-02T03:04:05Z') / 1000);
+    assert.equal(sample(body, 'resource_created_at_seconds{name="cluster-wide",namespace="",group="cache.example.com",version="v1alpha1",kind="Memcached"}'), 0);
+    m.resourceGone(web);
+    ({ body } = await m.render());
+    assert.equal(sample(body, series), undefined);
+    assert.match(body, /name="cluster-wide"/);
+  });
+
   it('counts reconciles, errors and their durations per controller', async () => {
     const m = new OperatorMetrics({ build: { version: '1', commit: 'abc' }, defaultMetrics: false });
     m.reconciled('nginx', 'requeue_after', 120);
