@@ -33,6 +33,7 @@ export class ConfigReloader {
   private running: Promise<void> | undefined;
   private again = false;
   private watchedCharts = new Set<string>();
+  private watching: Promise<void> = Promise.resolve();
 
   constructor(private readonly opts: ReloaderOptions) {}
 
@@ -40,6 +41,8 @@ export class ConfigReloader {
     this.watchedCharts = new Set(this.opts.manager.entries().map((e) => e.chartPath));
     // atomic: editors and ConfigMap mounts replace files by rename; treat that as a change.
     this.watcher = watch([this.opts.watchesFile, ...this.watchedCharts], { ignoreInitial: true, atomic: true });
+    const watcher = this.watcher;
+    this.watching = new Promise((resolve) => watcher.once('ready', () => { resolve(); }));
     this.watcher.on('all', (_event, path) => {
       this.opts.log.debug({ path }, 'configuration file changed');
       this.schedule();
@@ -47,6 +50,11 @@ export class ConfigReloader {
     this.watcher.on('error', (err) => {
       this.opts.log.warn({ err: errorMessage(err) }, 'file watcher error');
     });
+  }
+
+  /** Resolves once the initial scan is done: edits from then on are noticed. */
+  ready(): Promise<void> {
+    return this.watching;
   }
 
   async stop(): Promise<void> {
