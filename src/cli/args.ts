@@ -44,6 +44,10 @@ export interface RunOptions {
   readonly metricsSecure: boolean;
   /** operator-sdk `--metrics-require-rbac`: authenticate and authorize metrics scrapes. */
   readonly metricsRequireRbac: boolean;
+  /** `--metrics-cert-path` and the file names in it; undefined = self-signed (when secure). */
+  readonly metricsCertificate: { readonly dir: string; readonly certName: string; readonly keyName: string } | undefined;
+  /** operator-sdk `--enable-http2`: offer h2 on the HTTPS metrics server. */
+  readonly enableHttp2: boolean;
   /**
    * Flags given that operator-sdk knows but that change nothing here (e.g. `--zap-encoder`);
    * the caller should log them once so nobody believes they took effect.
@@ -135,13 +139,25 @@ const RUN_FLAGS = [
   {
     name: 'metrics-secure',
     type: 'boolean',
-    help: 'operator-sdk flag, not supported yet: refused at start (serve metrics behind a TLS proxy instead)',
+    default: false,
+    help: 'Serve /metrics over HTTPS (TLS 1.2+), with a self-signed certificate unless --metrics-cert-path is given',
   },
   {
     name: 'metrics-require-rbac',
     type: 'boolean',
-    help: 'operator-sdk flag, not supported yet: refused at start (protect /metrics with a NetworkPolicy or proxy)',
+    default: false,
+    help: 'Answer only scrapes whose bearer token may get /metrics (TokenReview + SubjectAccessReview); needs --metrics-secure',
   },
+  {
+    name: 'metrics-cert-path',
+    type: 'string',
+    placeholder: 'dir',
+    example: '/tmp/k8s-metrics-server/metrics-certs',
+    help: 'Directory of a mounted metrics certificate (re-read when it changes); without it a self-signed one is made',
+  },
+  { name: 'metrics-cert-name', type: 'string', placeholder: 'file', default: 'tls.crt', help: 'Certificate file in --metrics-cert-path' },
+  { name: 'metrics-cert-key', type: 'string', placeholder: 'file', default: 'tls.key', help: 'Private key file in --metrics-cert-path' },
+  { name: 'enable-http2', type: 'boolean', default: false, help: 'Offer HTTP/2 on the HTTPS metrics server (off by default, as in controller-runtime)' },
   {
     name: 'zap-log-level',
     type: 'string',
@@ -174,7 +190,6 @@ const RUN_FLAGS = [
     ignored: true,
     help: 'Accepted for operator-sdk compatibility; no effect',
   },
-  { name: 'enable-http2', type: 'boolean', ignored: true, help: 'Accepted for operator-sdk compatibility; no effect' },
   { name: 'help', type: 'boolean', short: 'h', help: 'Show this help' },
 ] as const satisfies readonly FlagDef[];
 
@@ -248,8 +263,12 @@ function readRunOptions(f: Flags, env: Env, problems: string[]): RunOptions {
   const metricsSecure = f.boolean('metrics-secure');
   const metricsRequireRbac = f.boolean('metrics-require-rbac');
   if (metricsRequireRbac && !metricsSecure) {
-    problems.push('--metrics-require-rbac needs --metrics-secure: authorization of scrapes only works over HTTPS');
+    problems.push('--metrics-require-rbac needs --metrics-secure: scrapes carry bearer tokens, which must not cross the network in clear; add --metrics-secure');
   }
+  const metricsCertificate = readMetricsCertificate(f, metricsSecure, problems);
+  const ignoredFlags = f.ignored();
+  // Only the HTTPS server speaks HTTP/2 (as in controller-runtime): say so rather than pretend.
+  if (f.boolean('enable-http2') && !metricsSecure) ignoredFlags.push('--enable-http2 (without --metrics-secure)');
 
   const kubeconfig = f.string('kubeconfig');
   if (kubeconfig === '') problems.push('--kubeconfig is empty; give a kubeconfig path or leave the flag out');
@@ -275,8 +294,26 @@ function readRunOptions(f: Flags, env: Env, problems: string[]): RunOptions {
     suppressOverrideValues: f.boolean('suppress-override-values'),
     metricsSecure,
     metricsRequireRbac,
-    ignoredFlags: f.ignored(),
+    metricsCertificate,
+    enableHttp2: f.boolean('enable-http2'),
+    ignoredFlags,
   };
+}
+
+function readMetricsCertificate(f: Flags, secure: boolean, problems: string[]): RunOptions['metricsCertificate'] {
+  const dir = f.string('metrics-cert-path');
+  for (const name of ['metrics-cert-name', 'metrics-cert-key'] as const) {
+    const file = f.defaulted(name);
+    if (file === '' || file.includes('/')) problems.push(`--${name} is "${file}"; give a file name inside --metrics-cert-path, e.g. --${name}=${f.example(name)}`);
+    else if (f.has(name) && dir === undefined) problems.push(`--${name} is only read with --metrics-cert-path; add the directory holding ${file}`);
+  }
+  if (dir === undefined) return undefined;
+  if (dir === '') {
+    problems.push('--metrics-cert-path is empty; give the directory of the mounted certificate, or leave the flag out for a self-signed one');
+    return undefined;
+  }
+  if (!secure) problems.push('--metrics-cert-path needs --metrics-secure: the certificate is only used for HTTPS');
+  return { dir, certName: f.defaulted('metrics-cert-name'), keyName: f.defaulted('metrics-cert-key') };
 }
 
 function duration(f: Flags, name: RunFlag, zeroAllowed: boolean, problems: string[]): number {

@@ -16,7 +16,7 @@ Usage:
   chartpilot version            print the version
   chartpilot help               show this help
 
-Exit codes: 0 ok, 1 internal error, 2 bad flags or watches.yaml, 3 cluster/CRD/RBAC/helm not ready.`;
+Exit codes: 0 ok, 1 internal error, 2 bad flags or watches.yaml, 3 cluster/CRD/RBAC/helm/port/certificate not ready.`;
 
 /** How long running helm calls may take to finish after SIGTERM (the pod's grace period is 30 s by default). */
 const SHUTDOWN_GRACE_MS = 25_000;
@@ -40,15 +40,6 @@ async function run(argv: readonly string[]): Promise<number> {
     return ExitCode.badConfig;
   }
   const o = parsed.options;
-  if (o.metricsSecure || o.metricsRequireRbac) {
-    // Refused rather than ignored: serving plain HTTP to someone who asked for TLS and
-    // authorization would expose what they meant to protect.
-    process.stderr.write(
-      `error: ${o.metricsSecure ? '--metrics-secure' : '--metrics-require-rbac'} is not supported yet: chartpilot serves metrics over plain HTTP only; ` +
-        'remove the flag and protect the endpoint another way (a NetworkPolicy, or a kube-rbac-proxy sidecar in front of a localhost --metrics-bind-address)\n',
-    );
-    return ExitCode.badConfig;
-  }
   // client-node and helm both read KUBECONFIG, so one setting serves both.
   if (o.kubeconfig !== undefined) process.env.KUBECONFIG = o.kubeconfig;
 
@@ -77,6 +68,9 @@ async function run(argv: readonly string[]): Promise<number> {
         shutdownGraceMs: SHUTDOWN_GRACE_MS,
         metricsBindAddress: o.metricsBindAddress,
         healthProbeBindAddress: o.healthProbeBindAddress,
+        metricsSecurity: o.metricsSecure
+          ? { certificateFiles: o.metricsCertificate, http2: o.enableHttp2, requireRbac: o.metricsRequireRbac }
+          : undefined,
         leaderElection: o.leaderElect ? { id: o.leaderElectionId, namespace: o.leaderElectionNamespace } : undefined,
         ignoredFlags: o.ignoredFlags,
         suppressOverrideValues: o.suppressOverrideValues,

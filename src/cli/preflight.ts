@@ -62,13 +62,25 @@ interface Check {
   readonly group: string;
   readonly resource: string;
   readonly subresource?: string;
+  /** undefined: all namespaces, or a cluster-scoped resource when `clusterScoped`. */
   readonly namespace: string | undefined;
+  readonly clusterScoped?: boolean;
 }
 
 function describeCheck(c: Check): string {
   const res = `${c.resource}${c.subresource === undefined ? '' : `/${c.subresource}`}${c.group === '' ? '' : `.${c.group}`}`;
+  if (c.clusterScoped === true) return `${c.verb} ${res} (cluster-scoped)`;
   return `${c.verb} ${res} ${c.namespace === undefined ? 'in all namespaces' : `in namespace ${c.namespace}`}`;
 }
+
+/**
+ * What `--metrics-require-rbac` needs to review each scrape: operator-sdk's `metrics-auth-role`.
+ * Checked at start so a missing binding is one line now, not a 503 on every scrape later.
+ */
+export const SCRAPE_REVIEW_CHECKS: readonly Check[] = [
+  { verb: 'create', group: 'authentication.k8s.io', resource: 'tokenreviews', namespace: undefined, clusterScoped: true },
+  { verb: 'create', group: 'authorization.k8s.io', resource: 'subjectaccessreviews', namespace: undefined, clusterScoped: true },
+];
 
 /** The permissions the operator cannot run without, for its kinds and Helm's storage. */
 export function requiredChecks(resources: readonly ApiResource[], namespaces: readonly string[]): Check[] {

@@ -12,12 +12,16 @@ import { LeaderElector } from '../controller/leader-election/elector.js';
 import { KubeLeaseStore } from '../controller/leader-election/lease-store.js';
 import { Manager } from '../controller/manager.js';
 import { ConfigReloader } from '../controller/reloader.js';
-import { checkApiServer, checkPermissions, PreflightError, requiredChecks, resolveResources } from './preflight.js';
+import { checkApiServer, checkPermissions, PreflightError, requiredChecks, resolveResources, SCRAPE_REVIEW_CHECKS } from './preflight.js';
 import { createHelmClient } from '../helm/cli-client.js';
 import { createKubeClient, loadKubeConfig } from '../kube/rest.js';
 import { EventRecorder } from '../observe/events.js';
 import type { CheckResult } from '../observe/health-server.js';
+import { CertificateError, type CertificateFiles } from '../observe/certificates.js';
 import { ListenError } from '../observe/http-server.js';
+import { ScrapeAuthorizer } from '../observe/scrape-auth.js';
+import { kubeReviewer } from '../kube/reviews.js';
+import type { KubeClient } from '../kube/rest.js';
 import { createLogger, type LogLevel } from '../observe/logger.js';
 import { OperatorMetrics } from '../observe/metrics.js';
 import { startServers, type Servers } from '../observe/servers.js';
@@ -37,6 +41,10 @@ export interface RunConfig {
   readonly shutdownGraceMs: number;
   /** `--metrics-bind-address`; undefined = no metrics server. */
   readonly metricsBindAddress?: BindAddress | undefined;
+  /** `--metrics-secure` (with `--metrics-require-rbac`, `--metrics-cert-path`, `--enable-http2`); undefined = plain HTTP. */
+  readonly metricsSecurity?:
+    | { readonly certificateFiles: CertificateFiles | undefined; readonly http2: boolean; readonly requireRbac: boolean }
+    | undefined;
   /** `--health-probe-bind-address`; undefined = no probe server. */
   readonly healthProbeBindAddress?: BindAddress | undefined;
   /** `--leader-elect`: the Lease's name and namespace ('' = derive / detect); undefined = every replica acts. */
@@ -87,28 +95,64 @@ export async function runOperator(config: RunConfig, io: RunIo, logger?: Logger)
   }
 
   const metrics = new OperatorMetrics({ build: { version: config.version ?? 'unknown' } });
+  let kubeConfig;
+  try {
+    kubeConfig = loadKubeConfig();
+  } catch (err) {
+    io.stderr(`error: ${errorMessage(err)}`);
+    return ExitCode.environment;
+  }
+  const client = createKubeClient(kubeConfig, {
+    userAgent: 'chartpilot',
+    onRequest: (method, _path, status, ms) => {
+      metrics.kubeRequest(method, status, ms);
+    },
+  });
   // Not ready until this replica knows its role; a standby is ready (controller-runtime: readiness
   // does not depend on leadership), a leader once every informer has synced.
   let ready: () => CheckResult = () => 'starting: checking the cluster';
   let servers: Servers;
+  const security = config.metricsSecurity;
   try {
     servers = await startServers({
       metrics,
       metricsAddress: config.metricsBindAddress,
+      metricsSecurity:
+        security === undefined
+          ? undefined
+          : {
+              certificateFiles: security.certificateFiles,
+              http2: security.http2,
+              auth: security.requireRbac ? new ScrapeAuthorizer({ reviewer: kubeReviewer(client), log }) : undefined,
+            },
       healthAddress: config.healthProbeBindAddress,
       ready: () => ready(),
       log,
     });
   } catch (err) {
-    if (!(err instanceof ListenError)) throw err;
-    io.stderr(`error: ${err.message}; choose another address (0 disables the server)`);
-    return ExitCode.environment;
+    if (err instanceof ListenError) {
+      io.stderr(`error: ${err.message}; choose another address (0 disables the server)`);
+      return ExitCode.environment;
+    }
+    if (err instanceof CertificateError) {
+      io.stderr(`error: ${err.message}`);
+      return ExitCode.environment;
+    }
+    throw err;
   }
   // A standby waits on unref'd timers only (so may a leader with probes disabled, between watch
   // connections): this holds the process up until it is told to stop.
   const keepAlive = setInterval(() => undefined, 3_600_000);
   try {
-    return await operate(config, io, log, { loaded: loaded.entries, lease, metrics, startedAt, setReady: (check) => (ready = check) });
+    return await operate(config, io, log, {
+      loaded: loaded.entries,
+      lease,
+      metrics,
+      client,
+      server: kubeConfig.server,
+      startedAt,
+      setReady: (check) => (ready = check),
+    });
   } finally {
     clearInterval(keepAlive);
     await servers.close();
@@ -119,27 +163,16 @@ interface Operation {
   readonly loaded: readonly WatchEntry[];
   readonly lease: LeaseLocation | undefined;
   readonly metrics: OperatorMetrics;
+  readonly client: KubeClient;
+  /** The API server's URL, for messages. */
+  readonly server: string;
   readonly startedAt: number;
   readonly setReady: (check: () => CheckResult) => void;
 }
 
 /** Everything between the probe servers coming up and going down again. */
 async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation): Promise<number> {
-  const { metrics, lease } = op;
-  let kubeConfig;
-  try {
-    kubeConfig = loadKubeConfig();
-  } catch (err) {
-    io.stderr(`error: ${errorMessage(err)}`);
-    return ExitCode.environment;
-  }
-  const server = kubeConfig.server;
-  const client = createKubeClient(kubeConfig, {
-    userAgent: 'chartpilot',
-    onRequest: (method, _path, status, ms) => {
-      metrics.kubeRequest(method, status, ms);
-    },
-  });
+  const { metrics, lease, client, server } = op;
   const helm = createHelmClient({
     helmBin: config.helmBin,
     log: (event) => {
@@ -153,6 +186,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
     log.info({ server, version }, 'connected to the API server');
     resources = await resolveResources(client, op.loaded);
     await checkPermissions(client, requiredChecks([...resources.values()], config.watchNamespaces));
+    if (config.metricsSecurity?.requireRbac === true) await checkPermissions(client, SCRAPE_REVIEW_CHECKS);
     if (lease !== undefined) {
       await checkPermissions(
         client,

@@ -20,6 +20,22 @@ export const CoreResources = {
     plural: 'selfsubjectaccessreviews',
     namespaced: false,
   },
+  subjectAccessReview: {
+    group: 'authorization.k8s.io',
+    version: 'v1',
+    apiVersion: 'authorization.k8s.io/v1',
+    kind: 'SubjectAccessReview',
+    plural: 'subjectaccessreviews',
+    namespaced: false,
+  },
+  tokenReview: {
+    group: 'authentication.k8s.io',
+    version: 'v1',
+    apiVersion: 'authentication.k8s.io/v1',
+    kind: 'TokenReview',
+    plural: 'tokenreviews',
+    namespaced: false,
+  },
 } as const satisfies Record<string, ApiResource>;
 
 export interface CallOptions {

@@ -1,10 +1,13 @@
 /**
- * The small plain-HTTP listener behind the metrics and health endpoints (node:http, no framework:
- * two read-only GET endpoints do not need one). Listening is awaited, so a taken port is a
- * start-up error with a clear message rather than an unhandled 'error' event later.
+ * The small listener behind the metrics and health endpoints (node:http, node:https or node:http2,
+ * no framework: two read-only GET endpoints do not need one). Listening is awaited, so a taken
+ * port is a start-up error with a clear message rather than an unhandled 'error' event later.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { createSecureServer } from 'node:http2';
+import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
+import type { Server as TlsServer } from 'node:tls';
 import { errorMessage } from '../lib/errors.js';
 
 /** Where to listen; `host` undefined = every interface (Go's `:8080`). Matches cli/args BindAddress. */
@@ -47,20 +50,77 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** A certificate chain and its private key, PEM. */
+export interface Credentials {
+  readonly cert: string;
+  readonly key: string;
+}
+
+/** Serve HTTPS instead of HTTP. */
+export interface TlsSettings {
+  readonly credentials: Credentials;
+  /** Offer HTTP/2 by ALPN (HTTP/1.1 stays available); off by default, as in controller-runtime. */
+  readonly http2: boolean;
+}
+
+export interface RunningTlsServer extends RunningServer {
+  /** Serves new connections with other credentials (a renewed certificate); open ones keep theirs. */
+  setCredentials(credentials: Credentials): void;
+}
+
 export function formatAddress(info: AddressInfo): string {
   return info.family === 'IPv6' ? `[${info.address}]:${info.port}` : `${info.address}:${info.port}`;
 }
 
-export async function startHttpServer(what: string, address: ListenAddress, handler: Handler): Promise<RunningServer> {
-  const server: Server = createServer((req, res) => {
+export function startHttpServer(what: string, address: ListenAddress, handler: Handler): Promise<RunningServer> {
+  const server = createServer(guarded(handler));
+  // Probes and scrapes are tiny; a slow or stuck client must not pin a socket forever.
+  server.requestTimeout = 10_000;
+  server.headersTimeout = 5_000;
+  return listen(server, what, address);
+}
+
+/**
+ * HTTPS with TLS 1.2 or newer. Without HTTP/2 only `http/1.1` is offered by ALPN (controller-
+ * runtime's default since the HTTP/2 rapid-reset CVEs); with it, `h2` too, HTTP/1.1 still allowed.
+ */
+export async function startHttpsServer(what: string, address: ListenAddress, handler: Handler, tls: TlsSettings): Promise<RunningTlsServer> {
+  const options = { ...tls.credentials, minVersion: 'TLSv1.2' as const };
+  let server: TlsServer;
+  if (tls.http2) {
+    // The compatibility API hands the handler request/response objects shaped like node:http's.
+    server = createSecureServer({ ...options, allowHTTP1: true }, guarded(handler) as never);
+  } else {
+    const https = createHttpsServer({ ...options, ALPNProtocols: ['http/1.1'] }, guarded(handler));
+    https.requestTimeout = 10_000;
+    https.headersTimeout = 5_000;
+    server = https;
+  }
+  const running = await listen(server, what, address);
+  return {
+    ...running,
+    setCredentials: (credentials) => {
+      server.setSecureContext({ ...credentials, minVersion: 'TLSv1.2' });
+    },
+  };
+}
+
+function guarded(handler: Handler): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
     Promise.resolve(handler(req, res)).catch((err: unknown) => {
       if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
       res.end(`internal error: ${errorMessage(err)}\n`);
     });
+  };
+}
+
+async function listen(server: NetServer, what: string, address: ListenAddress): Promise<RunningServer> {
+  // Every connection, HTTP/1 or HTTP/2, so close() can cut keep-alive scrapers of either kind.
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
   });
-  // Probes and scrapes are tiny; a slow or stuck client must not pin a socket forever.
-  server.requestTimeout = 10_000;
-  server.headersTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
     const onError = (err: unknown): void => {
       reject(new ListenError(what, address, { cause: err }));
@@ -81,7 +141,7 @@ export async function startHttpServer(what: string, address: ListenAddress, hand
         server.close(() => {
           resolve();
         });
-        server.closeAllConnections();
+        for (const socket of sockets) socket.destroy();
       });
       return closing;
     },

@@ -3,14 +3,28 @@
  * bind address `0`) and logs where each really listens, so port 0 is usable by tests and tools.
  */
 import type { Logger } from 'pino';
+import { loadCertificateFiles, selfSignedCertificate, watchCertificateFiles, type CertificateFiles, type CertificateWatch } from './certificates.js';
 import { EventLoopWatchdog, startHealthServer, type HealthCheck } from './health-server.js';
 import type { ListenAddress, RunningServer } from './http-server.js';
-import { startMetricsServer } from './metrics-server.js';
+import { startMetricsServer, startSecureMetricsServer } from './metrics-server.js';
 import type { OperatorMetrics } from './metrics.js';
+import type { ScrapeAuthorizer } from './scrape-auth.js';
+
+/** `--metrics-secure` and what goes with it. */
+export interface MetricsSecurity {
+  /** A mounted certificate (re-read when it changes); undefined = a self-signed one made at start. */
+  readonly certificateFiles: CertificateFiles | undefined;
+  /** `--enable-http2`. */
+  readonly http2: boolean;
+  /** `--metrics-require-rbac`; undefined = anyone who reaches the port may scrape. */
+  readonly auth: ScrapeAuthorizer | undefined;
+}
 
 export interface ServersOptions {
   readonly metrics: OperatorMetrics;
   readonly metricsAddress: ListenAddress | undefined;
+  /** HTTPS for the metrics server; undefined = plain HTTP. */
+  readonly metricsSecurity?: MetricsSecurity | undefined;
   readonly healthAddress: ListenAddress | undefined;
   /** The `/readyz` check. */
   readonly ready: HealthCheck;
@@ -21,9 +35,12 @@ export interface Servers {
   close(): Promise<void>;
 }
 
-/** Throws ListenError (after closing whatever did start) when an address cannot be bound. */
+/**
+ * Throws ListenError (after closing whatever did start) when an address cannot be bound, and
+ * CertificateError when a mounted certificate cannot be used.
+ */
 export async function startServers(opts: ServersOptions): Promise<Servers> {
-  const running: RunningServer[] = [];
+  const running: (RunningServer | CertificateWatch)[] = [];
   const watchdog = new EventLoopWatchdog();
   const close = async (): Promise<void> => {
     watchdog.stop();
@@ -31,9 +48,28 @@ export async function startServers(opts: ServersOptions): Promise<Servers> {
   };
   try {
     if (opts.metricsAddress !== undefined) {
-      const s = await startMetricsServer(opts.metricsAddress, opts.metrics);
-      running.push(s);
-      opts.log.info({ address: s.address }, 'metrics server listening');
+      const security = opts.metricsSecurity;
+      if (security === undefined) {
+        const s = await startMetricsServer(opts.metricsAddress, opts.metrics);
+        running.push(s);
+        opts.log.info({ address: s.address }, 'metrics server listening');
+      } else {
+        const files = security.certificateFiles;
+        const credentials = files === undefined ? await selfSignedCertificate() : await loadCertificateFiles(files);
+        const s = await startSecureMetricsServer(opts.metricsAddress, opts.metrics, { credentials, http2: security.http2 }, security.auth);
+        running.push(s);
+        if (files !== undefined) running.push(watchCertificateFiles(files, credentials, (c) => { s.setCredentials(c); }, opts.log));
+        opts.log.info(
+          {
+            address: s.address,
+            scheme: 'https',
+            certificate: files === undefined ? 'self-signed' : files.dir,
+            http2: security.http2,
+            authorization: security.auth === undefined ? 'none' : 'TokenReview and SubjectAccessReview',
+          },
+          'metrics server listening',
+        );
+      }
     }
     if (opts.healthAddress !== undefined) {
       watchdog.start();

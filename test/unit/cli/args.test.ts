@@ -34,6 +34,8 @@ describe('run arguments', () => {
       suppressOverrideValues: false,
       metricsSecure: false,
       metricsRequireRbac: false,
+      metricsCertificate: undefined,
+      enableHttp2: false,
       ignoredFlags: [],
     });
   });
@@ -57,6 +59,11 @@ describe('run arguments', () => {
       '--suppress-override-values',
       '--metrics-secure',
       '--metrics-require-rbac',
+      '--metrics-cert-path=/certs',
+      '--metrics-cert-name',
+      'cert.pem',
+      '--metrics-cert-key=key.pem',
+      '--enable-http2',
     ]);
     assert.deepEqual(o, {
       watchesFile: '/opt/helm/watches.yaml',
@@ -75,21 +82,28 @@ describe('run arguments', () => {
       suppressOverrideValues: true,
       metricsSecure: true,
       metricsRequireRbac: true,
+      metricsCertificate: { dir: '/certs', certName: 'cert.pem', keyName: 'key.pem' },
+      enableHttp2: true,
       ignoredFlags: [],
     });
   });
 
   it('the args of an operator-sdk scaffolded manager Deployment are accepted', () => {
     const o = options([
+      '--metrics-require-rbac',
+      '--metrics-secure',
       '--metrics-bind-address=:8443',
       '--leader-elect',
       '--leader-election-id=nginx-operator',
       '--health-probe-bind-address=:8081',
-      '--metrics-secure',
       '--zap-log-level=info',
       '--zap-encoder=console',
     ]);
     assert.equal(o.metricsBindAddress?.port, 8443);
+    assert.equal(o.metricsSecure, true);
+    assert.equal(o.metricsRequireRbac, true);
+    assert.equal(o.metricsCertificate, undefined, 'self-signed');
+    assert.equal(o.enableHttp2, false);
     assert.equal(o.leaderElect, true);
     assert.equal(o.leaderElectionId, 'nginx-operator');
     assert.deepEqual(o.ignoredFlags, ['--zap-encoder']);
@@ -141,9 +155,10 @@ describe('run arguments', () => {
     ]);
   });
 
-  it('zap flags with no effect are accepted, validated and reported as ignored', () => {
+  it('flags with no effect are accepted, validated and reported as ignored', () => {
     const o = options(['--zap-encoder=json', '--zap-stacktrace-level=error', '--zap-time-encoding=rfc3339', '--enable-http2']);
-    assert.deepEqual(o.ignoredFlags, ['--zap-encoder', '--zap-stacktrace-level', '--zap-time-encoding', '--enable-http2']);
+    assert.deepEqual(o.ignoredFlags, ['--zap-encoder', '--zap-stacktrace-level', '--zap-time-encoding', '--enable-http2 (without --metrics-secure)']);
+    assert.deepEqual(options(['--metrics-secure', '--enable-http2']).ignoredFlags, [], 'HTTP/2 does take effect on the HTTPS server');
     assert.deepEqual(problems(['--zap-encoder=xml', '--zap-time-encoding=unix']), [
       '--zap-encoder is "xml"; expected one of json, console',
       '--zap-time-encoding is "unix"; expected one of epoch, millis, nano, iso8601, rfc3339, rfc3339nano',
@@ -204,7 +219,20 @@ describe('run arguments', () => {
 
   it('--metrics-require-rbac needs --metrics-secure, as in operator-sdk', () => {
     assert.deepEqual(problems(['--metrics-require-rbac']), [
-      '--metrics-require-rbac needs --metrics-secure: authorization of scrapes only works over HTTPS',
+      '--metrics-require-rbac needs --metrics-secure: scrapes carry bearer tokens, which must not cross the network in clear; add --metrics-secure',
+    ]);
+  });
+
+  it('the metrics certificate flags are checked together', () => {
+    assert.deepEqual(options(['--metrics-secure', '--metrics-cert-path=/c']).metricsCertificate, { dir: '/c', certName: 'tls.crt', keyName: 'tls.key' });
+    assert.deepEqual(problems(['--metrics-cert-path=/c']), ['--metrics-cert-path needs --metrics-secure: the certificate is only used for HTTPS']);
+    assert.deepEqual(problems(['--metrics-secure', '--metrics-cert-name=a.crt', '--metrics-cert-key=a.key']), [
+      '--metrics-cert-name is only read with --metrics-cert-path; add the directory holding a.crt',
+      '--metrics-cert-key is only read with --metrics-cert-path; add the directory holding a.key',
+    ]);
+    assert.deepEqual(problems(['--metrics-secure', '--metrics-cert-path=', '--metrics-cert-name=../x.crt']), [
+      '--metrics-cert-name is "../x.crt"; give a file name inside --metrics-cert-path, e.g. --metrics-cert-name=tls.crt',
+      '--metrics-cert-path is empty; give the directory of the mounted certificate, or leave the flag out for a self-signed one',
     ]);
   });
 
