@@ -157,7 +157,7 @@ const RUN_FLAGS = [
   },
   { name: 'metrics-cert-name', type: 'string', placeholder: 'file', default: 'tls.crt', help: 'Certificate file in --metrics-cert-path' },
   { name: 'metrics-cert-key', type: 'string', placeholder: 'file', default: 'tls.key', help: 'Private key file in --metrics-cert-path' },
-  { name: 'enable-http2', type: 'boolean', default: false, help: 'Offer HTTP/2 on the HTTPS metrics server (off by default, as in controller-runtime)' },
+  { name: 'enable-http2', type: 'boolean', default: false, help: 'Offer HTTP/2 on the HTTPS metrics server (HTTP/1.1 only otherwise, as in controller-runtime)' },
   {
     name: 'zap-log-level',
     type: 'string',

@@ -14,6 +14,7 @@ import { SAMPLE_CHART } from './fixtures.js';
 import { testCluster } from './harness.js';
 import { startOperator, type RunningOperator } from './operator.js';
 import { logLines, logged, waitForLog } from './operator-log.js';
+import { metric } from './prometheus-text.js';
 import { operatorScenario, setUp } from './scenario.js';
 import { waitFor } from './wait.js';
 
@@ -30,18 +31,6 @@ async function listening(op: RunningOperator, msg: 'metrics server listening' | 
 async function get(address: string, path: string): Promise<{ status: number; body: string }> {
   const res = await fetch(`http://${address}${path}`);
   return { status: res.status, body: await res.text() };
-}
-
-/** Sum of every sample of `name` whose labels include all of `labels`. */
-function metric(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  let sum: number | undefined;
-  for (const line of text.split('\n')) {
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$/.exec(line);
-    if (m?.[1] !== name) continue;
-    const have = m[3] ?? '';
-    if (Object.entries(labels).every(([k, v]) => have.includes(`${k}="${v}"`))) sum = (sum ?? 0) + Number(m[4]);
-  }
-  return sum;
 }
 
 async function freePort(): Promise<number> {
@@ -247,14 +236,25 @@ describe('observability', () => {
     assert.match(op.logs(), new RegExp(`error: cannot reach the Kubernetes API server at https://127\\.0\\.0\\.1:${port}`));
   });
 
-  it('refuses flags it cannot honour, a missing lease namespace and a taken port, with exit codes 2 and 3', async (t) => {
+  it('refuses bad metrics flags, an unreadable certificate, a missing lease namespace and a taken port, with exit codes 2 and 3', async (t) => {
     const cluster = await testCluster();
     const kind = testKind('Refuse');
     await installCrd(cluster, kind);
     const watches = [{ kind, chart: SAMPLE_CHART }];
-    const secure = await startOperator(t, cluster, { namespaces: [], watches, args: ['--metrics-secure'], noWait: true });
-    assert.equal(await secure.exitCode(40_000), 2);
-    assert.match(secure.logs(), /--metrics-secure is not supported yet/);
+    const rbacOnly = await startOperator(t, cluster, { namespaces: [], watches, args: ['--metrics-require-rbac'], noWait: true });
+    assert.equal(await rbacOnly.exitCode(40_000), 2);
+    assert.match(rbacOnly.logs(), /^error: --metrics-require-rbac needs --metrics-secure: .*; add --metrics-secure$/m);
+
+    const certDir = mkdtempSync(join(tmpdir(), 'chartpilot-nocert-'));
+    t.after(() => { rmSync(certDir, { recursive: true, force: true }); });
+    const noCert = await startOperator(t, cluster, {
+      namespaces: [],
+      watches,
+      args: ['--metrics-secure', '--metrics-bind-address=127.0.0.1:0', `--metrics-cert-path=${certDir}`],
+      noWait: true,
+    });
+    assert.equal(await noCert.exitCode(40_000), 3);
+    assert.match(noCert.logs(), new RegExp(`^error: cannot read the metrics TLS certificate ${certDir}/tls\.crt: no such file; mount it there or leave out --metrics-cert-path`, 'm'));
 
     const noNamespace = await startOperator(t, cluster, { namespaces: [], watches, args: ['--leader-elect'], env: { POD_NAMESPACE: '' }, noWait: true });
     assert.equal(await noNamespace.exitCode(40_000), 2);
@@ -281,5 +281,9 @@ describe('observability', () => {
     });
     assert.equal(await busy.exitCode(40_000), 3);
     assert.match(busy.logs(), new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port} for the health probe server: the address is already in use`));
+
+    const busySecure = await startOperator(t, cluster, { namespaces: [], watches, args: ['--metrics-secure', '--metrics-bind-address', `127.0.0.1:${port}`], noWait: true });
+    assert.equal(await busySecure.exitCode(40_000), 3);
+    assert.match(busySecure.logs(), new RegExp(`^error: cannot listen on 127\\.0\\.0\\.1:${port} for the metrics server: the address is already in use; choose another address`, 'm'));
   });
 });

@@ -5,16 +5,17 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
-import { parse, parseAllDocuments, stringify } from 'yaml';
+import { parseAllDocuments, stringify } from 'yaml';
 import { renderRbac } from '../../src/generate/render.js';
 import { clusterResolver } from '../../src/generate/render.js';
 import type { TestKind } from './crd.js';
 import { condition, crsOf, helmList } from './crs.js';
 import { SAMPLE_CHART } from './fixtures.js';
+import { serviceAccountToken, tokenKubeconfig } from './identity.js';
 import { newNamespace, type TestCluster } from './harness.js';
 import { writeWatches, type RunningOperator } from './operator.js';
 import { setUp, type Setup } from './scenario.js';
@@ -59,34 +60,7 @@ async function grantGeneratedRbac(
   });
   await cluster.kubectl(['create', 'serviceaccount', 'operator', '-n', operatorNs]);
   await cluster.kubectl(['apply', '-f', '-'], { input: yaml });
-  const token = (await cluster.kubectl(['create', 'token', 'operator', '-n', operatorNs, '--duration=1h'])).stdout.trim();
-  return { dir, kubeconfig: tokenKubeconfig(cluster, dir, token), yaml };
-}
-
-/** A kubeconfig for `token` on the test cluster's server (same CA). */
-function tokenKubeconfig(cluster: TestCluster, dir: string, token: string): string {
-  const admin = parse(readFileSync(cluster.kubeconfig, 'utf8')) as {
-    'current-context': string;
-    contexts: { name: string; context: { cluster: string } }[];
-    clusters: { name: string; cluster: Record<string, unknown> }[];
-  };
-  const context = admin.contexts.find((c) => c.name === admin['current-context']);
-  const entry = admin.clusters.find((c) => c.name === context?.context.cluster);
-  assert.ok(entry, 'the test kubeconfig names its cluster');
-  const file = join(dir, 'operator.kubeconfig');
-  writeFileSync(
-    file,
-    stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [{ name: 'test', cluster: entry.cluster }],
-      users: [{ name: 'operator', user: { token } }],
-      contexts: [{ name: 'operator', context: { cluster: 'test', user: 'operator' } }],
-      'current-context': 'operator',
-    }),
-    { mode: 0o600 },
-  );
-  return file;
+  return { dir, kubeconfig: tokenKubeconfig(cluster, dir, await serviceAccountToken(cluster, operatorNs, 'operator')), yaml };
 }
 
 /** What `kubectl auth can-i <verb> <resource> -n <ns>` answers for the grant's ServiceAccount in saNs. */

@@ -1,0 +1,249 @@
+/**
+ * Switching an operator-sdk helm project to chartpilot by changing only the image: a project
+ * shaped like operator-sdk's `memcached-operator` sample (its own chart, a watches file, the RBAC
+ * operator-sdk generates for such a chart with the leader-election Role and the metrics-auth
+ * ClusterRole), run with exactly the scaffolded Deployment's args and only its ServiceAccount's
+ * token. Metrics are HTTPS and answer only to tokens the API server authorizes.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it, type TestContext } from 'node:test';
+import { stringify } from 'yaml';
+import { installCrd, testKind, type TestKind } from './crd.js';
+import { condition, crsOf } from './crs.js';
+import { applyYaml, newNamespace, testCluster, type TestCluster } from './harness.js';
+import { serviceAccountToken, tokenKubeconfig } from './identity.js';
+import { startOperator, type RunningOperator } from './operator.js';
+import { metric } from './prometheus-text.js';
+import { waitFor } from './wait.js';
+
+/** The scaffolded manager Deployment's args (operator-sdk v1.42, config/default rendered by kustomize). */
+const SCAFFOLD_ARGS = [
+  '--metrics-require-rbac',
+  '--metrics-secure',
+  '--metrics-bind-address=:8443',
+  '--leader-elect',
+  '--leader-election-id=memcached-operator',
+  '--health-probe-bind-address=:8081',
+];
+const METRICS_PORT = 8443;
+
+/** A memcached chart, as `operator-sdk init --plugins helm` users bring one. */
+function writeChart(dir: string): string {
+  const chart = join(dir, 'helm-charts', 'memcached');
+  mkdirSync(join(chart, 'templates'), { recursive: true });
+  writeFileSync(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: memcached\nversion: 0.1.0\nappVersion: "1.6.38"\n');
+  writeFileSync(join(chart, 'values.yaml'), 'replicaCount: 1\nimage: memcached:1.6.38\nport: 11211\n');
+  writeFileSync(
+    join(chart, 'templates', 'deployment.yaml'),
+    `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-memcached
+  labels: {app.kubernetes.io/name: memcached, app.kubernetes.io/instance: {{ .Release.Name }}}
+spec:
+  replicas: {{ .Values.replicaCount }}
+  selector:
+    matchLabels: {app.kubernetes.io/name: memcached, app.kubernetes.io/instance: {{ .Release.Name }}}
+  template:
+    metadata:
+      labels: {app.kubernetes.io/name: memcached, app.kubernetes.io/instance: {{ .Release.Name }}}
+    spec:
+      containers:
+        - name: memcached
+          image: {{ .Values.image }}
+          ports: [{containerPort: {{ .Values.port }}, name: memcached}]
+`,
+  );
+  writeFileSync(
+    join(chart, 'templates', 'service.yaml'),
+    `apiVersion: v1
+kind: Service
+metadata:
+  name: {{ .Release.Name }}-memcached
+spec:
+  selector: {app.kubernetes.io/name: memcached, app.kubernetes.io/instance: {{ .Release.Name }}}
+  ports: [{port: {{ .Values.port }}, targetPort: memcached, name: memcached}]
+`,
+  );
+  return chart;
+}
+
+const ALL = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'];
+
+/**
+ * What operator-sdk writes to config/rbac for this chart and kind (role.yaml with its base rules and
+ * the rules found by rendering the chart, leader_election_role.yaml, metrics_auth_role.yaml,
+ * metrics_reader_role.yaml and their bindings), with cluster-scoped names made unique per test.
+ */
+function operatorSdkRbac(kind: TestKind, ns: string, prefix: string): Record<string, unknown>[] {
+  const subject = [{ kind: 'ServiceAccount', name: 'controller-manager', namespace: ns }];
+  const meta = (name: string, namespaced = false): Record<string, unknown> => ({ name, ...(namespaced ? { namespace: ns } : {}), labels: { 'chartpilot-test': prefix } });
+  const roleRef = (kindName: string, name: string): Record<string, string> => ({ apiGroup: 'rbac.authorization.k8s.io', kind: kindName, name });
+  return [
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: meta(`${prefix}-manager-role`),
+      rules: [
+        { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
+        { apiGroups: [''], resources: ['secrets'], verbs: ['*'] },
+        { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+        { apiGroups: [kind.group], resources: [kind.plural, `${kind.plural}/status`, `${kind.plural}/finalizers`], verbs: ALL },
+        { apiGroups: [''], resources: ['pods', 'services', 'services/finalizers', 'endpoints', 'persistentvolumeclaims', 'events', 'configmaps', 'secrets'], verbs: ALL },
+        { apiGroups: ['apps'], resources: ['deployments', 'daemonsets', 'replicasets', 'statefulsets'], verbs: ALL },
+      ],
+    },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: meta(`${prefix}-manager-rolebinding`), roleRef: roleRef('ClusterRole', `${prefix}-manager-role`), subjects: subject },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: meta('leader-election-role', true),
+      rules: [
+        { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
+        { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
+        { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+      ],
+    },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: meta('leader-election-rolebinding', true), roleRef: roleRef('Role', 'leader-election-role'), subjects: subject },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: meta(`${prefix}-metrics-auth-role`),
+      rules: [
+        { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+        { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+      ],
+    },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: meta(`${prefix}-metrics-auth-rolebinding`), roleRef: roleRef('ClusterRole', `${prefix}-metrics-auth-role`), subjects: subject },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: meta(`${prefix}-metrics-reader`), rules: [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }] },
+  ];
+}
+
+interface Project {
+  readonly cluster: TestCluster;
+  readonly kind: TestKind;
+  readonly ns: string;
+  readonly dir: string;
+  readonly prefix: string;
+  /** KUBECONFIG acting as the controller-manager ServiceAccount. */
+  readonly kubeconfig: string;
+}
+
+/** The project on disk, its CRD, namespace, ServiceAccount and RBAC in the cluster (minus `without`). */
+async function scaffold(t: TestContext, suffix: string, without: (doc: Record<string, unknown>) => boolean = () => false): Promise<Project> {
+  const cluster = await testCluster();
+  const kind = testKind(suffix);
+  await installCrd(cluster, kind);
+  const ns = await newNamespace(t, 'memcached-operator');
+  const prefix = `osdk-${randomBytes(4).toString('hex')}`;
+  t.after(async () => {
+    await cluster.kubectl(['delete', 'clusterrole,clusterrolebinding', '-l', `chartpilot-test=${prefix}`, '--ignore-not-found'], { allowFail: true });
+  });
+  const dir = mkdtempSync(join(tmpdir(), 'chartpilot-osdk-'));
+  const chart = writeChart(dir);
+  writeFileSync(join(dir, 'watches.yaml'), stringify([{ group: kind.group, version: kind.version, kind: kind.kind, chart }]));
+  await cluster.kubectl(['create', 'serviceaccount', 'controller-manager', '-n', ns]);
+  const docs = operatorSdkRbac(kind, ns, prefix).filter((d) => !without(d));
+  await applyYaml(cluster, docs.map((d) => stringify(d)).join('---\n'));
+  return { cluster, kind, ns, dir, prefix, kubeconfig: tokenKubeconfig(cluster, dir, await serviceAccountToken(cluster, ns, 'controller-manager')) };
+}
+
+/** The operator on the project, as the Deployment would run it: its args, its token, its namespace. */
+function runAsScaffolded(t: TestContext, p: Project, opts: { noWait?: boolean } = {}): Promise<RunningOperator> {
+  return startOperator(t, p.cluster, {
+    dir: p.dir,
+    watches: [],
+    namespaces: [],
+    args: SCAFFOLD_ARGS,
+    // In a pod the namespace comes from the ServiceAccount mount; POD_NAMESPACE stands in for it here.
+    env: { KUBECONFIG: p.kubeconfig, POD_NAMESPACE: p.ns },
+    ...opts,
+  });
+}
+
+interface Scrape {
+  readonly status: number;
+  readonly body: string;
+}
+
+/** GET https://127.0.0.1:8443/metrics as Prometheus would (the self-signed certificate not verified). */
+function scrape(token?: string): Promise<Scrape> {
+  return new Promise((resolve, reject) => {
+    const headers = token === undefined ? {} : { Authorization: `Bearer ${token}` };
+    const req = request({ host: '127.0.0.1', port: METRICS_PORT, path: '/metrics', headers, rejectUnauthorized: false, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => {
+        resolve({ status: res.statusCode ?? 0, body });
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('an operator-sdk scaffolded project, switched to chartpilot', () => {
+  it('runs with the scaffold args and its ServiceAccount only; metrics answer 401, 403 or 200 by token', async (t) => {
+    const p = await scaffold(t, 'Memcached');
+    const { cluster, ns, kind } = p;
+    // Prometheus' identity, bound to metrics-reader as the scaffold's ServiceMonitor setup expects,
+    // and one with no binding at all.
+    await cluster.kubectl(['create', 'serviceaccount', 'prometheus', '-n', ns]);
+    await cluster.kubectl(['create', 'serviceaccount', 'stranger', '-n', ns]);
+    await cluster.kubectl(['create', 'clusterrolebinding', `${p.prefix}-prometheus`, `--clusterrole=${p.prefix}-metrics-reader`, `--serviceaccount=${ns}:prometheus`]);
+    await cluster.kubectl(['label', 'clusterrolebinding', `${p.prefix}-prometheus`, `chartpilot-test=${p.prefix}`]);
+    // The operator's identity really is only what operator-sdk generates: it cannot read, say, nodes.
+    const canListNodes = await cluster.kubectl(['auth', 'can-i', 'list', 'nodes', '--as', `system:serviceaccount:${ns}:controller-manager`], { allowFail: true });
+    assert.equal(canListNodes.stdout.trim(), 'no');
+
+    const op = await runAsScaffolded(t, p);
+    const cr = crsOf(cluster, kind, ns, op);
+    await cr.apply('memcached-sample', { replicaCount: 2 });
+    const deployed = await cr.deployed('memcached-sample');
+    assert.equal(condition(deployed, 'Deployed')?.reason, 'InstallSuccessful');
+    await cr.until('memcached-sample', 'Ready', (c) => condition(c, 'Ready')?.status === 'True');
+    const lease = await cluster.kubectl(['get', 'lease', 'memcached-operator', '-n', ns, '-o', 'jsonpath={.spec.holderIdentity}']);
+    assert.notEqual(lease.stdout.trim(), '', 'leader election ran on the scaffold id, in its namespace');
+
+    const none = await scrape();
+    assert.equal(none.status, 401);
+    assert.doesNotMatch(none.body, /controller_runtime/);
+    assert.equal((await scrape('not-a-token')).status, 401);
+    const forbidden = await scrape(await serviceAccountToken(cluster, ns, 'stranger'));
+    assert.equal(forbidden.status, 403);
+    assert.match(forbidden.body, new RegExp(`system:serviceaccount:${ns}:stranger may not get /metrics`));
+
+    const reader = await serviceAccountToken(cluster, ns, 'prometheus');
+    const series = { group: kind.group, version: kind.version, kind: kind.kind, namespace: ns, name: 'memcached-sample' };
+    const ok = await scrape(reader);
+    assert.equal(ok.status, 200, ok.body);
+    assert.ok((metric(ok.body, 'controller_runtime_reconcile_total', { controller: kind.kind.toLowerCase() }) ?? 0) > 0, 'reconciles counted');
+    const createdAt = metric(ok.body, 'resource_created_at_seconds', series);
+    const created = await cluster.kubectl(['get', kind.plural, 'memcached-sample', '-n', ns, '-o', 'jsonpath={.metadata.creationTimestamp}']);
+    assert.equal(createdAt, Date.parse(created.stdout) / 1000, "the CR's creation time");
+
+    await cr.delete('memcached-sample');
+    await cr.gone('memcached-sample');
+    await waitFor('the CR series to go', async () => {
+      const after = await scrape(reader);
+      return after.status === 200 && metric(after.body, 'resource_created_at_seconds', series) === undefined;
+    });
+    assert.doesNotMatch(op.logs(), /forbidden|cannot list/i, 'nothing was refused to the scaffolded identity');
+  });
+
+  it('without the metrics-auth role binding it stops at start, naming the missing permissions', async (t) => {
+    const p = await scaffold(t, 'MemcachedNoAuth', (d) => d['kind'] === 'ClusterRoleBinding' && String((d['metadata'] as { name: string }).name).endsWith('-metrics-auth-rolebinding'));
+    const op = await runAsScaffolded(t, p, { noWait: true });
+    assert.equal(await op.exitCode(40_000), 3, op.logs());
+    assert.match(
+      op.logs(),
+      /missing permissions it needs: create subjectaccessreviews\.authorization\.k8s\.io \(cluster-scoped\); create tokenreviews\.authentication\.k8s\.io \(cluster-scoped\)\./,
+    );
+  });
+});
