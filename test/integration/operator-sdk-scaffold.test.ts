@@ -238,7 +238,7 @@ describe('an operator-sdk scaffolded project, switched to chartpilot', () => {
   });
 
   it('without the metrics-auth role binding it stops at start, naming the missing permissions', async (t) => {
-    const p = await scaffold(t, 'MemcachedNoAuth', (d) => d['kind'] === 'ClusterRoleBinding' && String((d['metadata'] as { name: string }).name).endsWith('-metrics-auth-rolebinding'));
+    const p = await scaffold(t, 'MemcachedNoAuth', (d) => d['kind'] === 'ClusterRoleBinding' && (d['metadata'] as { name: string }).name.endsWith('-metrics-auth-rolebinding'));
     const op = await runAsScaffolded(t, p, { noWait: true });
     assert.equal(await op.exitCode(40_000), 3, op.logs());
     assert.match(
