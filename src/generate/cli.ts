@@ -107,7 +107,7 @@ ${WATCHES_FLAG}
 
 Writes everything that runs the operator for watches.yaml into <dir>: namespace.yaml,
 crds/<group>_<plural>.yaml, service-account.yaml, rbac.yaml (cluster-wide), operator.yaml,
-metrics.yaml (the metrics Service and roles), samples/<kind>.yaml and a Kustomization
+operator-metrics.yaml (the metrics Service and roles), samples/<kind>.yaml and a Kustomization
 (kubectl apply -k <dir>). Existing files are replaced.
 
 Flags:

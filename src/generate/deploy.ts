@@ -130,9 +130,9 @@ spec:
             - --watches-file=${IMAGE_HOME}/watches.yaml
             - --leader-elect
             # As operator-sdk's scaffold: /metrics over HTTPS, each scrape's token checked with a
-            # TokenReview and a SubjectAccessReview (metrics.yaml grants both, and says who may
-            # scrape). The certificate is self-signed, made at start; to serve your own (e.g. a
-            # cert-manager Secret with tls.crt and tls.key, mounted read-only), add
+            # TokenReview and a SubjectAccessReview (operator-metrics.yaml grants both, and says
+            # who may scrape). The certificate is self-signed, made at start; to serve your own
+            # (e.g. a cert-manager Secret with tls.crt and tls.key, mounted read-only), add
             # --metrics-cert-path=<the mount directory>.
 ${METRICS_ARGS.map((a) => `            - ${a}`).join('\n')}
             - --health-probe-bind-address=:8081
@@ -155,7 +155,7 @@ ${METRICS_ARGS.map((a) => `            - ${a}`).join('\n')}
             - name: HELM_DATA_HOME
               value: /tmp/helm/data
           ports:
-            # The metrics Service of metrics.yaml targets this port by name.
+            # The metrics Service of operator-metrics.yaml targets this port by name.
             - name: ${METRICS_PORT_NAME}
               containerPort: ${String(METRICS_PORT)}
               protocol: TCP

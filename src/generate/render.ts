@@ -196,7 +196,8 @@ export async function renderBundle(o: BundleOptions, env: Env): Promise<{ files:
   files.set('service-account.yaml', serviceAccountYaml(o));
   files.set('rbac.yaml', rbac.yaml);
   files.set('operator.yaml', operatorYaml(o));
-  files.set('metrics.yaml', metricsYaml(o));
+  // Named to sort after namespace.yaml, which it needs: kubectl apply -R -f takes files in name order.
+  files.set('operator-metrics.yaml', metricsYaml(o));
   for (const s of samples) files.set(`samples/${s.fileName}`, s.yaml);
   files.set('Kustomization', kustomizationYaml([...files.keys()].filter((f) => !f.startsWith('samples/'))));
   const notes = crds.flatMap((c) => c.notes.map((n) => `${c.name}: ${n}`));
