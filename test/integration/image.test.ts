@@ -47,7 +47,7 @@ const scaffold = join(work, 'app');
 after(async () => {
   await execa('podman', ['rm', '-f', '--ignore', '--filter', `label=io.chartpilot.test=${NAME}`], { reject: false, env: await containerEnv() });
   await cluster.kubectl(['delete', 'crd', CRD, '--ignore-not-found', '--wait=false'], { allowFail: true });
-  for (const f of ['rbac.yaml', 'namespace.yaml']) {
+  for (const f of ['operator-metrics.yaml', 'rbac.yaml', 'namespace.yaml']) {
     await cluster.kubectl(['delete', '-f', join(scaffold, 'deploy', f), '--ignore-not-found', '--wait=false'], { allowFail: true });
   }
   rmSync(work, { recursive: true, force: true });
@@ -66,7 +66,7 @@ interface Prepared {
 
 let prepared: Promise<Prepared> | undefined;
 
-/** Builds both images and installs the scaffold's namespace, ServiceAccount and RBAC (not its CRD). */
+/** Builds both images and installs the scaffold's namespace, ServiceAccount, RBAC and metrics objects (not its CRD). */
 function prepare(): Promise<Prepared> {
   prepared ??= (async () => {
     const started = Date.now();
@@ -87,7 +87,8 @@ function prepare(): Promise<Prepared> {
 
     // A CRD left by an earlier run against a long-lived cluster would hide the missing-CRD case.
     await cluster.kubectl(['delete', 'crd', CRD, '--ignore-not-found', '--wait=true'], { allowFail: true });
-    for (const f of ['namespace.yaml', 'service-account.yaml', 'rbac.yaml']) await cluster.kubectl(['apply', '-f', join(scaffold, 'deploy', f)]);
+    // operator-metrics.yaml too: operator.yaml runs --metrics-require-rbac, which needs its metrics-auth role.
+    for (const f of ['namespace.yaml', 'service-account.yaml', 'rbac.yaml', 'operator-metrics.yaml']) await cluster.kubectl(['apply', '-f', join(scaffold, 'deploy', f)]);
 
     const config = await getJson<{ clusters: { cluster: { server: string; 'certificate-authority-data'?: string; 'certificate-authority'?: string } }[] }>(cluster, [
       'config', 'view', '--raw', '--minify',
