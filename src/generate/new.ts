@@ -217,6 +217,7 @@ chartpilot generate all --output-dir deploy --name ${p.name} --namespace ${p.nam
 Run it with a cluster in your kubeconfig that serves the CRDs your chart's objects use, so their
 resource names come from discovery instead of a guess (\`deploy/rbac.yaml\` flags guesses).
 To confine the operator to some namespaces, set \`WATCH_NAMESPACE\` in \`deploy/operator.yaml\` and
-replace \`deploy/rbac.yaml\` with \`chartpilot generate rbac --role-namespace <ns,...>\`.
+replace \`deploy/rbac.yaml\` with \`chartpilot generate rbac --role-namespace <ns,...>\`
+(\`deploy/operator-metrics.yaml\` stays: token and access reviews exist only cluster-wide).
 `;
 }
