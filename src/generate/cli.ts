@@ -36,7 +36,7 @@ Prints Kubernetes manifests (multi-document YAML) for the kinds in watches.yaml.
 
   crd      CustomResourceDefinitions, with a spec schema from each chart's values.schema.json
   rbac     least-privilege ClusterRole (or Roles) for the operator's ServiceAccount
-  deploy   Namespace, ServiceAccount and the operator Deployment
+  deploy   Namespace, ServiceAccount, the operator Deployment and its metrics Service and roles
   sample   a sample custom resource per kind; its spec is the chart's values.yaml
   all      all of the above as files in --output-dir, with a Kustomization
 
@@ -85,6 +85,10 @@ Environment: HELM_BIN, the helm binary (default: helm on PATH).`,
 
 The Namespace, ServiceAccount and Deployment that run the operator: non-root, read-only root
 filesystem, no capabilities, RuntimeDefault seccomp, probes, resource limits, leader election.
+As operator-sdk's scaffold: /metrics over HTTPS on 8443 (--metrics-secure --metrics-require-rbac),
+a metrics Service, the ClusterRoles <name>-metrics-auth (bound to the operator: token and access
+reviews of each scrape) and <name>-metrics-reader (bind it to whoever scrapes), and a
+ServiceMonitor for the Prometheus Operator, commented out.
 
 Flags:
 ${OPERATOR_FLAGS}
@@ -103,7 +107,8 @@ ${WATCHES_FLAG}
 
 Writes everything that runs the operator for watches.yaml into <dir>: namespace.yaml,
 crds/<group>_<plural>.yaml, service-account.yaml, rbac.yaml (cluster-wide), operator.yaml,
-samples/<kind>.yaml and a Kustomization (kubectl apply -k <dir>). Existing files are replaced.
+operator-metrics.yaml (the metrics Service and roles), samples/<kind>.yaml and a Kustomization
+(kubectl apply -k <dir>). Existing files are replaced.
 
 Flags:
   --output-dir <dir>           where to write (required)

@@ -1,10 +1,12 @@
 /**
- * The manifests that run the operator (namespace, ServiceAccount, Deployment), a sample CR and a
- * kustomization. Text templates rather than objects, because the comments are half the value:
- * they tell the reader which knobs exist and why the secure defaults are what they are.
+ * The manifests that run the operator (namespace, ServiceAccount, Deployment; its metrics objects
+ * are metrics.ts's), a sample CR and a kustomization. Text templates rather than objects, because
+ * the comments are half the value: they tell the reader which knobs exist and why the secure
+ * defaults are what they are.
  */
 import { readFileSync } from 'node:fs';
 import { Document, parseDocument, stringify } from 'yaml';
+import { METRICS_ARGS, METRICS_PORT, METRICS_PORT_NAME } from './metrics.js';
 
 export interface DeployOptions {
   /** Deployment and label name, e.g. `chartpilot` or `webapp-operator`. */
@@ -49,8 +51,12 @@ export function deployOptionProblems(o: Partial<DeployOptions>): string[] {
   };
   check('namespace', o.namespace, 63);
   check('service-account', o.serviceAccount, 63);
-  // Object names get suffixes (-manager, -leader-election): keep room for them.
+  // Object names get suffixes (-manager, -leader-election, -metrics-service): keep room for them.
   check('name', o.name, 40);
+  // It also names the metrics Service, and Service names must start with a letter (DNS-1035).
+  if (o.name !== undefined && DNS1123_LABEL.test(o.name) && !/^[a-z]/u.test(o.name)) {
+    problems.push(`--name "${o.name}" must start with a letter: it names the metrics Service`);
+  }
   if (o.image !== undefined && (o.image === '' || /\s/u.test(o.image))) problems.push(`--image "${o.image}" is not an image reference`);
   return problems;
 }
@@ -123,7 +129,12 @@ spec:
             - run
             - --watches-file=${IMAGE_HOME}/watches.yaml
             - --leader-elect
-            - --metrics-bind-address=:8080
+            # As operator-sdk's scaffold: /metrics over HTTPS, each scrape's token checked with a
+            # TokenReview and a SubjectAccessReview (operator-metrics.yaml grants both, and says
+            # who may scrape). The certificate is self-signed, made at start; to serve your own
+            # (e.g. a cert-manager Secret with tls.crt and tls.key, mounted read-only), add
+            # --metrics-cert-path=<the mount directory>.
+${METRICS_ARGS.map((a) => `            - ${a}`).join('\n')}
             - --health-probe-bind-address=:8081
             # Every reconcile may run a helm process (~50-100 MiB): bound them to fit the memory limit.
             - --max-concurrent-reconciles=2
@@ -144,8 +155,9 @@ spec:
             - name: HELM_DATA_HOME
               value: /tmp/helm/data
           ports:
-            - name: metrics
-              containerPort: 8080
+            # The metrics Service of operator-metrics.yaml targets this port by name.
+            - name: ${METRICS_PORT_NAME}
+              containerPort: ${String(METRICS_PORT)}
               protocol: TCP
             - name: health
               containerPort: 8081

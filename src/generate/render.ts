@@ -14,6 +14,7 @@ import { generateCrds, type GeneratedCrd } from './crd.js';
 import { DEFAULTS, kustomizationYaml, namespaceYaml, operatorYaml, sampleCrYaml, serviceAccountYaml, type DeployOptions } from './deploy.js';
 import { InputError } from './errors.js';
 import { helmRenderer } from './helm-render.js';
+import { metricsYaml } from './metrics.js';
 import { withComment, yamlStream } from './output.js';
 import { buildRbac } from './rbac.js';
 import { discoveryResolver, planRbac, sampleKey, tableResolver, type PlanEntry, type Resolver, type Samples } from './rbac-plan.js';
@@ -149,7 +150,7 @@ export async function clusterResolver(offline: boolean, kubeconfig: string | und
 }
 
 export function deployYaml(o: DeployOptions): string {
-  return [namespaceYaml(o), serviceAccountYaml(o), operatorYaml(o)].join('---\n');
+  return [namespaceYaml(o), serviceAccountYaml(o), operatorYaml(o), metricsYaml(o)].join('---\n');
 }
 
 export interface SampleFile {
@@ -195,6 +196,8 @@ export async function renderBundle(o: BundleOptions, env: Env): Promise<{ files:
   files.set('service-account.yaml', serviceAccountYaml(o));
   files.set('rbac.yaml', rbac.yaml);
   files.set('operator.yaml', operatorYaml(o));
+  // Named to sort after namespace.yaml, which it needs: kubectl apply -R -f takes files in name order.
+  files.set('operator-metrics.yaml', metricsYaml(o));
   for (const s of samples) files.set(`samples/${s.fileName}`, s.yaml);
   files.set('Kustomization', kustomizationYaml([...files.keys()].filter((f) => !f.startsWith('samples/'))));
   const notes = crds.flatMap((c) => c.notes.map((n) => `${c.name}: ${n}`));

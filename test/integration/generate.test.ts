@@ -18,7 +18,7 @@ import { tableResolver } from '../../src/generate/rbac-plan.js';
 import { crdYaml, renderBundle } from '../../src/generate/render.js';
 import { established } from './crd.js';
 import { REPO_ROOT } from './fixtures.js';
-import { newNamespace, testCluster, type RunResult, type TestCluster } from './harness.js';
+import { getJson, newNamespace, testCluster, type RunResult, type TestCluster } from './harness.js';
 import { waitFor } from './wait.js';
 
 const DEPLOY = join(REPO_ROOT, 'deploy');
@@ -43,6 +43,37 @@ function deleteAfter(t: TestContext, cluster: TestCluster, args: string[]): void
   t.after(async () => {
     await cluster.kubectl(['delete', ...args, '--ignore-not-found', '--wait=false'], { allowFail: true });
   });
+}
+
+/**
+ * What deploy/operator-metrics.yaml promises, asked of the API server: its Service resolves to the
+ * operator pod's https port, the operator may create the token and access reviews
+ * --metrics-require-rbac makes (what it checks at start), and get on /metrics is for who is bound
+ * to metrics-reader.
+ */
+async function metricsReachable(t: TestContext, cluster: TestCluster): Promise<void> {
+  interface Slices { items: { endpoints?: { targetRef?: { kind: string } }[] | null; ports?: { name: string; port: number }[] | null }[] }
+  // The endpoint slice controller resolves the named targetPort against the pod's container ports.
+  await waitFor('the metrics Service lists the operator pod on https 8443', async () => {
+    const slices = await getJson<Slices>(cluster, ['get', 'endpointslices', '-n', 'chartpilot-system', '-l', 'kubernetes.io/service-name=chartpilot-metrics-service']);
+    return slices.items.some((s) => s.endpoints?.some((e) => e.targetRef?.kind === 'Pod') === true && s.ports?.some((p) => p.name === 'https' && p.port === 8443) === true);
+  });
+  const can = async (who: string, ...what: string[]): Promise<string> =>
+    (await cluster.kubectl(['auth', 'can-i', ...what, '--as', who], { allowFail: true })).stdout.trim();
+  const operator = 'system:serviceaccount:chartpilot-system:chartpilot';
+  assert.equal(await can(operator, 'create', 'tokenreviews.authentication.k8s.io'), 'yes');
+  assert.equal(await can(operator, 'create', 'subjectaccessreviews.authorization.k8s.io'), 'yes');
+  assert.equal(await can(operator, 'get', '/metrics'), 'no', 'the operator does not scrape itself');
+
+  const scraperNs = await newNamespace(t, 'scraper');
+  const scraper = `system:serviceaccount:${scraperNs}:prometheus`;
+  assert.equal(await can(scraper, 'get', '/metrics'), 'no');
+  const binding = `chartpilot-metrics-reader-${scraperNs}`;
+  deleteAfter(t, cluster, ['clusterrolebinding', binding]);
+  await cluster.kubectl(['create', 'clusterrolebinding', binding, '--clusterrole=chartpilot-metrics-reader', `--serviceaccount=${scraperNs}:prometheus`]);
+  await waitFor('the reader binding takes effect', async () => (await can(scraper, 'get', '/metrics')) === 'yes');
+  assert.equal(await can(scraper, 'get', '/api'), 'yes', 'discovery, as for everyone');
+  assert.equal(await can(scraper, 'list', 'secrets', '-A'), 'no', 'and nothing else');
 }
 
 describe('deploy/', () => {
@@ -80,14 +111,22 @@ describe('deploy/', () => {
     await established(cluster, 'webapps.demo.chartpilot.io');
     const applied = await cluster.kubectl(['apply', '-R', '-f', DEPLOY], { allowFail: true });
     assert.equal(applied.exitCode, 0, applied.stderr);
-    for (const what of ['namespace/chartpilot-system', 'clusterrole/chartpilot-manager', 'clusterrolebinding/chartpilot-manager']) {
+    for (const what of [
+      'namespace/chartpilot-system',
+      'clusterrole/chartpilot-manager',
+      'clusterrolebinding/chartpilot-manager',
+      'clusterrole/chartpilot-metrics-auth',
+      'clusterrolebinding/chartpilot-metrics-auth',
+      'clusterrole/chartpilot-metrics-reader',
+    ]) {
       await cluster.kubectl(['get', what]);
     }
-    for (const what of ['serviceaccount/chartpilot', 'deployment/chartpilot', 'role/chartpilot-leader-election', 'rolebinding/chartpilot-leader-election']) {
+    for (const what of ['serviceaccount/chartpilot', 'deployment/chartpilot', 'role/chartpilot-leader-election', 'rolebinding/chartpilot-leader-election', 'service/chartpilot-metrics-service']) {
       await cluster.kubectl(['get', what, '-n', 'chartpilot-system']);
     }
     // The Deployment passes the namespace's restricted Pod Security level: its pod gets created.
     await waitFor('operator pod created', async () => (await cluster.kubectl(['get', 'pods', '-n', 'chartpilot-system', '-o', 'name'])).stdout.trim() !== '');
+    await metricsReachable(t, cluster);
     // The sample (in namespace default) passed the CRD's schema; kubectl shows the printer columns.
     const table = await cluster.kubectl(['get', 'webapps', '-n', 'default']);
     assert.match(table.stdout, /^NAME\s+READY\s+REASON\s+REVISION\s+CHART\s+AGE\n.*webapp-sample/u);
@@ -240,6 +279,7 @@ describe('chartpilot new', () => {
       'deploy/Kustomization',
       `deploy/crds/${group}_shops.yaml`,
       'deploy/namespace.yaml',
+      'deploy/operator-metrics.yaml',
       'deploy/operator.yaml',
       'deploy/rbac.yaml',
       'deploy/samples/shop.yaml',
@@ -258,6 +298,11 @@ describe('chartpilot new', () => {
     const sample = await cluster.kubectl(['apply', '-n', `${name}-system`, '-f', join(dir, 'deploy/samples')], { allowFail: true });
     assert.equal(sample.exitCode, 0, sample.stderr);
     await cluster.kubectl(['get', 'deployment', name, '-n', `${name}-system`]);
+    await cluster.kubectl(['get', 'service', `${name}-metrics-service`, '-n', `${name}-system`]);
+    await cluster.kubectl(['get', `clusterrolebinding/${name}-metrics-auth`, `clusterrole/${name}-metrics-reader`]);
+    const readme = readFileSync(join(dir, 'README.md'), 'utf8');
+    assert.match(readme, new RegExp(`--clusterrole=${name}-metrics-reader `));
+    assert.match(readme, new RegExp(`service/${name}-metrics-service 8443`));
 
     const again = await newCommand([dir, '--chart', join(REPO_ROOT, 'charts/webapp'), '--group', group, '--version', 'v1alpha1', '--kind', 'Shop'], {
       stdout: () => undefined,

@@ -30,6 +30,8 @@ import {
 } from '../../devcluster/images.js';
 import { BIN, SAMPLE_CHART } from './fixtures.js';
 import { getJson, newNamespace, testCluster } from './harness.js';
+import { serviceAccountToken } from './identity.js';
+import { scrapeHttps } from './scrape.js';
 import { waitFor } from './wait.js';
 
 const cluster = await testCluster();
@@ -47,7 +49,7 @@ const scaffold = join(work, 'app');
 after(async () => {
   await execa('podman', ['rm', '-f', '--ignore', '--filter', `label=io.chartpilot.test=${NAME}`], { reject: false, env: await containerEnv() });
   await cluster.kubectl(['delete', 'crd', CRD, '--ignore-not-found', '--wait=false'], { allowFail: true });
-  for (const f of ['rbac.yaml', 'namespace.yaml']) {
+  for (const f of ['operator-metrics.yaml', 'rbac.yaml', 'namespace.yaml']) {
     await cluster.kubectl(['delete', '-f', join(scaffold, 'deploy', f), '--ignore-not-found', '--wait=false'], { allowFail: true });
   }
   rmSync(work, { recursive: true, force: true });
@@ -66,7 +68,7 @@ interface Prepared {
 
 let prepared: Promise<Prepared> | undefined;
 
-/** Builds both images and installs the scaffold's namespace, ServiceAccount and RBAC (not its CRD). */
+/** Builds both images and installs the scaffold's namespace, ServiceAccount, RBAC and metrics objects (not its CRD). */
 function prepare(): Promise<Prepared> {
   prepared ??= (async () => {
     const started = Date.now();
@@ -87,7 +89,8 @@ function prepare(): Promise<Prepared> {
 
     // A CRD left by an earlier run against a long-lived cluster would hide the missing-CRD case.
     await cluster.kubectl(['delete', 'crd', CRD, '--ignore-not-found', '--wait=true'], { allowFail: true });
-    for (const f of ['namespace.yaml', 'service-account.yaml', 'rbac.yaml']) await cluster.kubectl(['apply', '-f', join(scaffold, 'deploy', f)]);
+    // operator-metrics.yaml too: operator.yaml runs --metrics-require-rbac, which needs its metrics-auth role.
+    for (const f of ['namespace.yaml', 'service-account.yaml', 'rbac.yaml', 'operator-metrics.yaml']) await cluster.kubectl(['apply', '-f', join(scaffold, 'deploy', f)]);
 
     const config = await getJson<{ clusters: { cluster: { server: string; 'certificate-authority-data'?: string; 'certificate-authority'?: string } }[] }>(cluster, [
       'config', 'view', '--raw', '--minify',
@@ -232,6 +235,7 @@ describe('the shipped image', { concurrency: false }, () => {
         'run', '--watches-file=/opt/chartpilot/watches.yaml',
         `--metrics-bind-address=127.0.0.1:${String(metricsPort)}`, `--health-probe-bind-address=127.0.0.1:${String(healthPort)}`,
         // As deploy/operator.yaml runs it; the Lease goes to the namespace of the mounted service account.
+        '--metrics-secure', '--metrics-require-rbac',
         '--leader-elect', `--leader-election-id=${name}`,
       ],
     }), { env: p.env, extendEnv: false, reject: false, all: true, stdin: 'ignore' });
@@ -255,7 +259,18 @@ describe('the shipped image', { concurrency: false }, () => {
       return list.items.length === 1 && list.items[0]?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
     }, { timeoutMs: 120_000 });
 
-    const metrics = await (await fetch(`http://127.0.0.1:${String(metricsPort)}/metrics`)).text();
+    // Scraped as Prometheus would be, with a token bound to the scaffold's metrics-reader role.
+    assert.equal((await scrapeHttps(metricsPort)).status, 401, 'no token, no metrics');
+    const reader = `reader-${randomBytes(3).toString('hex')}`;
+    await cluster.kubectl(['create', 'serviceaccount', reader, '-n', ns]);
+    await cluster.kubectl(['create', 'clusterrolebinding', reader, `--clusterrole=${NAME}-metrics-reader`, `--serviceaccount=${ns}:${reader}`]);
+    t.after(async () => { await cluster.kubectl(['delete', 'clusterrolebinding', reader, '--ignore-not-found'], { allowFail: true }); });
+    const token = await serviceAccountToken(cluster, ns, reader);
+    const scraped = await waitFor('a scrape with the reader token answered 200', async () => {
+      const s = await scrapeHttps(metricsPort, token);
+      return s.status === 200 ? s : undefined;
+    }, { timeoutMs: 30_000 });
+    const metrics = scraped.body;
     assert.match(metrics, /^controller_runtime_reconcile_total\{controller="webapp",result="(success|requeue_after)"\} [1-9]/mu);
     assert.match(metrics, /^helm_operator_build_info\{commit="[^"]*",version="[^"]+"\} 1$/mu);
     assert.match(metrics, /^chartpilot_helm_calls_total\{action="upgrade",outcome="success",error_kind=""\} [1-9]/mu);

@@ -14,7 +14,7 @@ import { SAMPLE_CHART } from './fixtures.js';
 import { testCluster } from './harness.js';
 import { startOperator, type RunningOperator } from './operator.js';
 import { logLines, logged, waitForLog } from './operator-log.js';
-import { metric } from './prometheus-text.js';
+import { metric } from './scrape.js';
 import { operatorScenario, setUp } from './scenario.js';
 import { waitFor } from './wait.js';
 

@@ -8,7 +8,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
@@ -18,7 +17,7 @@ import { condition, crsOf } from './crs.js';
 import { applyYaml, newNamespace, testCluster, type TestCluster } from './harness.js';
 import { serviceAccountToken, tokenKubeconfig } from './identity.js';
 import { startOperator, type RunningOperator } from './operator.js';
-import { metric } from './prometheus-text.js';
+import { metric, scrapeHttps, type Scrape } from './scrape.js';
 import { waitFor } from './wait.js';
 
 /** The scaffolded manager Deployment's args (operator-sdk v1.42, config/default rendered by kustomize). */
@@ -166,27 +165,8 @@ function runAsScaffolded(t: TestContext, p: Project, opts: { noWait?: boolean } 
   });
 }
 
-interface Scrape {
-  readonly status: number;
-  readonly body: string;
-}
-
-/** GET https://127.0.0.1:8443/metrics as Prometheus would (the self-signed certificate not verified). */
-function scrape(token?: string): Promise<Scrape> {
-  return new Promise((resolve, reject) => {
-    const headers = token === undefined ? {} : { Authorization: `Bearer ${token}` };
-    const req = request({ host: '127.0.0.1', port: METRICS_PORT, path: '/metrics', headers, rejectUnauthorized: false, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => {
-        resolve({ status: res.statusCode ?? 0, body });
-      });
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+/** What Prometheus gets from the operator's metrics port. */
+const scrape = (token?: string): Promise<Scrape> => scrapeHttps(METRICS_PORT, token);
 
 describe('an operator-sdk scaffolded project, switched to chartpilot', () => {
   it('runs with the scaffold args and its ServiceAccount only; metrics answer 401, 403 or 200 by token', async (t) => {

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { parseAllDocuments, stringify } from 'yaml';
+import { metricsYaml } from '../../src/generate/metrics.js';
 import { renderRbac } from '../../src/generate/render.js';
 import { clusterResolver } from '../../src/generate/render.js';
 import type { TestKind } from './crd.js';
@@ -19,6 +20,7 @@ import { serviceAccountToken, tokenKubeconfig } from './identity.js';
 import { newNamespace, type TestCluster } from './harness.js';
 import { writeWatches, type RunningOperator } from './operator.js';
 import { setUp, type Setup } from './scenario.js';
+import { waitFor } from './wait.js';
 
 interface Grant {
   /** The operator's directory, with the watches.yaml the RBAC was generated for. */
@@ -27,6 +29,8 @@ interface Grant {
   readonly kubeconfig: string;
   /** The RBAC objects as applied. */
   readonly yaml: string;
+  /** The operator's name: prefix of every object, and their app.kubernetes.io/name label. */
+  readonly name: string;
 }
 
 /**
@@ -60,7 +64,17 @@ async function grantGeneratedRbac(
   });
   await cluster.kubectl(['create', 'serviceaccount', 'operator', '-n', operatorNs]);
   await cluster.kubectl(['apply', '-f', '-'], { input: yaml });
-  return { dir, kubeconfig: tokenKubeconfig(cluster, dir, await serviceAccountToken(cluster, operatorNs, 'operator')), yaml };
+  return { dir, kubeconfig: tokenKubeconfig(cluster, dir, await serviceAccountToken(cluster, operatorNs, 'operator')), yaml, name };
+}
+
+/**
+ * Applies what `generate deploy` adds for the Deployment's --metrics-require-rbac (deploy/'s
+ * operator-metrics.yaml: the metrics-auth ClusterRole bound to the grant's ServiceAccount, the
+ * reader role, the Service); grantGeneratedRbac's cleanup removes its cluster-scoped objects by
+ * the same label.
+ */
+async function grantMetricsAuth(cluster: TestCluster, grant: Grant, operatorNs: string): Promise<void> {
+  await cluster.kubectl(['apply', '-f', '-'], { input: metricsYaml({ name: grant.name, namespace: operatorNs, serviceAccount: 'operator' }) });
 }
 
 /** What `kubectl auth can-i <verb> <resource> -n <ns>` answers for the grant's ServiceAccount in saNs. */
@@ -70,7 +84,7 @@ async function operatorCan(cluster: TestCluster, saNs: string, verb: string, res
 }
 
 /** Runs the operator as the grant's identity on the watches.yaml it was generated for. */
-function startAs(s: Setup, grant: Grant, opts: { noWait?: boolean } = {}): Promise<RunningOperator> {
+function startAs(s: Setup, grant: Grant, opts: { noWait?: boolean; args?: readonly string[] } = {}): Promise<RunningOperator> {
   return s.start({ dir: grant.dir, env: { KUBECONFIG: grant.kubeconfig }, ...opts });
 }
 
@@ -103,9 +117,16 @@ describe('generated RBAC', () => {
     const { cluster, ns } = s;
     const grant = await grantGeneratedRbac(t, cluster, s.kind, ns, []);
     assert.match(grant.yaml, /kind: ClusterRole\n/);
+    // With deploy/'s operator-metrics.yaml too, as the Deployment runs --metrics-require-rbac: the
+    // reviews it makes of every scrape, and checks at start that it may make, are granted.
+    assert.equal(await operatorCan(cluster, ns, 'create', 'tokenreviews.authentication.k8s.io', ns), 'no');
+    await grantMetricsAuth(cluster, grant, ns);
+    await waitFor('the metrics-auth binding takes effect', async () => (await operatorCan(cluster, ns, 'create', 'tokenreviews.authentication.k8s.io', ns)) === 'yes');
+    assert.equal(await operatorCan(cluster, ns, 'create', 'subjectaccessreviews.authorization.k8s.io', ns), 'yes');
     // The identity really is restricted: it cannot, say, read pods.
     assert.equal(await operatorCan(cluster, ns, 'list', 'pods', ns), 'no');
-    await lifecycle(s, await startAs(s, grant));
+    // With the generated Deployment's metrics flags: its start-up check of the two reviews passes.
+    await lifecycle(s, await startAs(s, grant, { args: ['--metrics-secure', '--metrics-require-rbac', '--metrics-bind-address=127.0.0.1:0'] }));
   });
 
   it('Roles in the watched namespace (--role-namespace, WATCH_NAMESPACE) are enough too', async (t) => {

@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
 import { parseRunArgs } from '../../../src/cli/args.js';
 import { deployOptionProblems, kustomizationYaml, operatorYaml, sampleCrYaml } from '../../../src/generate/deploy.js';
+import { METRICS_ARGS } from '../../../src/generate/metrics.js';
 import { deployYaml } from '../../../src/generate/render.js';
 import { REPO_ROOT } from './helpers.js';
 
@@ -50,7 +51,15 @@ describe('operator Deployment', () => {
     assert.equal(d.spec.replicas, 1);
     assert.equal(pod.serviceAccountName, 'op-sa');
     assert.equal(c.image, 'registry.example.com/op:1.2.3');
-    assert.deepEqual(c.args.slice(0, 5), ['run', '--watches-file=/opt/chartpilot/watches.yaml', '--leader-elect', '--metrics-bind-address=:8080', '--health-probe-bind-address=:8081']);
+    assert.deepEqual(c.args.slice(0, 3), ['run', '--watches-file=/opt/chartpilot/watches.yaml', '--leader-elect']);
+  });
+
+  it("has operator-sdk's scaffold metrics flags: HTTPS on :8443 with token and access reviews, probes on :8081", () => {
+    // config/default/manager_metrics_patch.yaml and config/manager/manager.yaml of operator-sdk v1.42.
+    for (const arg of ['--metrics-bind-address=:8443', '--metrics-secure', '--metrics-require-rbac', '--leader-elect', '--health-probe-bind-address=:8081']) {
+      assert.ok(c.args.includes(arg), `${arg} in ${c.args.join(' ')}`);
+    }
+    assert.deepEqual(c.args.filter((a) => a.startsWith('--metrics-')), [...METRICS_ARGS]);
   });
 
   it('passes only flags and environment `chartpilot run` accepts', () => {
@@ -61,6 +70,9 @@ describe('operator Deployment', () => {
     assert.equal(parsed.options.leaderElect, true);
     assert.equal(parsed.options.maxConcurrentReconciles, 2);
     assert.deepEqual(parsed.options.watchNamespaces, []);
+    assert.deepEqual([parsed.options.metricsBindAddress?.host, parsed.options.metricsBindAddress?.port], [undefined, 8443]);
+    assert.equal(parsed.options.metricsSecure, true);
+    assert.equal(parsed.options.metricsRequireRbac, true);
   });
 
   it('is locked down: non-root 65532, no privilege escalation, read-only root, no capabilities, RuntimeDefault seccomp', () => {
@@ -82,19 +94,23 @@ describe('operator Deployment', () => {
     assert.match(operatorYaml(OPTS), /# Which namespaces to act in\. Empty: all namespaces/);
   });
 
-  it('probes /healthz and /readyz on 8081, exposes metrics on 8080, and sets requests and a memory limit', () => {
+  it('probes /healthz and /readyz on 8081, exposes metrics as https on 8443, and sets requests and a memory limit', () => {
     assert.deepEqual(c.livenessProbe.httpGet, { path: '/healthz', port: 'health' });
     assert.deepEqual(c.readinessProbe.httpGet, { path: '/readyz', port: 'health' });
-    assert.deepEqual(c.ports.map((p) => [p.name, p.containerPort]), [['metrics', 8080], ['health', 8081]]);
+    assert.deepEqual(c.ports.map((p) => [p.name, p.containerPort]), [['https', 8443], ['health', 8081]]);
     assert.deepEqual(c.resources, { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '256Mi' } });
   });
 
-  it('comes with its Namespace and ServiceAccount', () => {
+  it('comes with its Namespace, ServiceAccount and metrics objects (generate deploy)', () => {
     const docs = parseAllDocuments(deployYaml(OPTS)).map((doc) => doc.toJS() as { kind: string; metadata: { name: string; namespace?: string } });
     assert.deepEqual(docs.map((x) => [x.kind, x.metadata.name, x.metadata.namespace]), [
       ['Namespace', 'op-system', undefined],
       ['ServiceAccount', 'op-sa', 'op-system'],
       ['Deployment', 'op', 'op-system'],
+      ['Service', 'op-metrics-service', 'op-system'],
+      ['ClusterRole', 'op-metrics-auth', undefined],
+      ['ClusterRoleBinding', 'op-metrics-auth', undefined],
+      ['ClusterRole', 'op-metrics-reader', undefined],
     ]);
   });
 
@@ -102,6 +118,8 @@ describe('operator Deployment', () => {
     assert.deepEqual(deployOptionProblems(OPTS), []);
     const problems = deployOptionProblems({ name: 'Op', namespace: 'op_system', serviceAccount: 'x'.repeat(64), image: 'a b' });
     assert.equal(problems.length, 4);
+    // A Deployment may be called 9op, a Service may not.
+    assert.deepEqual(deployOptionProblems({ name: '9op' }), ['--name "9op" must start with a letter: it names the metrics Service']);
   });
 });
 
