@@ -84,3 +84,25 @@ export async function makePki(dir: string): Promise<Pki> {
     saKey: p('sa.key'), saPub: p('sa.pub'),
   };
 }
+
+export interface ServerPki {
+  caCert: string;
+  caKey: string;
+  serverCert: string;
+  serverKey: string;
+}
+
+/**
+ * A CA of its own and a serving certificate for localhost/127.0.0.1 signed by it, for a server
+ * next to the control plane (the OCI registry, the Helm chart repository): clients must be given
+ * the CA, as they would be for a private registry.
+ */
+export async function makeServerPki(dir: string, name: string): Promise<ServerPki> {
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, 'openssl.cnf'), OPENSSL_CNF);
+  await openssl(dir, ecKey('ca.key'));
+  await openssl(dir, ['req', '-x509', '-new', '-key', 'ca.key', '-subj', `/CN=chartpilot-${name}-ca`, '-days', '3650', '-config', 'openssl.cnf', '-extensions', 'ca', '-out', 'ca.crt']);
+  await leaf(dir, 'server', `/CN=${name}`, 'server');
+  const p = (f: string): string => join(dir, f);
+  return { caCert: p('ca.crt'), caKey: p('ca.key'), serverCert: p('server.crt'), serverKey: p('server.key') };
+}

@@ -5,7 +5,7 @@
 # builds from the module proxy and helm/kubectl unpacked from an npm package.
 # See /README.md "Local control plane".
 #
-# Usage: provision.sh [component...]   (default: all; components: etcd kubernetes kwok helm kubectl)
+# Usage: provision.sh [component...]   (default: all; components: etcd kubernetes kwok helm kubectl registry)
 # Prints one timing line per component and, as its LAST line, the bin dir holding symlinks to all
 # binaries (devcluster/provision.ts reads that line).
 set -euo pipefail
@@ -21,6 +21,7 @@ gomod_version() { # <go.mod> <module path>
 }
 K8S_VERSION=$(gomod_version "$CLUSTER_DIR/k8s/go.mod" k8s.io/kubernetes)
 ETCD_VERSION=$(gomod_version "$CLUSTER_DIR/etcd/go.mod" go.etcd.io/etcd/server/v3)
+REGISTRY_VERSION=$(gomod_version "$CLUSTER_DIR/registry/go.mod" github.com/distribution/distribution/v3)
 KWOK_VERSION=v0.7.0 # v0.8+ needs Stage YAMLs via --config; v0.7.0 has built-in stages
 # helm and kubectl are whatever the pinned npm package ships; we check the versions we expect so a
 # package bump cannot silently change them.
@@ -92,6 +93,14 @@ build_kube_apiserver() { build_k8s_cmd kube-apiserver "$1"; }
 build_kube_controller_manager() { build_k8s_cmd kube-controller-manager "$1"; }
 build_kube_scheduler() { build_k8s_cmd kube-scheduler "$1"; }
 
+# The CNCF distribution registry (the OCI registry tests push charts to), from a wrapper main that
+# links only the filesystem driver and htpasswd auth (devcluster/registry/main.go).
+build_registry() {
+  need_go
+  (cd "$CLUSTER_DIR/registry" && GOTOOLCHAIN=local CGO_ENABLED=0 \
+    go build -trimpath -ldflags "-s -w -X github.com/distribution/distribution/v3/version.version=$REGISTRY_VERSION" -o "$1" .)
+}
+
 build_kwok() {
   need_go
   local gobin
@@ -138,7 +147,9 @@ provision() {
       link helm "$CACHE/helm-$HELM_VERSION/helm" ;;
     kubectl) ensure "kubectl $KUBECTL_VERSION" "$CACHE/kubectl-$KUBECTL_VERSION/kubectl" unpack_kubectl
       link kubectl "$CACHE/kubectl-$KUBECTL_VERSION/kubectl" ;;
-    *) die "unknown component '$1' (known: etcd kubernetes kwok helm kubectl)" ;;
+    registry) ensure "registry $REGISTRY_VERSION" "$CACHE/registry-$REGISTRY_VERSION/registry" build_registry
+      link registry "$CACHE/registry-$REGISTRY_VERSION/registry" ;;
+    *) die "unknown component '$1' (known: etcd kubernetes kwok helm kubectl registry)" ;;
   esac
 }
 
@@ -151,7 +162,7 @@ link() { # <name> <target>
 
 total_start=$SECONDS
 components=("$@")
-((${#components[@]})) || components=(etcd kubernetes kwok helm kubectl)
+((${#components[@]})) || components=(etcd kubernetes kwok helm kubectl registry)
 for c in "${components[@]}"; do provision "$c"; done
 echo "provisioned in $((SECONDS - total_start))s; binaries:"
 echo "$BIN"
