@@ -53,27 +53,44 @@ async function checkChartArchive(file: string): Promise<string | undefined> {
   } catch (err) {
     return describeFsError(err, 'not found');
   }
+  const read = await readChartArchive(bytes);
+  return read.ok ? undefined : read.problem;
+}
+
+export type ChartArchive = { ok: true; name: string; version: string } | { ok: false; problem: string };
+
+/**
+ * What Helm would make of a packaged chart's bytes: its Chart.yaml's name and version, or what is
+ * wrong (not gzip, truncated, no Chart.yaml, a library chart). Charts from registries are checked
+ * with it before anything is installed from them.
+ */
+export async function readChartArchive(bytes: Uint8Array): Promise<ChartArchive> {
+  const problem = (p: string): ChartArchive => ({ ok: false, problem: p });
   if (bytes.length < 2 || bytes[0] !== 0x1f || bytes[1] !== 0x8b) {
-    return 'is a file but not a packaged chart (not gzip-compressed); point chart at a chart directory or at the .tgz made by `helm package`';
+    return problem('is a file but not a packaged chart (not gzip-compressed); point chart at a chart directory or at the .tgz made by `helm package`');
   }
   let tar: Buffer;
   try {
     tar = await gunzipAsync(bytes, { maxOutputLength: MAX_CHART_BYTES });
   } catch (err) {
-    return `the packaged chart cannot be decompressed (${errorMessage(err)})`;
+    return problem(`the packaged chart cannot be decompressed (${errorMessage(err)})`);
   }
   try {
     for (const f of tarFiles(tar)) {
       const parts = f.name.replace(/^\.\//u, '').split('/');
       // Helm expects every file under one top-level directory named after the chart.
       if (parts.length === 2 && parts[1] === 'Chart.yaml') {
-        return chartYamlProblem(new TextDecoder().decode(f.data), f.name);
+        const text = new TextDecoder().decode(f.data);
+        const bad = chartYamlProblem(text, f.name);
+        if (bad !== undefined) return problem(bad);
+        const doc = parseDocument(text, { version: '1.1' }).toJS() as { name?: unknown; version?: unknown };
+        return { ok: true, name: String(doc.name), version: String(doc.version) };
       }
     }
   } catch (err) {
-    return `the packaged chart is not a valid tar archive (${errorMessage(err)})`;
+    return problem(`the packaged chart is not a valid tar archive (${errorMessage(err)})`);
   }
-  return 'the packaged chart has no <chart>/Chart.yaml inside; package charts with `helm package <dir>`';
+  return problem('the packaged chart has no <chart>/Chart.yaml inside; package charts with `helm package <dir>`');
 }
 
 /** The rules Helm's chart loader applies to Chart.yaml that matter before installing. */

@@ -3,8 +3,13 @@ export interface WatchEntry {
   readonly group: string; // may be '' (core-style group is not allowed for CRs, but operator-sdk accepts it)
   readonly version: string;
   readonly kind: string;
-  /** Absolute path of the chart directory or packaged .tgz. */
+  /**
+   * Absolute path of the chart directory or packaged .tgz. For a chart from a registry (`remote`)
+   * it is '' in watches.yaml's entry and the pulled archive in the cache once resolved.
+   */
   readonly chartPath: string;
+  /** A chart from an OCI registry or a Helm repository; undefined for a chart on disk. */
+  readonly remote?: RemoteChart | undefined;
   /** `--set`-style paths → raw strings, after `$VAR`/`${VAR}` expansion. */
   readonly overrideValues: Readonly<Record<string, string>>;
   readonly watchDependentResources: boolean;
@@ -26,6 +31,28 @@ export interface WatchEntry {
    */
   readonly allowClusterScoped: boolean;
   readonly allowCrossNamespace: boolean;
+}
+
+/**
+ * A chart from a registry: `chart: oci://host/path/name`, or `repository: https://…` with
+ * `chart: <name>`; resolved to a version and a content digest at run time (src/registry/).
+ */
+export interface RemoteChart {
+  readonly type: 'oci' | 'repository';
+  /** How logs and conditions name it: `oci://host/path/name`, or `https://charts.example.com/ webapp`. */
+  readonly reference: string;
+  /** oci: the registry's `host[:port]`; repository: the repository URL, without a trailing slash. */
+  readonly location: string;
+  /** oci: the repository inside the registry (`charts/webapp`); repository: the chart's name in its index. */
+  readonly name: string;
+  /** `chartVersion`: an exact version or a semver range; undefined = the newest stable version. */
+  readonly version: string | undefined;
+  /** `chartDigest` (`sha256:…`): oci: the manifest digest (what `helm push` prints); repository: the archive's digest in index.yaml. */
+  readonly digest: string | undefined;
+  /** `chartRefreshInterval`; undefined = `--chart-refresh-interval`; 0 = resolve once. */
+  readonly refreshIntervalMs: number | undefined;
+  /** `chartPullSecret`: a Secret in the operator's namespace with credentials and/or `ca.crt`. */
+  readonly pullSecret: string | undefined;
 }
 
 /** Group/version/kind of a watched custom resource; `key` is stable for maps and logs. */

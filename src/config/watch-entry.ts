@@ -3,11 +3,12 @@
  * one line that names the entry, the line, the key, what was found and what would be right.
  */
 import { isMap, isScalar, type Node } from 'yaml';
-import type { GroupVersionKind, WatchEntry } from './types.js';
+import type { GroupVersionKind, RemoteChart, WatchEntry } from './types.js';
 import { DURATION_EXAMPLES, parseGoDuration } from '../lib/duration.js';
 import { expandEnv } from './env-expand.js';
 import { isDns1035Label, isDnsSubdomain } from './labels.js';
 import { parseSetPath } from './overrides.js';
+import { readRemoteChart, REMOTE_CHART_KEYS, REMOTE_KEY_HINTS, type RemoteChartKey } from './remote-chart-entry.js';
 import { selectorToQuery } from './selector.js';
 import { closest } from './suggest.js';
 import { describeNode, fieldsOf, lineOf, scalarText, type Field, type YamlContext } from './yaml-nodes.js';
@@ -26,6 +27,7 @@ export const KNOWN_KEYS = [
   'dryRunOption',
   'allowClusterScoped',
   'allowCrossNamespace',
+  ...REMOTE_CHART_KEYS,
 ] as const;
 type Key = (typeof KNOWN_KEYS)[number];
 
@@ -60,8 +62,10 @@ export type EntryDraft = Omit<WatchEntry, 'chartPath'> & { readonly chart: strin
 export interface EntryResult {
   /** Undefined when the entry has problems. */
   readonly draft: EntryDraft | undefined;
-  /** `chart` as written, when it is a non-empty string (checked on disk even if other keys are bad). */
+  /** `chart` as written, when it is a non-empty local path (checked on disk even if other keys are bad). */
   readonly chart: string | undefined;
+  /** The chart from a registry the entry names, when it does. */
+  readonly remote?: RemoteChart | undefined;
   readonly chartLine: number | undefined;
   /** The entry's GVK when version and kind are usable, even if other keys are wrong (for duplicates). */
   readonly gvk: GroupVersionKind | undefined;
@@ -158,7 +162,7 @@ export function readEntry(input: EntryInput): EntryResult {
       );
       continue;
     }
-    const guess = closest(f.key, KNOWN_KEYS);
+    const guess = REMOTE_KEY_HINTS[f.key] ?? closest(f.key, KNOWN_KEYS);
     problems.push(
       `${where(f)}: unknown key "${f.key}"; ` +
         (guess === undefined ? `known keys are ${KNOWN_KEYS.join(', ')}` : `did you mean "${guess}"?`),
@@ -191,7 +195,8 @@ export function readEntry(input: EntryInput): EntryResult {
   const version = str('version', true);
   if (version !== undefined && !isDns1035Label(version)) {
     problems.push(
-      `${where(fields.get('version'))}: version "${version}" is not a valid API version; use lower-case letters, digits and '-', starting with a letter, e.g. v1alpha1`,
+      `${where(fields.get('version'))}: version "${version}" is not a valid API version; use lower-case letters, digits and '-', starting with a letter, e.g. v1alpha1` +
+        (/^[v^~=<>]?\d/u.test(version) ? ` (a chart's version goes in chartVersion)` : ''),
     );
   }
   const kind = str('kind', true);
@@ -201,6 +206,12 @@ export function readEntry(input: EntryInput): EntryResult {
     );
   }
   const chart = str('chart', true);
+  const remoteFields = new Map<RemoteChartKey, Field>();
+  for (const k of REMOTE_CHART_KEYS) {
+    const f = fields.get(k);
+    if (f !== undefined) remoteFields.set(k, f);
+  }
+  const remote = chart === undefined ? undefined : readRemoteChart({ chart, fields: remoteFields, where: (f) => where(f ?? fields.get('chart')) }, problems);
 
   const overrideValues = readOverrides(input, fields.get('overrideValues'), where, problems);
   const watchDependentResources = bool(fields.get('watchDependentResources'), true, where, problems);
@@ -218,7 +229,9 @@ export function readEntry(input: EntryInput): EntryResult {
   const chartField = fields.get('chart');
   const result = {
     gvk: version === undefined || kind === undefined ? undefined : { group, version, kind },
-    chart,
+    // A chart from a registry is not looked for on disk.
+    chart: remote === undefined ? chart : undefined,
+    remote,
     chartLine: chartField?.line ?? entryLine,
     label,
     line: entryLine,
@@ -242,6 +255,7 @@ export function readEntry(input: EntryInput): EntryResult {
       dryRunOption,
       allowClusterScoped,
       allowCrossNamespace,
+      ...(remote === undefined ? {} : { remote }),
     },
   };
 }

@@ -141,7 +141,8 @@ export async function parseWatches(
 
   const entries: WatchEntry[] = [];
   results.forEach((r, i) => {
-    const chartPath = chartPaths[i];
+    // A chart from a registry has no path until it is pulled (src/registry/).
+    const chartPath = r.draft?.remote === undefined ? chartPaths[i] : '';
     if (r.draft === undefined || chartPath === undefined) return;
     const { chart: _chart, ...rest } = r.draft;
     entries.push({ ...rest, chartPath });

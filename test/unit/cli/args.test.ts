@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parseBindAddress, parseRunArgs, RUN_HELP, type RunOptions } from '../../../src/cli/args.js';
 
@@ -28,6 +29,8 @@ describe('run arguments', () => {
       leaderElectionNamespace: '',
       logLevel: 'info',
       helmTimeoutMs: 300_000,
+      chartRefreshIntervalMs: 600_000,
+      chartCacheDir: join(tmpdir(), 'chartpilot-charts'),
       watchNamespaces: [],
       helmBin: 'helm',
       kubeconfig: undefined,
@@ -55,6 +58,9 @@ describe('run arguments', () => {
       'operators',
       '--log-level=debug',
       '--helm-timeout=10m',
+      '--chart-refresh-interval',
+      '2m',
+      '--chart-cache-dir=/var/cache/charts',
       '--kubeconfig=/home/me/.kube/config',
       '--suppress-override-values',
       '--metrics-secure',
@@ -76,6 +82,8 @@ describe('run arguments', () => {
       leaderElectionNamespace: 'operators',
       logLevel: 'debug',
       helmTimeoutMs: 600_000,
+      chartRefreshIntervalMs: 120_000,
+      chartCacheDir: '/var/cache/charts',
       watchNamespaces: [],
       helmBin: 'helm',
       kubeconfig: '/home/me/.kube/config',
