@@ -40,6 +40,8 @@ export const ConditionTypes = {
   irreconcilable: 'Irreconcilable',
   ready: 'Ready',
   paused: 'Paused',
+  /** chartpilot: the kind's chart from a registry cannot be pulled; the release is left as it is. */
+  chartUnavailable: 'ChartUnavailable',
 } as const;
 
 /** Condition and event reasons: operator-sdk's, then chartpilot's own events. */
@@ -55,6 +57,7 @@ export const Reasons = {
   overrideValuesInUse: 'OverrideValuesInUse',
   releaseUnlocked: 'ReleaseUnlocked',
   driftRepaired: 'DriftRepaired',
+  chartUnavailable: 'ChartUnavailable',
 } as const;
 
 /** Helm's own limit on release names (it stores them in labels and Secret names). */

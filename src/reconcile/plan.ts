@@ -21,6 +21,8 @@ export interface PlanInput {
   readonly uninstallWait: boolean;
   /** Why the CR cannot be reconciled as it is (bad spec, bad name, bad annotation). */
   readonly problem: string | undefined;
+  /** Why the kind's chart (from a registry) cannot be had; undefined when it is at hand. */
+  readonly chartUnavailable?: string | undefined;
   readonly desiredFingerprint: string;
   /** `Kind.group` of the watched kind, recorded on releases this operator writes. */
   readonly ownerKind: string;
@@ -82,6 +84,8 @@ export type TerminalAction =
   | { readonly kind: 'irreconcilable'; readonly message: string }
   /** The release of this name belongs to another kind: never touch it. */
   | { readonly kind: 'conflict'; readonly message: string }
+  /** The chart cannot be pulled: say so, touch nothing, retry with backoff (the kind re-enqueues when it recovers). */
+  | { readonly kind: 'chart-unavailable'; readonly message: string }
   | { readonly kind: 'install' }
   | { readonly kind: 'upgrade' }
   /** A pending-* revision that may belong to a live operation: look again later. */
@@ -178,6 +182,7 @@ function decide(input: PlanInput): Plan {
         `rename this resource or remove the other release`,
     };
   }
+  if (input.chartUnavailable !== undefined) return { kind: 'chart-unavailable', message: input.chartUnavailable };
   if (!input.hasFinalizer) return { kind: 'add-finalizer' };
 
   if (latest === undefined || latest.status === 'uninstalled') return { kind: 'install' };

@@ -9,7 +9,7 @@ import { ActionContext, end, type ReconcileOutcome, type ReconcilerDeps, type St
 import { deploy } from './actions/deploy.js';
 import { addFinalizer, removeFinalizer } from './actions/finalizer.js';
 import { fail, remediationFailed, removeFailedInstall, rollback } from './actions/remediate.js';
-import { current, irreconcilable, paused, stuck } from './actions/report.js';
+import { chartUnavailable, current, irreconcilable, paused, stuck } from './actions/report.js';
 import { checkObjectsGone, waitObjectsGone } from './actions/uninstall-wait.js';
 import { clearFailedRelease, uninstallDeleted } from './actions/uninstall.js';
 import { unlock, waitPending } from './actions/unlock.js';
@@ -43,6 +43,7 @@ export class Reconciler {
         paused: ctx.derived.crOptions?.paused ?? false,
         uninstallWait: ctx.derived.crOptions?.uninstallWait ?? false,
         problem: ctx.derived.problem,
+        chartUnavailable: ctx.target.chartUnavailable?.message,
         desiredFingerprint: ctx.derived.desiredFingerprint,
         ownerKind: ctx.target.ownerKind,
         revisions,
@@ -119,6 +120,8 @@ async function run(ctx: ActionContext, next: Plan, revisions: readonly StoredRev
     case 'irreconcilable':
     case 'conflict':
       return irreconcilable(ctx, next.message);
+    case 'chart-unavailable':
+      return chartUnavailable(ctx, next.message);
     case 'add-finalizer':
       taken(ctx, next.kind);
       return addFinalizer(ctx);

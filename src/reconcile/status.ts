@@ -12,6 +12,8 @@ export type Outcome =
   | { readonly kind: 'current'; readonly release: Release | undefined; readonly kept: KeepResult | undefined }
   | { readonly kind: 'failed'; readonly reason: string; readonly message: string }
   | { readonly kind: 'irreconcilable'; readonly message: string }
+  /** The chart cannot be pulled; `reason` says why (RegistryUnreachable, NoMatchingVersion, …). */
+  | { readonly kind: 'chart-unavailable'; readonly reason: string; readonly message: string }
   | { readonly kind: 'paused' }
   | { readonly kind: 'uninstalled' }
   /** Uninstalled, but objects of the release are still being deleted (uninstall-wait). */
@@ -45,6 +47,9 @@ export function nextStatus(current: CrStatus | undefined, outcome: Outcome, gene
 
   set(ConditionTypes.initialized, 'True', 'Initialized', 'chartpilot has seen this resource');
   if (outcome.kind !== 'paused') conditions = removeCondition(conditions, ConditionTypes.paused);
+  if (outcome.kind === 'deployed' || outcome.kind === 'current' || outcome.kind === 'uninstalled') {
+    conditions = removeCondition(conditions, ConditionTypes.chartUnavailable);
+  }
 
   switch (outcome.kind) {
     case 'deployed': {
@@ -71,6 +76,9 @@ export function nextStatus(current: CrStatus | undefined, outcome: Outcome, gene
       break;
     case 'irreconcilable':
       set(ConditionTypes.irreconcilable, 'True', Reasons.reconcileError, outcome.message);
+      break;
+    case 'chart-unavailable':
+      set(ConditionTypes.chartUnavailable, 'True', outcome.reason, outcome.message);
       break;
     case 'paused':
       set(

@@ -16,6 +16,11 @@ export interface ReconcileTarget {
   /** Confinement: cluster-scoped / other-namespace objects are refused unless allowed. */
   readonly allowClusterScoped: boolean;
   readonly allowCrossNamespace: boolean;
+  /**
+   * The kind's chart (from a registry) cannot be had: its CRs say so (condition ChartUnavailable)
+   * and nothing is installed or upgraded; deletions still uninstall. `reason` is the condition's.
+   */
+  readonly chartUnavailable?: { readonly reason: string; readonly message: string } | undefined;
 }
 
 /**

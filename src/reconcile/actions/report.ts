@@ -31,6 +31,18 @@ export async function irreconcilable(ctx: ActionContext, message: string): Promi
   return end();
 }
 
+/**
+ * The kind's chart cannot be pulled (registry down, refused, no matching version, bad digest or
+ * archive): say so on the CR, touch the release not at all, and fail so the queue retries with
+ * backoff. When the chart becomes available the kind's CRs are re-enqueued at once.
+ */
+export async function chartUnavailable(ctx: ActionContext, message: string): Promise<never> {
+  const reason = ctx.target.chartUnavailable?.reason ?? Reasons.chartUnavailable;
+  ctx.deps.events.emit(ctx.cr, 'Warning', Reasons.chartUnavailable, message);
+  await ctx.writeStatus({ kind: 'chart-unavailable', reason, message });
+  throw new ReconcileFailure(Reasons.chartUnavailable, message);
+}
+
 /** An action did not take effect: fail, so the queue retries with backoff. */
 export function stuck(message: string): never {
   throw new ReconcileFailure(Reasons.reconcileError, message);
