@@ -5,7 +5,8 @@
  * come from it (flag-table.ts). Everything wrong with the command line is reported at once, one
  * line per problem.
  */
-import { availableParallelism } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { isDnsLabel, isDnsSubdomain } from '../config/labels.js';
 import { parseGoDuration } from '../lib/duration.js';
 import { parseBindAddress, type BindAddress } from './bind-address.js';
@@ -32,6 +33,10 @@ export interface RunOptions {
   readonly logLevel: LogLevel;
   /** Each helm call is killed after this long. */
   readonly helmTimeoutMs: number;
+  /** Charts from registries: how often each is re-resolved (entries without chartRefreshInterval); 0 = once. */
+  readonly chartRefreshIntervalMs: number;
+  /** Where charts from registries are cached (content-addressed). */
+  readonly chartCacheDir: string;
   /** From WATCH_NAMESPACE; [] = all namespaces. */
   readonly watchNamespaces: readonly string[];
   /** From HELM_BIN; default `helm`, found on PATH. */
@@ -127,6 +132,21 @@ const RUN_FLAGS = [
     placeholder: 'duration',
     default: '5m',
     help: 'Kill any single helm call that runs longer than this Go duration',
+  },
+  {
+    name: 'chart-refresh-interval',
+    type: 'string',
+    placeholder: 'duration',
+    default: '10m',
+    help: 'How often a chart from a registry is resolved again (entries without chartRefreshInterval); 0 resolves once',
+  },
+  {
+    name: 'chart-cache-dir',
+    type: 'string',
+    placeholder: 'path',
+    default: '',
+    defaultHelp: '$TMPDIR/chartpilot-charts',
+    help: 'Where charts pulled from registries are kept (content-addressed; must be writable)',
   },
   {
     name: 'kubeconfig',
@@ -239,6 +259,8 @@ function readRunOptions(f: Flags, env: Env, problems: string[]): RunOptions {
   if (watchesFile === '') problems.push('--watches-file is empty; give the path of watches.yaml');
   const reconcilePeriodMs = duration(f, 'reconcile-period', true, problems);
   const helmTimeoutMs = duration(f, 'helm-timeout', false, problems);
+  const chartRefreshIntervalMs = duration(f, 'chart-refresh-interval', true, problems);
+  const chartCacheDir = f.defaulted('chart-cache-dir') || join(tmpdir(), 'chartpilot-charts');
   const maxConcurrentReconciles = wholeNumber(f, 'max-concurrent-reconciles', problems);
   const metricsBindAddress = bindAddress(f, 'metrics-bind-address', problems);
   const healthProbeBindAddress = bindAddress(f, 'health-probe-bind-address', problems);
@@ -288,6 +310,8 @@ function readRunOptions(f: Flags, env: Env, problems: string[]): RunOptions {
     leaderElectionNamespace,
     logLevel,
     helmTimeoutMs,
+    chartRefreshIntervalMs,
+    chartCacheDir,
     watchNamespaces,
     helmBin,
     kubeconfig,

@@ -62,6 +62,8 @@ async function run(argv: readonly string[]): Promise<number> {
         reconcilePeriodMs: o.reconcilePeriodMs,
         maxConcurrentReconciles: o.maxConcurrentReconciles,
         helmTimeoutMs: o.helmTimeoutMs,
+        chartRefreshIntervalMs: o.chartRefreshIntervalMs,
+        chartCacheDir: o.chartCacheDir,
         watchNamespaces: o.watchNamespaces,
         helmBin: o.helmBin,
         logLevel: o.logLevel,

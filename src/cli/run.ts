@@ -7,7 +7,12 @@
 import type { Logger } from 'pino';
 import type { WatchEntry } from '../config/types.js';
 import { loadWatches } from '../config/watches.js';
-import { newIdentity, resolveLeaseLocation, type LeaseLocation } from '../controller/leader-election/config.js';
+import { newIdentity, resolveLeaseLocation, resolveLeaseNamespace, type LeaseLocation } from '../controller/leader-election/config.js';
+import { ChartCache } from '../registry/cache.js';
+import { ChartResolver } from '../registry/resolver.js';
+import { kubeSecretReader } from '../registry/secrets.js';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { LeaderElector } from '../controller/leader-election/elector.js';
 import { KubeLeaseStore } from '../controller/leader-election/lease-store.js';
 import { Manager } from '../controller/manager.js';
@@ -34,6 +39,10 @@ export interface RunConfig {
   readonly reconcilePeriodMs: number;
   readonly maxConcurrentReconciles: number;
   readonly helmTimeoutMs: number;
+  /** `--chart-refresh-interval`: default re-resolution period of charts from registries; 0 = once. */
+  readonly chartRefreshIntervalMs?: number;
+  /** `--chart-cache-dir`: the content-addressed cache of pulled charts. */
+  readonly chartCacheDir?: string;
   readonly watchNamespaces: readonly string[];
   readonly helmBin: string;
   readonly logLevel: LogLevel;
@@ -246,6 +255,15 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
   }
 
   const events = new EventRecorder({ client, log });
+  const charts = new ChartResolver({
+    cache: new ChartCache(config.chartCacheDir ?? join(tmpdir(), 'chartpilot-charts')),
+    readSecret: kubeSecretReader(client),
+    secretNamespace: operatorNamespace(io.env),
+    env: io.env,
+    onRequest: (method, url, status) => {
+      log.debug({ method, url, status }, 'registry request');
+    },
+  });
   const manager = new Manager({
     client,
     helm,
@@ -258,6 +276,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
     historyMax: HISTORY_MAX,
     processStartedAt: op.startedAt,
     suppressOverrideValues: config.suppressOverrideValues ?? false,
+    charts: { resolver: charts, defaultRefreshIntervalMs: config.chartRefreshIntervalMs ?? 600_000 },
     queueMetrics: (controller) => {
       metrics.registerController(controller);
       return metrics.queueMetrics(controller);
@@ -297,6 +316,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
     log.error({ lease: `${lease?.namespace ?? ''}/${lease?.name ?? ''}` }, 'leader election lost: exiting without waiting for running work');
     void reloader.stop().catch(() => undefined);
     void manager.stop(0).catch(() => undefined);
+    void charts.close().catch(() => undefined);
     void helm.close().catch(() => undefined);
     return ExitCode.internal;
   };
@@ -306,6 +326,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
   // The lease is renewed while running work drains; should that fail, draining is over too.
   const drained = await Promise.race([manager.stop(config.shutdownGraceMs).then(() => true), whenAborted(lost.signal).then(() => false)]);
   if (!drained) return exitOnLoss();
+  await charts.close();
   await events.flush();
   await helm.close();
   // Only now, with no helm call left running, may another replica take over.
@@ -319,4 +340,10 @@ function whenAborted(signal: AbortSignal): Promise<void> {
     if (signal.aborted) resolve();
     else signal.addEventListener('abort', () => { resolve(); }, { once: true });
   });
+}
+
+/** The operator's own namespace (chartPullSecret Secrets live there): the pod's, else POD_NAMESPACE. */
+function operatorNamespace(env: Readonly<Record<string, string | undefined>>): string | undefined {
+  const ns = resolveLeaseNamespace('', env);
+  return ns.ok ? ns.namespace : undefined;
 }

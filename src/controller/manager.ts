@@ -16,10 +16,14 @@ import { ScopeMap } from '../dependents/scopes.js';
 import { DependentWatcher } from '../dependents/watcher.js';
 import { chartDigest } from '../config/chart-digest.js';
 import { systemWallClock } from '../lib/clock.js';
+import { errorMessage } from '../lib/errors.js';
 import { createCrWriter } from './cr-writer.js';
 import { CrController, type CrControllerOptions } from './cr-controller.js';
 import { ReleaseKeeper } from '../dependents/release-keeper.js';
 import type { WorkQueueMetrics } from './workqueue.js';
+import { ChartTracker } from './chart-tracker.js';
+import type { ChartState } from '../registry/refresh-plan.js';
+import type { ChartResolver } from '../registry/resolver.js';
 
 export interface ManagerOptions {
   readonly client: KubeClient;
@@ -38,6 +42,8 @@ export interface ManagerOptions {
   readonly onReconciled?: (controller: string, result: 'success' | 'error' | 'requeue_after', durationMs: number) => void;
   /** A CR of a watched kind appeared or went (per-CR metrics); `resource` says which kind. */
   readonly onResource?: (resource: ApiResource, change: 'present' | 'gone', obj: KubeObject) => void;
+  /** Charts from registries: how they are resolved and pulled, and how often by default. */
+  readonly charts?: { readonly resolver: Pick<ChartResolver, 'resolve' | 'cached'>; readonly defaultRefreshIntervalMs: number };
   /** Builds each kind's controller; a plain CrController unless a test substitutes one. */
   readonly createController?: (opts: CrControllerOptions) => CrController;
 }
@@ -49,17 +55,25 @@ export interface ManagerOptions {
 interface Running {
   readonly controller: CrController;
   readonly current: { entry: WatchEntry; target: ReconcileTarget };
+  /** For a chart from a registry: what keeps it resolved (replaced when the entry's reference changes). */
+  tracker: ChartTracker | undefined;
 }
 
 export function ownerKindOf(entry: WatchEntry): string {
   return entry.group === '' ? entry.kind : `${entry.kind}.${entry.group}`;
 }
 
-export async function targetFor(entry: WatchEntry, defaultPeriodMs: number): Promise<ReconcileTarget> {
+/** The target of `entry`; a chart from a registry is what `chart` (its tracker's state) says. */
+export async function targetFor(entry: WatchEntry, defaultPeriodMs: number, chart?: ChartState): Promise<ReconcileTarget> {
+  const source =
+    entry.remote === undefined || chart === undefined
+      ? { chartPath: entry.chartPath, chartDigest: await chartDigest(entry.chartPath) }
+      : chart.kind === 'ready'
+        ? { chartPath: chart.chart.path, chartDigest: chart.chart.digest }
+        : { chartPath: '', chartDigest: '', chartUnavailable: { reason: chart.reason, message: chart.message } };
   return {
     ownerKind: ownerKindOf(entry),
-    chartPath: entry.chartPath,
-    chartDigest: await chartDigest(entry.chartPath),
+    ...source,
     overrides: entry.overrideValues,
     reconcilePeriodMs: entry.reconcilePeriodMs ?? defaultPeriodMs,
     watchDependentResources: entry.watchDependentResources,
@@ -100,7 +114,8 @@ export class Manager {
     const key = gvkKey(entry);
     const name = entry.kind.toLowerCase();
     const log = opts.log.child({ controller: name });
-    const current = { entry, target: await targetFor(entry, opts.defaultReconcilePeriodMs) };
+    const tracker = await this.track(key, entry, log);
+    const current = { entry, target: await targetFor(entry, opts.defaultReconcilePeriodMs, tracker?.state) };
     const reconciler = new Reconciler({
       helm: opts.helm,
       releases: this.releases,
@@ -131,9 +146,9 @@ export class Manager {
         : { onReconciled: (result: 'success' | 'error' | 'requeue_after', ms: number) => opts.onReconciled?.(name, result, ms) }),
       ...(opts.onResource === undefined ? {} : { onResource: (change: 'present' | 'gone', obj: KubeObject) => opts.onResource?.(resource, change, obj) }),
     });
-    this.running.set(key, { controller, current });
+    this.running.set(key, { controller, current, tracker });
     controller.start();
-    log.info({ kind: entry.kind, group: entry.group, version: entry.version, chart: entry.chartPath }, 'controller started');
+    log.info({ kind: entry.kind, group: entry.group, version: entry.version, chart: entry.remote?.reference ?? entry.chartPath }, 'controller started');
   }
 
   /** Stops and forgets the controller of `entry`'s kind. */
@@ -141,14 +156,56 @@ export class Manager {
     const running = this.running.get(key);
     if (running === undefined) return;
     this.running.delete(key);
+    await running.tracker?.stop();
     await running.controller.stop(drainTimeoutMs);
+  }
+
+  /**
+   * A tracker for `entry`'s chart from a registry, first round done (undefined for a local chart).
+   * When the chart changes it retargets the running controller and re-checks every CR of the kind,
+   * exactly as a hot-reloaded local chart does.
+   */
+  private async track(key: string, entry: WatchEntry, log: Logger): Promise<ChartTracker | undefined> {
+    const { remote } = entry;
+    const charts = this.opts.charts;
+    if (remote === undefined) return undefined;
+    if (charts === undefined) throw new Error(`${remote.reference}: charts from registries are not enabled in this manager`);
+    const tracker: ChartTracker = new ChartTracker({
+      remote,
+      resolver: charts.resolver,
+      intervalMs: remote.refreshIntervalMs ?? charts.defaultRefreshIntervalMs,
+      log,
+      onChange: () => {
+        const running = this.running.get(key);
+        if (running?.tracker !== tracker) return;
+        void this.retarget(running).catch((err: unknown) => {
+          log.error({ err: errorMessage(err) }, 'cannot apply the new chart');
+        });
+      },
+    });
+    await tracker.init();
+    return tracker;
+  }
+
+  private async retarget(running: Running): Promise<void> {
+    const next = await targetFor(running.current.entry, this.opts.defaultReconcilePeriodMs, running.tracker?.state);
+    const changed = !sameTarget(running.current.target, next);
+    running.current.target = next;
+    if (changed) running.controller.enqueueAll();
   }
 
   /** The chart or an entry's settings changed: new target, and every CR of the kind re-checked. */
   async refresh(key: string, entry: WatchEntry): Promise<boolean> {
     const running = this.running.get(key);
     if (running === undefined) return false;
-    const next = await targetFor(entry, this.opts.defaultReconcilePeriodMs);
+    // A changed reference (or interval) gets a new tracker; an unchanged one costs no request.
+    const interval = entry.remote?.refreshIntervalMs ?? this.opts.charts?.defaultRefreshIntervalMs ?? 0;
+    if (entry.remote === undefined || running.tracker?.follows(entry.remote, interval) !== true) {
+      const old = running.tracker;
+      running.tracker = await this.track(key, entry, this.opts.log.child({ controller: entry.kind.toLowerCase() }));
+      await old?.stop();
+    }
+    const next = await targetFor(entry, this.opts.defaultReconcilePeriodMs, running.tracker?.state);
     const prev = running.current.target;
     running.current.entry = entry;
     running.current.target = next;

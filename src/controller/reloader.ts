@@ -38,7 +38,7 @@ export class ConfigReloader {
   constructor(private readonly opts: ReloaderOptions) {}
 
   start(): void {
-    this.watchedCharts = new Set(this.opts.manager.entries().map((e) => e.chartPath));
+    this.watchedCharts = localCharts(this.opts.manager.entries());
     // atomic: editors and ConfigMap mounts replace files by rename; treat that as a change.
     this.watcher = watch([this.opts.watchesFile, ...this.watchedCharts], { ignoreInitial: true, atomic: true });
     const watcher = this.watcher;
@@ -148,11 +148,16 @@ export class ConfigReloader {
   }
 
   private rewatchCharts(): void {
-    const next = new Set(this.opts.manager.entries().map((e) => e.chartPath));
+    const next = localCharts(this.opts.manager.entries());
     const gone = [...this.watchedCharts].filter((p) => !next.has(p));
     const added = [...next].filter((p) => !this.watchedCharts.has(p));
     if (gone.length > 0) this.watcher?.unwatch(gone);
     if (added.length > 0) this.watcher?.add(added);
     this.watchedCharts = next;
   }
+}
+
+/** Chart paths on disk to watch; charts from registries are refreshed by their trackers instead. */
+function localCharts(entries: readonly WatchEntry[]): Set<string> {
+  return new Set(entries.filter((e) => e.remote === undefined).map((e) => e.chartPath));
 }

@@ -187,6 +187,8 @@ export async function newCommand(argv: readonly string[], io: CommandIo = proces
         name: { type: 'string' },
         image: { type: 'string' },
         'base-image': { type: 'string' },
+        repository: { type: 'string' },
+        'chart-version': { type: 'string' },
       },
       1,
     );
@@ -200,7 +202,10 @@ export async function newCommand(argv: readonly string[], io: CommandIo = proces
     const written = await newProject(
       {
         dir: resolve(dir),
-        chart: resolve(str(values, 'chart') ?? ''),
+        // A chart from a registry is a reference, not a path.
+        chart: /^oci:\/\//iu.test(str(values, 'chart') ?? '') || str(values, 'repository') !== undefined ? (str(values, 'chart') ?? '') : resolve(str(values, 'chart') ?? ''),
+        repository: str(values, 'repository'),
+        chartVersion: str(values, 'chart-version'),
         group: str(values, 'group') ?? '',
         version: str(values, 'version') ?? '',
         kind: str(values, 'kind') ?? '',

@@ -7,7 +7,12 @@
 import { cp, mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { stringify } from 'yaml';
+import { Scalar } from 'yaml';
 import { checkChart } from '../config/chart-check.js';
+import { isOciReference, readRemoteChart, type RemoteChartKey } from '../config/remote-chart-entry.js';
+import type { RemoteChart, WatchEntry } from '../config/types.js';
+import type { Field } from '../config/yaml-nodes.js';
+import { pullRemoteCharts } from './remote-charts.js';
 import { loadChartInfo } from './chart-meta.js';
 import { gvkProblems } from './crd.js';
 import { defaultImage, deployOptionProblems, IMAGE_HOME, packageVersion } from './deploy.js';
@@ -33,7 +38,11 @@ chart as the API <Kind>.<version>.<group>:
   README.md             how to build, deploy and regenerate
 
 Flags:
-  --chart <path>        the chart directory or packaged .tgz (required)
+  --chart <path>        the chart directory or packaged .tgz, or oci://<host>/<path>/<chart>, or a
+                        chart name with --repository (required). A chart from a registry is not
+                        copied: watches.yaml names it, and the operator pulls it at run time
+  --repository <url>    the HTTP(S) Helm repository --chart is in
+  --chart-version <v>   the chart version or semver range (e.g. ^1.4) for a chart from a registry
   --group <group>       the API group, a domain you own, e.g. apps.example.com (required)
   --version <version>   the API version, e.g. v1alpha1 (required)
   --kind <Kind>         the kind, CamelCase, e.g. WebApp (required)
@@ -47,8 +56,10 @@ Environment: HELM_BIN, the helm binary used to render the chart for RBAC (defaul
 export interface NewOptions {
   /** Absolute path of the directory to create. */
   readonly dir: string;
-  /** Absolute path of the chart. */
+  /** Absolute path of the chart, or an `oci://` reference, or a chart name in `repository`. */
   readonly chart: string;
+  readonly repository?: string | undefined;
+  readonly chartVersion?: string | undefined;
   readonly group: string;
   readonly version: string;
   readonly kind: string;
@@ -68,12 +79,15 @@ export interface NewDeps {
 /** Creates the project; returns the files written, relative to `dir`. */
 export async function newProject(o: NewOptions, deps: NewDeps): Promise<string[]> {
   const problems = gvkProblems(o);
-  const chartProblem = await checkChart(o.chart);
+  const remote = remoteChartOf(o, problems);
+  const chartProblem = remote === undefined ? await checkChart(o.chart) : undefined;
   if (chartProblem !== undefined) problems.push(`--chart ${o.chart}: ${chartProblem}`);
   problems.push(...(await dirProblems(o.dir)));
   if (problems.length > 0) throw new InputError(problems);
+  // A chart from a registry is pulled (and checked) first; the project names it rather than copying it.
+  const chartFile = remote === undefined ? o.chart : ((await pullRemoteCharts([{ ...remoteEntry(o), remote }], deps.env))[0]?.chartPath ?? '');
 
-  const chart = await loadChartInfo(o.chart);
+  const chart = await loadChartInfo(chartFile);
   const name = o.name ?? `${chart.name.toLowerCase().replace(/[^a-z0-9-]+/gu, '-').replace(/^-+|-+$/gu, '')}-operator`;
   const deploy = {
     name,
@@ -87,18 +101,24 @@ export async function newProject(o: NewOptions, deps: NewDeps): Promise<string[]
   // RBAC renders the chart: without helm there is nothing to write.
   await deps.helm.check();
 
-  const chartDest = (await stat(o.chart)).isDirectory() ? `charts/${chart.name}` : `charts/${basename(o.chart)}`;
+  const chartDest = remote !== undefined ? remote.reference : (await stat(o.chart)).isDirectory() ? `charts/${chart.name}` : `charts/${basename(o.chart)}`;
+  const source =
+    remote === undefined
+      ? { chart: chartDest }
+      : { chart: o.chart, ...(o.repository === undefined ? {} : { repository: o.repository }), ...(o.chartVersion === undefined ? {} : { chartVersion: o.chartVersion }) };
   const watches = `# Each entry maps a custom resource kind to a Helm chart (operator-sdk's watches.yaml format).
-${stringify([{ group: o.group, version: o.version, kind: o.kind, chart: chartDest }])}`;
+${stringify([{ group: o.group, version: o.version, kind: o.kind, ...source }])}`;
 
   const written: string[] = [];
   try {
     await mkdir(o.dir, { recursive: true });
     await writeFile(join(o.dir, 'watches.yaml'), watches);
     written.push('watches.yaml');
-    await mkdir(join(o.dir, dirname(chartDest)), { recursive: true });
-    await cp(o.chart, join(o.dir, chartDest), { recursive: true, errorOnExist: true, force: false });
-    written.push(`${chartDest}${chartDest.endsWith('.tgz') ? '' : '/'}`);
+    if (remote === undefined) {
+      await mkdir(join(o.dir, dirname(chartDest)), { recursive: true });
+      await cp(o.chart, join(o.dir, chartDest), { recursive: true, errorOnExist: true, force: false });
+      written.push(`${chartDest}${chartDest.endsWith('.tgz') ? '' : '/'}`);
+    }
   } catch (err) {
     throw new EnvironmentError(`cannot write to ${o.dir}: ${errorMessage(err)}`, { cause: err });
   }
@@ -109,8 +129,8 @@ ${stringify([{ group: o.group, version: o.version, kind: o.kind, chart: chartDes
   for (const w of bundle.warnings) deps.warn(w);
   const files = new Map<string, string>();
   for (const [file, text] of bundle.files) files.set(`deploy/${file}`, text);
-  files.set('Dockerfile', dockerfile(o.baseImage ?? defaultImage(), o.kind));
-  files.set('.dockerignore', '# Only watches.yaml and charts/ go into the image.\n*\n!watches.yaml\n!charts\n');
+  files.set('Dockerfile', dockerfile(o.baseImage ?? defaultImage(), o.kind, remote === undefined));
+  files.set('.dockerignore', `# Only watches.yaml${remote === undefined ? ' and charts/' : ''} go into the image.\n*\n!watches.yaml\n${remote === undefined ? '!charts\n' : ''}`);
   files.set('README.md', readme({ ...o, name, chartName: chart.name, chartDest, image: deploy.image, namespace: deploy.namespace }));
   try {
     for (const [file, text] of files) {
@@ -137,13 +157,38 @@ async function dirProblems(dir: string): Promise<string[]> {
   return [];
 }
 
-function dockerfile(baseImage: string, kind: string): string {
-  return `# The ${kind} operator: chartpilot plus this repository's watches.yaml and charts.
+function dockerfile(baseImage: string, kind: string, localChart: boolean): string {
+  return `# The ${kind} operator: chartpilot plus this repository's watches.yaml${localChart ? ' and charts' : ' (the chart is pulled from its registry at run time)'}.
 # Build: docker build -t <image> .   or   buildah bud -t <image> .   (the image deploy/operator.yaml names)
 FROM ${baseImage}
 COPY watches.yaml ${IMAGE_HOME}/watches.yaml
-COPY charts/ ${IMAGE_HOME}/charts/
-`;
+${localChart ? `COPY charts/ ${IMAGE_HOME}/charts/\n` : ''}`;
+}
+
+/** The chart from a registry `new` was given, or undefined for a local chart (problems appended). */
+function remoteChartOf(o: NewOptions, problems: string[]): RemoteChart | undefined {
+  if (o.repository === undefined && !isOciReference(o.chart)) {
+    if (o.chartVersion !== undefined) problems.push('--chart-version is for a chart from a registry (--chart oci://… or --repository); a local chart\'s version is its Chart.yaml');
+    return undefined;
+  }
+  const fields = new Map<RemoteChartKey, Field>();
+  const field = (key: RemoteChartKey, value: string | undefined): void => {
+    if (value !== undefined) fields.set(key, { key, value: new Scalar(value), line: undefined });
+  };
+  field('repository', o.repository);
+  field('chartVersion', o.chartVersion);
+  const found: string[] = [];
+  const remote = readRemoteChart({ chart: o.chart, fields, where: (f) => (f === undefined ? '--chart' : `--${f.key === 'chartVersion' ? 'chart-version' : f.key}`) }, found);
+  problems.push(...found);
+  return found.length > 0 ? undefined : remote;
+}
+
+function remoteEntry(o: NewOptions): WatchEntry {
+  return {
+    group: o.group, version: o.version, kind: o.kind, chartPath: '', overrideValues: {}, watchDependentResources: true,
+    reconcilePeriodMs: undefined, maxConcurrentReconciles: undefined, labelSelector: undefined, dryRunOption: undefined,
+    allowClusterScoped: false, allowCrossNamespace: false,
+  };
 }
 
 function readme(p: NewOptions & { name: string; chartName: string; chartDest: string; image: string; namespace: string }): string {

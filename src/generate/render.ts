@@ -15,6 +15,7 @@ import { DEFAULTS, kustomizationYaml, namespaceYaml, operatorYaml, sampleCrYaml,
 import { InputError } from './errors.js';
 import { helmRenderer } from './helm-render.js';
 import { metricsYaml } from './metrics.js';
+import { pullRemoteCharts } from './remote-charts.js';
 import { withComment, yamlStream } from './output.js';
 import { buildRbac } from './rbac.js';
 import { discoveryResolver, planRbac, sampleKey, tableResolver, type PlanEntry, type Resolver, type Samples } from './rbac-plan.js';
@@ -26,11 +27,12 @@ export type Env = Readonly<Record<string, string | undefined>>;
 export async function watchEntries(file: string, env: Env): Promise<WatchEntry[]> {
   const loaded = await loadWatches(file, env);
   if (!loaded.ok) throw new InputError(loaded.problems);
-  return loaded.entries;
+  return pullRemoteCharts(loaded.entries, env);
 }
 
 /** The chart as comments name it: relative to the watches file, as its author wrote it. */
-function chartLabel(watchesFile: string, chartPath: string): string {
+function chartLabel(watchesFile: string, chartPath: string, remote?: string): string {
+  if (remote !== undefined) return remote;
   const rel = relative(dirname(resolve(watchesFile)), chartPath);
   return rel.startsWith('..') ? chartPath : rel;
 }
@@ -71,7 +73,7 @@ export async function renderRbac(o: RbacRenderOptions, env: Env): Promise<{ yaml
     version: e.version,
     kind: e.kind,
     chartPath: e.chartPath,
-    chartLabel: chartLabel(o.watchesFile, e.chartPath),
+    chartLabel: chartLabel(o.watchesFile, e.chartPath, e.remote?.reference),
     overrideValues: e.overrideValues,
     allowClusterScoped: e.allowClusterScoped,
   }));
