@@ -51,6 +51,10 @@ export interface RunningOperator {
 /** Writes dir/watches.yaml for `specs`, with each chart copied into dir/charts (so tests may edit it). */
 export function writeWatches(dir: string, specs: readonly WatchSpec[]): string {
   const entries = specs.map((s) => {
+    // A chart from a registry (oci://…, or a name in extra.repository) is named, not copied.
+    if (s.chart.startsWith('oci://') || s.extra?.['repository'] !== undefined) {
+      return { group: s.kind.group, version: s.kind.version, kind: s.kind.kind, chart: s.chart, ...(s.extra ?? {}) };
+    }
     const chartDir = join(dir, 'charts', `${s.kind.kind.toLowerCase()}-${s.chart.split('/').pop() ?? 'chart'}`);
     if (!existsSync(chartDir)) cpSync(s.chart, chartDir, { recursive: true });
     return { group: s.kind.group, version: s.kind.version, kind: s.kind.kind, chart: chartDir, ...(s.extra ?? {}) };
