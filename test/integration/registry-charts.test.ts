@@ -93,4 +93,89 @@ describe('charts from registries', () => {
     assert.ok(!op.logs().includes(reg.password), 'the registry password was logged');
     assert.ok(op.helmCalls().every((l) => !l.includes(reg.password) && !l.includes('oci://') && !l.includes(reg.registry.host)), op.helmCalls().join('\n'));
   });
+
+  it('HTTPS Helm repository with basic auth: a range, prereleases and other majors ignored, one upgrade per CR', async (t) => {
+    const repo = await testRepo(t, c);
+    await repo.publish(SAMPLE_CHART, '1.0.0');
+    const setup = await setUp(t, {
+      kind: 'RepoWeb',
+      chart: 'webapp',
+      extra: { repository: repo.repo.url, chartVersion: '>=1.0.0, <2.0.0', chartPullSecret: 'repocred', chartRefreshInterval: '2s' },
+    });
+    await repo.secret(setup.ns, 'repocred');
+    const op = await setup.start({ args: ['--log-level', 'debug', '--chart-cache-dir', tempDir(t, 'charts-')], env: { POD_NAMESPACE: setup.ns } });
+    const web = crsOf(c, setup.kind, setup.ns, op);
+    await web.apply('a', {});
+    await web.apply('b', {});
+    await at(web, ['a', 'b'], 1, '1.0.0');
+
+    const base = op.helmCalls().length;
+    await repo.publish(SAMPLE_CHART, '1.1.0-rc.1');
+    await repo.publish(SAMPLE_CHART, '2.0.0');
+    await quietRounds(op);
+    assert.deepEqual(op.helmCalls().slice(base), [], 'helm ran for a prerelease or a version outside the range');
+
+    await repo.publish(SAMPLE_CHART, '1.2.0');
+    await at(web, ['a', 'b'], 2, '1.2.0');
+    await quietRounds(op);
+    assert.equal(upgrades(op, base).length, 2, `expected one upgrade per CR: ${upgrades(op, base).join(' | ')}`);
+
+    // An unchanged index costs a 304; each archive was downloaded once.
+    const log = repo.repo.requests();
+    assert.ok(log.some((l) => l === '304 GET /index.yaml'), log.join('\n'));
+    assert.equal(log.filter((l) => l === '200 GET /webapp-1.2.0.tgz').length, 1, log.join('\n'));
+    assert.equal(log.filter((l) => l === '200 GET /webapp-1.0.0.tgz').length, 1, log.join('\n'));
+    assert.ok(!op.logs().includes(repo.password), 'the repository password was logged');
+  });
+
+  it('registry stopped: releases untouched, a cached version installs, an uncached one is ChartUnavailable until the registry is back', async (t) => {
+    const reg = await testRegistry(t, c);
+    await reg.push(SAMPLE_CHART, '1.0.0');
+    await reg.push(SAMPLE_CHART, '3.0.0');
+    const setup = await setUp(t, {
+      watches: [
+        { kind: 'DownCached', chart: `${reg.base}/webapp`, extra: { chartVersion: '~1.0', chartPullSecret: 'regcred', chartRefreshInterval: '2s' } },
+        { kind: 'DownLater', chart: `${reg.base}/webapp`, extra: { chartVersion: '3.0.0', chartPullSecret: 'regcred', chartRefreshInterval: '2s' } },
+      ],
+    });
+    await reg.secret(setup.ns, 'regcred');
+    const cache = tempDir(t, 'charts-');
+    const args = ['--log-level', 'debug', '--chart-cache-dir', cache];
+    const env = { POD_NAMESPACE: setup.ns };
+    // The first kind only: its chart gets cached.
+    const first = await setup.start({ args, env, watches: [{ kind: setup.kinds[0], chart: `${reg.base}/webapp`, extra: { chartVersion: '~1.0', chartPullSecret: 'regcred', chartRefreshInterval: '2s' } }] });
+    const cached = crsOf(c, setup.kinds[0], setup.ns, first);
+    await cached.apply('kept', {});
+    await at(cached, ['kept'], 1, '1.0.0');
+
+    await reg.registry.stop();
+    await explained(waitFor('a failed refresh', () => Promise.resolve(logLines(first).some((l) => l.msg === 'chart refresh failed; keeping the chart in use'))), () => logTail(first));
+    await cached.apply('while-down', {});
+    await at(cached, ['while-down'], 1, '1.0.0');
+    await first.stop();
+
+    // Restarted with the registry still down: the cached copy serves the first kind; the second
+    // kind's version was never pulled.
+    const op = await setup.start({ args, env, dir: first.dir });
+    const later = crsOf(c, setup.kinds[1], setup.ns, op);
+    const again = crsOf(c, setup.kinds[0], setup.ns, op);
+    // (The log holds both runs: wait for this run's line rather than for "controller started".)
+    await explained(
+      waitFor('start on the cached copy', () => Promise.resolve(logLines(op).some((l) => l.msg === 'registry unreachable at start; running with the cached copy' && l.version === '1.0.0'))),
+      () => logTail(op),
+    );
+    await again.apply('after-restart', {});
+    await at(again, ['after-restart'], 1, '1.0.0');
+    await later.apply('new', {});
+    const unavailable = await later.until('new', 'ChartUnavailable', (cr) => condition(cr, 'ChartUnavailable')?.status === 'True');
+    const cond = condition(unavailable, 'ChartUnavailable');
+    assert.equal(cond?.reason, 'RegistryUnreachable');
+    assert.match(cond?.message ?? '', new RegExp(`registry ${reg.registry.host.replace(/\./gu, '\\.')} is unreachable`, 'u'));
+    assert.deepEqual((await helmList(c, setup.ns)).map((r) => `${r.name}:${String(r.revision)}`).sort(), ['after-restart:1', 'kept:1', 'while-down:1']);
+
+    await reg.registry.start();
+    const recovered = await later.until('new', 'installed once the registry is back', (cr) => released(cr) === '1@3.0.0' && condition(cr, 'Deployed')?.status === 'True');
+    assert.equal(condition(recovered, 'ChartUnavailable'), undefined, 'ChartUnavailable is cleared');
+    assert.equal(released(await again.get('kept')), '1@1.0.0', 'the release deployed before the outage was not touched');
+  });
 });
