@@ -212,4 +212,12 @@ describe('plan', () => {
     assert.equal(rollbackTarget(revisions, 2), 1);
     assert.equal(rollbackTarget(revisions, 1), undefined);
   });
+
+  it('says the chart is unavailable instead of installing or upgrading, but still uninstalls a deleted CR', () => {
+    const deployed = [rev(1, 'deployed', { fingerprint: 'fp-old' })];
+    assert.deepEqual(plan(input({ chartUnavailable: 'registry r is unreachable', hasFinalizer: false })), { kind: 'chart-unavailable', message: 'registry r is unreachable' });
+    assert.deepEqual(plan(input({ chartUnavailable: 'no version matches', revisions: deployed })), { kind: 'chart-unavailable', message: 'no version matches' });
+    assert.deepEqual(plan(input({ chartUnavailable: 'x', deleting: true, revisions: deployed })), { kind: 'uninstall' });
+    assert.deepEqual(plan(input({ chartUnavailable: 'x', paused: true })), { kind: 'paused' });
+  });
 });
