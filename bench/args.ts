@@ -19,6 +19,10 @@ export interface BenchOptions {
   keep: boolean;
   /** Only print the markdown of an earlier results-*.json. */
   render: string | undefined;
+  /** Where chartpilot's chart comes from: the directory, or a real OCI registry next to the control plane. */
+  chartSource: 'local' | 'oci';
+  /** chartpilot's --chart-refresh-interval with --chart-source oci. */
+  chartRefreshSeconds: number;
 }
 
 export const USAGE = `Usage: npm run bench -- [flags]
@@ -37,6 +41,11 @@ fresh local control plane: create N releases, upgrade all N, idle, delete all N.
   --helm-operator-bin PATH    use this helm-operator instead of the cached build
   --no-build                  don't build helm-operator; skip operator-sdk when it is not cached
   --smoke                     N=5, idle 10 s, settle 2 s; operator-sdk only if already cached
+  --chart-source local|oci    chartpilot's chart: charts/webapp on disk (default), or pushed to a real
+                              OCI registry (devcluster/registry.ts) that chartpilot pulls it from;
+                              idle then also counts registry requests per minute (operator-sdk and
+                              the floor keep the local chart)
+  --chart-refresh-seconds S   with --chart-source oci: chartpilot's --chart-refresh-interval (default 600)
   --keep                      keep the scratch dir (logs of every process) after the run
   --render FILE               print the markdown of an earlier results-*.json, run nothing
   -h, --help                  this text
@@ -72,6 +81,8 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
         smoke: { type: 'boolean' },
         keep: { type: 'boolean' },
         render: { type: 'string' },
+        'chart-source': { type: 'string' },
+        'chart-refresh-seconds': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -85,6 +96,8 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
   for (const c of contenders) {
     if (!(CONTENDERS as readonly string[]).includes(c)) throw new UsageError(`unknown contender ${JSON.stringify(c)} (known: ${CONTENDERS.join(', ')})`);
   }
+  const chartSource = values['chart-source'] ?? 'local';
+  if (chartSource !== 'local' && chartSource !== 'oci') throw new UsageError(`--chart-source must be local or oci, got ${JSON.stringify(chartSource)}`);
   if (new Set(contenders).size !== contenders.length || contenders.length === 0) throw new UsageError('--contenders must name each contender at most once');
   return {
     n,
@@ -99,5 +112,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
     helmOperatorBin: values['helm-operator-bin'],
     keep: values.keep === true,
     render: values.render,
+    chartSource,
+    chartRefreshSeconds: positiveInt('chart-refresh-seconds', values['chart-refresh-seconds'], 600),
   };
 }

@@ -32,6 +32,14 @@ export interface Env {
   concurrency: number;
   chart: string;
   log: (line: string) => void;
+  /** chartpilot pulls its chart from a registry: the watches entry's chart keys, and what the operator needs to reach it. */
+  remoteChart?: {
+    readonly entry: Record<string, unknown>;
+    readonly env: Record<string, string>;
+    readonly args: readonly string[];
+    /** Requests the registry has answered for the operator so far. */
+    readonly requests: () => number;
+  };
 }
 
 export interface Progress {
@@ -58,6 +66,8 @@ export interface Contender {
   cpu(): { self: number; children: number };
   /** helm processes started so far (the HELM_BIN wrapper's counter). */
   helmProcesses(): number;
+  /** Registry requests made so far, when the chart comes from a registry. */
+  chartRequests?(): number;
   /** Kicks off a phase: for the floor it runs helm to completion, for operators it writes the CRs. */
   act(phase: Phase, names: readonly string[], spec: Record<string, unknown>): Promise<void>;
   progress(phase: Phase, names: readonly string[]): Promise<Progress>;
@@ -209,7 +219,8 @@ function operator(env: Env, spec: OperatorSpec): Contender {
   const chart = join(env.dir, 'chart');
   cpSync(env.chart, chart, { recursive: true });
   const watchesFile = join(env.dir, 'watches.yaml');
-  writeFileSync(watchesFile, toYaml([{ group: spec.kind.group, version: spec.kind.version, kind: spec.kind.kind, chart }]));
+  const remote = spec.name === 'chartpilot' ? env.remoteChart : undefined;
+  writeFileSync(watchesFile, toYaml([{ group: spec.kind.group, version: spec.kind.version, kind: spec.kind.kind, ...(remote?.entry ?? { chart }) }]));
   const logFile = join(env.dir, `${spec.name}.log`);
   let child: ChildProcess | undefined;
   let exited: string | undefined;
@@ -232,9 +243,9 @@ function operator(env: Env, spec: OperatorSpec): Contender {
       await installCrd(env.kube, spec.kind);
       const fd = openSync(logFile, 'a');
       try {
-        child = spawn(spec.command, spec.args(watchesFile), {
+        child = spawn(spec.command, [...spec.args(watchesFile), ...(remote?.args ?? [])], {
           cwd: env.dir,
-          env: childEnv(env, { WATCH_NAMESPACE: env.namespace, ...spec.extraEnv(wrapper.path) }),
+          env: childEnv(env, { WATCH_NAMESPACE: env.namespace, ...spec.extraEnv(wrapper.path), ...remote?.env }),
           stdio: ['ignore', fd, fd],
         });
       } finally {
@@ -257,6 +268,7 @@ function operator(env: Env, spec: OperatorSpec): Contender {
       return lastCpu;
     },
     helmProcesses: () => (spec.countsHelm ? wrapper.count() : 0),
+    ...(remote === undefined ? {} : { chartRequests: remote.requests }),
     async act(phase, names, crSpec) {
       if (phase === 'create') await pool(names, 20, (n) => createCr(env.kube, spec.kind, env.namespace, n, crSpec));
       else if (phase === 'upgrade') await pool(names, 20, (n) => patchCrSpec(env.kube, spec.kind, env.namespace, n, crSpec));

@@ -19,7 +19,7 @@ export interface BenchResults {
   startedAt: string;
   finishedAt: string;
   command: string;
-  parameters: { n: number; concurrency: number; idleSeconds: number; settleSeconds: number; contenders: ContenderName[] };
+  parameters: { n: number; concurrency: number; idleSeconds: number; settleSeconds: number; contenders: ContenderName[]; chartSource?: string };
   machine: { cores: number; cpuModel: string; memoryMiB: number; kernel: string };
   versions: { node: string; helm: string; kubernetes: string; helmOperator: string; chartpilot: string };
   helmOperatorBuild?: { cached: boolean; ok: boolean; seconds?: number; error?: string };
@@ -79,7 +79,7 @@ export function toMarkdown(results: BenchResults): string {
   const ok = results.contenders.filter((c) => c.status === 'ok');
   const ratioCols = Object.keys(results.ratios);
   const lines: string[] = [];
-  lines.push(`# chartpilot benchmark: N=${p.n}, concurrency ${p.concurrency}, idle ${p.idleSeconds} s`);
+  lines.push(`# chartpilot benchmark: N=${p.n}, concurrency ${p.concurrency}, idle ${p.idleSeconds} s${p.chartSource === undefined ? '' : `, chartpilot's chart from a registry (${p.chartSource})`}`);
   lines.push('');
   lines.push(`Run ${results.startedAt} → ${results.finishedAt} with \`${results.command}\`.`);
   lines.push('');
@@ -114,7 +114,8 @@ export function toMarkdown(results: BenchResults): string {
       const per = (pick: (m: NonNullable<ScenarioResult['perMinute']>) => number, label: string, digits: number): void => {
         const cells = ok.map((c) => {
           const m = c.scenarios.find((x) => x.scenario === s)?.perMinute;
-          return m === undefined ? '–' : pick(m).toFixed(digits);
+          const v = m === undefined ? Number.NaN : pick(m);
+          return Number.isNaN(v) ? '–' : v.toFixed(digits);
         });
         row([label, ...cells, ...blank]);
       };
@@ -122,6 +123,9 @@ export function toMarkdown(results: BenchResults): string {
       per((m) => m.helmProcesses, 'helm processes / minute', 1);
       per((m) => m.apiWrites, 'API writes / minute (all clients)', 1);
       per((m) => m.apiWritesExclHeartbeats, 'API writes / minute, without Lease and Node heartbeats', 1);
+      if (ok.some((c) => c.scenarios.find((x) => x.scenario === s)?.perMinute?.chartRequests !== undefined)) {
+        per((m) => m.chartRequests ?? Number.NaN, 'chart registry requests / minute (chart from a registry)', 2);
+      }
     }
     row(['machine CPU busy, all processes (s)', ...ok.map((c) => fmt(c.scenarios.find((x) => x.scenario === s)?.machineBusySeconds)), ...blank]);
     row(['load average (1 min) at the end', ...ok.map((c) => fmt(c.scenarios.find((x) => x.scenario === s)?.loadAverage, 2)), ...blank]);
@@ -168,6 +172,11 @@ export function toMarkdown(results: BenchResults): string {
     lines.push(target(cpIdle.perMinute.helmProcesses === 0, `idle: zero helm processes per minute (${cpIdle.perMinute.helmProcesses.toFixed(1)})`));
     lines.push(target(w === 0, `idle: no API writes per minute besides the control plane's heartbeats (chartpilot ${w.toFixed(1)}/min; `
       + `with no operator ${baseline === undefined ? '–' : baseline.toFixed(1)}/min)`));
+    const crWrites = Object.entries(cpIdle.writesByResource ?? {}).filter(([k]) => k.includes('bench.chartpilot.io/')).reduce((sum, [, v]) => sum + v, 0);
+    lines.push(target(crWrites === 0, `idle: no writes to the custom resources (chartpilot: ${String(crWrites)} in ${String(p.idleSeconds)} s)`));
+    if (cpIdle.perMinute.chartRequests !== undefined) {
+      lines.push(`- idle with the chart from an OCI registry: ${cpIdle.perMinute.chartRequests.toFixed(2)} registry requests / minute (each refresh: a tag list and a manifest HEAD)`);
+    }
   }
   const cp = results.contenders.find((c) => c.name === 'chartpilot');
   if (cp?.overall?.peakRssMiB != null) {

@@ -4,11 +4,13 @@
  * concurrency. Writes bench/out/results-<timestamp>.{json,md}. Flags: bench/args.ts (--help).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, release, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startControlPlane, stopControlPlane } from '../devcluster/control-plane.js';
 import { repoRoot } from '../devcluster/paths.js';
+import { startRegistry } from '../devcluster/registry.js';
 import { provision } from '../devcluster/provision.js';
 import { parseBenchArgs, USAGE, UsageError, type BenchOptions } from './args.js';
 import { deleteCrd, deleteNamespace, createNamespace, listCrs, type Kind } from './cluster-ops.js';
@@ -183,6 +185,7 @@ async function main(argv: string[]): Promise<number> {
       helmOperator: helmOperatorBin === undefined ? `${HELM_OPERATOR_VERSION} (not available)` : tryRun(helmOperatorBin, ['version']).split('\n')[0] ?? 'unknown',
       chartpilot: chartpilotVersion(root),
     };
+    const remoteChart = opts.chartSource === 'oci' ? await chartInRegistry(join(work, 'registry'), binDir, join(root, 'charts', 'webapp'), opts.chartRefreshSeconds) : undefined;
     const contenders: ContenderResult[] = [];
     for (const name of opts.contenders) {
       if (abort.signal.aborted) break;
@@ -195,6 +198,7 @@ async function main(argv: string[]): Promise<number> {
         concurrency: opts.concurrency,
         chart: join(root, 'charts', 'webapp'),
         log: say,
+        ...(remoteChart === undefined ? {} : { remoteChart }),
       };
       say(`=== ${name}: N=${opts.n}, concurrency ${opts.concurrency}`);
       let c: Contender;
@@ -221,7 +225,7 @@ async function main(argv: string[]): Promise<number> {
       startedAt: startedAt.toISOString(),
       finishedAt: new Date().toISOString(),
       command: `npm run bench --${argv.length === 0 ? '' : ` ${argv.join(' ')}`}`,
-      parameters: { n: opts.n, concurrency: opts.concurrency, idleSeconds: opts.idleSeconds, settleSeconds: opts.settleSeconds, contenders: opts.contenders },
+      parameters: { n: opts.n, concurrency: opts.concurrency, idleSeconds: opts.idleSeconds, settleSeconds: opts.settleSeconds, contenders: opts.contenders, ...(opts.chartSource === 'oci' ? { chartSource: `oci, refresh every ${String(opts.chartRefreshSeconds)} s` } : {}) },
       machine: { cores: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memoryMiB: totalmem() / 2 ** 20, kernel: release() },
       versions,
       ...(buildInfo === undefined ? {} : { helmOperatorBuild: buildInfo }),
@@ -250,6 +254,32 @@ async function main(argv: string[]): Promise<number> {
     else rmSync(work, { recursive: true, force: true });
   }
   return failed ? 1 : 0;
+}
+
+/**
+ * charts/webapp pushed with the real `helm push` to a real OCI registry next to the control plane
+ * (TLS from its own CA, htpasswd), and what chartpilot needs to pull it: credentials in a Helm
+ * registry config file (as a mounted `helm registry login` would give), the CA through
+ * NODE_EXTRA_CA_CERTS.
+ */
+async function chartInRegistry(dir: string, binDir: string, chart: string, refreshSeconds: number): Promise<NonNullable<Env['remoteChart']>> {
+  const password = randomBytes(9).toString('hex');
+  const registry = await startRegistry({ dir, binDir, users: { bench: password } });
+  cleanups.push(() => registry.destroy());
+  const registryConfig = join(dir, 'operator-registry.json');
+  writeFileSync(registryConfig, JSON.stringify({ auths: { [registry.host]: { auth: Buffer.from(`bench:${password}`).toString('base64') } } }), { mode: 0o600 });
+  const helmEnv = { ...process.env, HELM_REGISTRY_CONFIG: registryConfig, HELM_CACHE_HOME: join(dir, 'helm-cache'), HELM_CONFIG_HOME: join(dir, 'helm-config') };
+  const helm = join(binDir, 'helm');
+  execFileSync(helm, ['package', chart, '--destination', join(dir, 'packages')], { env: helmEnv, stdio: 'ignore' });
+  const tgz = join(dir, 'packages', readdirSync(join(dir, 'packages'))[0] ?? '');
+  execFileSync(helm, ['push', tgz, `oci://${registry.host}/charts`, '--ca-file', registry.caFile], { env: helmEnv, stdio: 'ignore' });
+  say(`chart pushed to oci://${registry.host}/charts/webapp; chartpilot re-resolves it every ${String(refreshSeconds)} s`);
+  return {
+    entry: { chart: `oci://${registry.host}/charts/webapp`, chartVersion: '>=0.1.0' },
+    env: { HELM_REGISTRY_CONFIG: registryConfig, NODE_EXTRA_CA_CERTS: registry.caFile },
+    args: ['--chart-refresh-interval', `${String(refreshSeconds)}s`, '--chart-cache-dir', join(dir, 'cache')],
+    requests: () => registry.requests().filter((l) => l.endsWith('"chartpilot"')).length,
+  };
 }
 
 process.exitCode = await main(process.argv.slice(2));

@@ -35,7 +35,7 @@ export interface ScenarioResult extends RssPeaks {
   /** The same for POST/PUT/PATCH/APPLY/DELETE. */
   apiWrites: number;
   /** Idle only: the same figures per minute, and where the writes went. */
-  perMinute?: { cpuSeconds: number; helmProcesses: number; apiRequests: number; apiWrites: number; apiWritesExclHeartbeats: number };
+  perMinute?: { cpuSeconds: number; helmProcesses: number; apiRequests: number; apiWrites: number; apiWritesExclHeartbeats: number; chartRequests?: number };
   writesByResource?: Record<string, number>;
   /** The machine's 1-minute load average at the end: shows when something else competed for the cores. */
   loadAverage: number;
@@ -76,6 +76,7 @@ interface Mark {
   at: number;
   cpu: { self: number; children: number };
   helm: number;
+  chart: number | undefined;
   busy: number;
   counters: RequestCounters;
   own: { reads: number; writes: number };
@@ -86,7 +87,7 @@ async function mark(c: Contender, kube: BenchKube): Promise<Mark> {
   // the next scrape's counters, so it belongs to the interval that starts here.
   const own = kube.own();
   const counters = await scrapeRequestCounters(kube);
-  return { at: Date.now(), cpu: c.cpu(), helm: c.helmProcesses(), busy: machineBusySeconds(), counters, own };
+  return { at: Date.now(), cpu: c.cpu(), helm: c.helmProcesses(), chart: c.chartRequests?.(), busy: machineBusySeconds(), counters, own };
 }
 
 function between(a: Mark, b: Mark): Pick<ScenarioResult, 'wallSeconds' | 'cpuSeconds' | 'cpuOperatorSeconds' | 'helmProcesses' | 'apiRequests' | 'apiWrites' | 'machineBusySeconds'> & { writesByResource: Record<string, number> } {
@@ -134,6 +135,7 @@ export async function runScenarios(c: Contender, opts: ScenarioOptions): Promise
             apiRequests: f.apiRequests / minutes,
             apiWrites: f.apiWrites / minutes,
             apiWritesExclHeartbeats: (f.apiWrites - heartbeats) / minutes,
+            ...(a.chart === undefined || b.chart === undefined ? {} : { chartRequests: (b.chart - a.chart) / minutes }),
           },
           writesByResource: f.writesByResource,
         });
