@@ -15,7 +15,7 @@ import { sameTarget, type ReconcileTarget } from '../reconcile/target.js';
 import { ScopeMap } from '../dependents/scopes.js';
 import { DependentWatcher } from '../dependents/watcher.js';
 import { chartDigest } from '../config/chart-digest.js';
-import { systemWallClock } from '../lib/clock.js';
+import { systemWallClock, type Clock } from '../lib/clock.js';
 import { errorMessage } from '../lib/errors.js';
 import { createCrWriter } from './cr-writer.js';
 import { CrController, type CrControllerOptions } from './cr-controller.js';
@@ -43,7 +43,7 @@ export interface ManagerOptions {
   /** A CR of a watched kind appeared or went (per-CR metrics); `resource` says which kind. */
   readonly onResource?: (resource: ApiResource, change: 'present' | 'gone', obj: KubeObject) => void;
   /** Charts from registries: how they are resolved and pulled, and how often by default. */
-  readonly charts?: { readonly resolver: Pick<ChartResolver, 'resolve' | 'cached'>; readonly defaultRefreshIntervalMs: number };
+  readonly charts?: { readonly resolver: Pick<ChartResolver, 'resolve' | 'cached'>; readonly defaultRefreshIntervalMs: number; readonly clock?: Clock };
   /** Builds each kind's controller; a plain CrController unless a test substitutes one. */
   readonly createController?: (opts: CrControllerOptions) => CrController;
 }
@@ -175,6 +175,7 @@ export class Manager {
       resolver: charts.resolver,
       intervalMs: remote.refreshIntervalMs ?? charts.defaultRefreshIntervalMs,
       log,
+      ...(charts.clock === undefined ? {} : { clock: charts.clock }),
       onChange: () => {
         const running = this.running.get(key);
         if (running?.tracker !== tracker) return;

@@ -16,6 +16,11 @@ import { FINALIZER } from '../../../src/reconcile/names.js';
 import { HelmWorld } from '../fakes/helm-world.js';
 import { RecordingEvents } from '../fakes/reconcile-ports.js';
 import { watchEntry } from './watch-entry-fixture.js';
+import type { RemoteChart } from '../../../src/config/types.js';
+import type { ReconcileTarget } from '../../../src/reconcile/target.js';
+import { ChartSourceError } from '../../../src/registry/errors.js';
+import type { ResolvedChart } from '../../../src/registry/resolver.js';
+import { FakeClock } from '../fakes/clock.js';
 
 const DEFAULT_PERIOD_MS = 600_000;
 const DEFAULT_CONCURRENCY = 3;
@@ -275,5 +280,67 @@ describe('Manager', () => {
       [[1_000], [1_000]],
     );
     assert.deepEqual(manager.entries(), []);
+  });
+});
+
+describe('Manager: charts from registries', () => {
+  const remote = { type: 'oci', reference: 'oci://r/c/webapp', location: 'r', name: 'c/webapp', version: '^1', digest: undefined, refreshIntervalMs: undefined, pullSecret: undefined } as const;
+  const resolved = (version: string): ResolvedChart => ({ reference: remote.reference, version, digest: `sha256:${version}`, announced: undefined, path: `/cache/${version}.tgz` });
+
+  function withCharts(answers: (ResolvedChart | ChartSourceError)[]) {
+    const clock = new FakeClock();
+    const calls: { version: string | undefined; current: string | undefined }[] = [];
+    const resolver = {
+      resolve: (r: RemoteChart, current?: ResolvedChart): Promise<ResolvedChart> => {
+        calls.push({ version: r.version, current: current?.version });
+        const a = answers[Math.min(calls.length - 1, answers.length - 1)];
+        return a instanceof ChartSourceError || a === undefined ? Promise.reject(a ?? new Error('none')) : Promise.resolve(a);
+      },
+      cached: () => Promise.resolve(undefined),
+    };
+    const built: RecordingController[] = [];
+    const manager = new Manager({
+      client: new EmptyApi(), helm: new HelmWorld().helm, events: new RecordingEvents(), log: pino({ level: 'silent' }),
+      watchNamespaces: [], defaultReconcilePeriodMs: DEFAULT_PERIOD_MS, defaultConcurrency: 1, helmTimeoutMs: 300_000, historyMax: 10, processStartedAt: 0,
+      charts: { resolver, defaultRefreshIntervalMs: 60_000, clock },
+      createController: (o) => { const c = new RecordingController(o); built.push(c); return c; },
+    });
+    return { clock, calls, manager, built };
+  }
+
+  /** The target the kind's reconciler reads now. */
+  const targetOf = (c: RecordingController): ReconcileTarget => (c.options.reconciler as unknown as { opts: { target: () => ReconcileTarget } }).opts.target();
+
+  it('targets the pulled archive, and upgrades every CR of the kind on new content only, like a hot-reloaded chart', async () => {
+    const s = withCharts([resolved('1.0.0'), resolved('1.0.0'), resolved('1.1.0')]);
+    const entry = watchEntry('WebApp', { chartPath: '', remote });
+    await s.manager.add(entry, webApps);
+    const c = only(s.built);
+    assert.deepEqual([targetOf(c).chartPath, targetOf(c).chartDigest], ['/cache/1.0.0.tgz', 'sha256:1.0.0']);
+    await s.clock.advance(60_000);
+    assert.equal(c.enqueuedAll, 0, 'an unchanged refresh re-checks nothing');
+    await s.clock.advance(60_000);
+    assert.equal(c.enqueuedAll, 1);
+    assert.deepEqual([targetOf(c).chartPath, targetOf(c).chartDigest], ['/cache/1.1.0.tgz', 'sha256:1.1.0']);
+    // A reload that leaves the entry alone asks the registry nothing.
+    const before = s.calls.length;
+    assert.equal(await s.manager.refresh(gvkKey(entry), entry), false);
+    assert.equal(s.calls.length, before);
+    await s.manager.stop(0);
+    assert.equal(s.clock.pending, 0, 'no refresh is left scheduled');
+  });
+
+  it('an unavailable chart: the target says why; a reload with another range resolves anew', async () => {
+    const s = withCharts([new ChartSourceError('NoMatchingVersion', 'no version matches ^1'), resolved('2.0.0')]);
+    const entry = watchEntry('WebApp', { chartPath: '', remote });
+    await s.manager.add(entry, webApps);
+    const c = only(s.built);
+    assert.deepEqual(targetOf(c).chartUnavailable, { reason: 'NoMatchingVersion', message: 'no version matches ^1' });
+    const next = { ...entry, remote: { ...remote, version: '^2' } };
+    assert.equal(await s.manager.refresh(gvkKey(entry), next), true);
+    assert.deepEqual(s.calls.at(-1), { version: '^2', current: undefined });
+    assert.equal(targetOf(c).chartUnavailable, undefined);
+    assert.equal(targetOf(c).chartPath, '/cache/2.0.0.tgz');
+    await s.manager.stop(0);
   });
 });
