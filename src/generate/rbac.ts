@@ -54,6 +54,8 @@ export interface RbacOptions {
   readonly roleNamespaces: readonly string[];
   /** The command line that regenerates the output, for the header. */
   readonly command: string;
+  /** chartPullSecret names: read in the operator's namespace (a ClusterRole covers them already). */
+  readonly pullSecrets?: readonly string[];
 }
 
 export interface RbacOutput {
@@ -267,6 +269,14 @@ export function buildRbac(plan: RbacPlan, opts: RbacOptions): RbacOutput {
     ),
     bindingDoc('RoleBinding', leader, opts.namespace, 'Role', opts),
   );
+  const pullSecrets = [...new Set(opts.pullSecrets ?? [])].sort(byText);
+  if (!clusterWide && pullSecrets.length > 0) {
+    const name = `${opts.name}-chart-pull-secrets`;
+    documents.push(
+      roleDoc('Role', name, opts.namespace, [{ rule: { apiGroups: [''], resources: ['secrets'], resourceNames: pullSecrets, verbs: ['get'] }, why: 'chartPullSecret: credentials for charts from registries' }], opts, ' Charts from registries: their pull Secrets, in the operator namespace.'),
+      bindingDoc('RoleBinding', name, opts.namespace, 'Role', opts),
+    );
+  }
   return { documents, warnings };
 }
 

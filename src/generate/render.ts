@@ -94,6 +94,7 @@ export async function renderRbac(o: RbacRenderOptions, env: Env): Promise<{ yaml
     serviceAccount: o.serviceAccount,
     roleNamespaces: o.roleNamespaces,
     command: `chartpilot generate rbac ${flags.join(' ')}`,
+    pullSecrets: entries.flatMap((e) => (e.remote?.pullSecret === undefined ? [] : [e.remote.pullSecret])),
   });
   return { yaml: yamlStream(out.documents), warnings: out.warnings };
 }

@@ -85,6 +85,14 @@ describe('buildRbac', () => {
     assert.ok(docs.some((d) => d.kind === 'RoleBinding' && d.metadata.name === 'op-leader-election'));
   });
 
+  it('lets the operator read its chartPullSecrets in its own namespace when it gets Roles only', () => {
+    const { docs } = objects(BASE, { roleNamespaces: ['team-a'], pullSecrets: ['regcred', 'repocred', 'regcred'] });
+    assert.deepEqual(rulesOf(docs, 'Role', 'op-chart-pull-secrets', 'op-system'), [{ apiGroups: [''], resources: ['secrets'], resourceNames: ['regcred', 'repocred'], verbs: ['get'] }]);
+    assert.ok(docs.some((d) => d.kind === 'RoleBinding' && d.metadata.name === 'op-chart-pull-secrets' && d.metadata.namespace === 'op-system'));
+    // Cluster-wide, the manager ClusterRole's Secret rule already covers them.
+    assert.ok(!objects(BASE, { pullSecrets: ['regcred'] }).docs.some((d) => d.metadata.name === 'op-chart-pull-secrets'));
+  });
+
   it('grants Roles in the given namespaces only, and no selfsubjectaccessreviews rule', () => {
     const { docs, text } = objects(BASE, { roleNamespaces: ['team-b', 'team-a'] });
     assert.ok(!docs.some((d) => d.kind === 'ClusterRole' || d.kind === 'ClusterRoleBinding'));
