@@ -170,7 +170,10 @@ export class ChartResolver {
   private async session(remote: RemoteChart): Promise<Session> {
     const access = await this.access(remote);
     const key = createHash('sha256').update(JSON.stringify([access.credentials, access.ca])).digest('hex');
-    const existing = this.sessions.get(remote.reference);
+    // Entries naming the same chart with the same Secret share a session (connections, token, the
+    // index's ETag); a changed Secret replaces it.
+    const id = `${remote.reference}\n${remote.pullSecret ?? ''}`;
+    const existing = this.sessions.get(id);
     if (existing?.key === key) return existing;
     await existing?.http.close();
     const label = remote.type === 'oci' ? `registry ${remote.location}` : `repository ${remote.location}`;
@@ -179,7 +182,7 @@ export class ChartResolver {
       remote.type === 'oci'
         ? { key, http, oci: new OciChart(http, remote.location, remote.name), repo: undefined }
         : { key, http, oci: undefined, repo: new RepoChart(http, remote.location, remote.name) };
-    this.sessions.set(remote.reference, session);
+    this.sessions.set(id, session);
     return session;
   }
 
