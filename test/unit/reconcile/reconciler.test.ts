@@ -242,4 +242,18 @@ describe('Reconciler', () => {
     assert.deepEqual(await reconciler.reconcile({ ...deleting, status: writer.last }, log), {});
     assert.equal(finalizerWrites, 1);
   });
+
+  it('with the chart unavailable: no helm, ChartUnavailable and a Warning event, and a failure the queue backs off; then installs once it is back', async () => {
+    target = { ...target, chartPath: '', chartDigest: '', chartUnavailable: { reason: 'RegistryUnreachable', message: 'registry r is unreachable' } };
+    await assert.rejects(reconciler.reconcile(cr(), log), (err: unknown) => err instanceof ReconcileFailure && err.reason === 'ChartUnavailable');
+    assert.deepEqual(world.calls, []);
+    const c = writer.last?.conditions?.find((x) => x.type === 'ChartUnavailable');
+    assert.deepEqual([c?.status, c?.reason, c?.message], ['True', 'RegistryUnreachable', 'registry r is unreachable']);
+    assert.deepEqual(events.events, [{ type: 'Warning', reason: 'ChartUnavailable', message: 'registry r is unreachable' }]);
+
+    target = { ...target, chartPath: '/cache/webapp.tgz', chartDigest: 'sha256:abc', chartUnavailable: undefined };
+    await reconciler.reconcile(cr({}, { replicas: 1 }, writer.last), log);
+    assert.deepEqual(world.calls, ['upgradeInstall ns1/demo']);
+    assert.equal(writer.last?.conditions?.some((x) => x.type === 'ChartUnavailable'), false);
+  });
 });
