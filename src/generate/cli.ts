@@ -9,7 +9,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ExitCode } from '../lib/exit-codes.js';
 import { isDnsLabel } from '../config/labels.js';
 import { ChartProblem } from './chart-meta.js';
-import { ChartReadError } from './chart-source.js';
+import { ChartReadError } from '../config/chart-files.js';
 import { DEFAULTS, defaultImage, deployOptionProblems, type DeployOptions } from './deploy.js';
 import { EnvironmentError, InputError } from './errors.js';
 import { helmRenderer } from './helm-render.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { parseAllDocuments } from 'yaml';
-import { readChartFiles } from '../../../src/generate/chart-source.js';
+import { readChartFiles } from '../../../src/config/chart-files.js';
 import { scanManifest, scanTemplates, type PolicyRule } from '../../../src/generate/manifest-kinds.js';
 import { buildRbac, type ChartObject, type RbacOptions, type RbacPlan } from '../../../src/generate/rbac.js';
 import { planRbac, sampleKey, tableResolver, type PlanEntry } from '../../../src/generate/rbac-plan.js';
