@@ -26,6 +26,8 @@ export interface CallOptions {
   readonly signal?: AbortSignal | undefined;
   /** Whole-request deadline; the client's default (30 s) otherwise. */
   readonly timeoutMs?: number | undefined;
+  /** Make the request as this user (e.g. `system:serviceaccount:<ns>:<name>`); the client's own identity otherwise. */
+  readonly impersonateUser?: string | undefined;
 }
 
 /** Where one object lives. `namespace` is ignored for cluster-scoped resources. */
@@ -39,8 +41,12 @@ function objectPath(client: KubeClient, at: ObjectAddress, subresource?: string)
   return client.pathFor(at.resource, at.resource.namespaced ? at.namespace : undefined, at.name, subresource);
 }
 
-function call(o: CallOptions | undefined): { signal?: AbortSignal; timeoutMs?: number } {
-  return { ...(o?.signal === undefined ? {} : { signal: o.signal }), ...(o?.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }) };
+function call(o: CallOptions | undefined): { signal?: AbortSignal; timeoutMs?: number; impersonateUser?: string } {
+  return {
+    ...(o?.signal === undefined ? {} : { signal: o.signal }),
+    ...(o?.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }),
+    ...(o?.impersonateUser === undefined ? {} : { impersonateUser: o.impersonateUser }),
+  };
 }
 
 export async function getObject<T extends KubeObject = KubeObject>(client: KubeClient, at: ObjectAddress, o?: CallOptions): Promise<T> {
