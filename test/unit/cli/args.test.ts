@@ -32,6 +32,7 @@ describe('run arguments', () => {
       helmBin: 'helm',
       kubeconfig: undefined,
       suppressOverrideValues: false,
+      defaultServiceAccount: undefined,
       metricsSecure: false,
       metricsRequireRbac: false,
       ignoredFlags: [],
@@ -55,6 +56,8 @@ describe('run arguments', () => {
       '--helm-timeout=10m',
       '--kubeconfig=/home/me/.kube/config',
       '--suppress-override-values',
+      '--default-service-account',
+      'tenant',
       '--metrics-secure',
       '--metrics-require-rbac',
     ]);
@@ -73,6 +76,7 @@ describe('run arguments', () => {
       helmBin: 'helm',
       kubeconfig: '/home/me/.kube/config',
       suppressOverrideValues: true,
+      defaultServiceAccount: 'tenant',
       metricsSecure: true,
       metricsRequireRbac: true,
       ignoredFlags: [],
@@ -206,6 +210,13 @@ describe('run arguments', () => {
     assert.deepEqual(problems(['--metrics-require-rbac']), [
       '--metrics-require-rbac needs --metrics-secure: authorization of scrapes only works over HTTPS',
     ]);
+  });
+
+  it('--default-service-account must name a ServiceAccount', () => {
+    assert.deepEqual(problems(['--default-service-account=Tenant_1']), [
+      '--default-service-account is "Tenant_1"; give the name of a ServiceAccount (lower-case DNS name, e.g. tenant) that each watched namespace has, or leave the flag out',
+    ]);
+    assert.match(RUN_HELP, /--default-service-account <name>/);
   });
 
   it('leader election names are checked', () => {
