@@ -79,9 +79,14 @@ export function helmErrorFromStderr(stderr: string, action: string, secrets: rea
   const kind = classifyMessage(message);
   if (kind === 'forbidden') {
     // Who may not do what where, without helm's chain of contexts (which, for a lookup inside
-    // `tpl`, quotes the template text: a value).
+    // `tpl`, quotes the template text: a value). Only the object's name can come from values
+    // (identity, verb, resource and namespace are the API server's); a name that is one is left
+    // out rather than shown as <redacted>.
     const refused = parseForbidden(message);
-    if (refused !== undefined) return new HelmError(kind, redact(describeForbidden(refused), secrets), action);
+    if (refused !== undefined) {
+      const name = refused.name !== undefined && redact(refused.name, secrets) !== refused.name ? undefined : refused.name;
+      return new HelmError(kind, describeForbidden({ ...refused, name }), action);
+    }
   }
   return new HelmError(kind, message === '' ? `helm ${action} failed without an error message` : redact(message, secrets), action);
 }

@@ -122,6 +122,12 @@ describe('helm errors', () => {
     assert.match(cluster.message, /^system:serviceaccount:capture-\d+:tenant may not get clusterrolebindings\.rbac\.authorization\.k8s\.io "escalate" at the cluster scope$/);
     const apply = helmErrorFromStderr(await stderrOf('upgrade-forbidden-apply'), 'upgrade');
     assert.match(apply.message, /^system:serviceaccount:capture-\d+:tenant may not patch resourcequotas "rq" in namespace capture-\d+$/);
+    const fromValues = helmErrorFromStderr(await stderrOf('upgrade-forbidden-cluster'), 'upgrade', ['escalate', 'rbac.authorization.k8s.io', 'tenant', 'capture']);
+    assert.match(
+      fromValues.message,
+      /^system:serviceaccount:capture-\d+:tenant may not get clusterrolebindings\.rbac\.authorization\.k8s\.io at the cluster scope$/,
+      'a name taken from values is left out; the rest is the API server\'s and stays whole',
+    );
     const list = helmErrorFromStderr(await stderrOf('uninstall-forbidden'), 'uninstall');
     assert.match(list.message, /^system:serviceaccount:capture-\d+:nosuch may not list secrets in namespace capture-\d+$/);
   });
