@@ -9,7 +9,6 @@ import { bindingDoc, bindRules, byText, copiedRoleRules, CR_VERBS, LEASE_VERBS, 
 import { tenantDocuments, tenantServiceAccounts } from './rbac-tenant.js';
 
 export type { ChartObject, RbacOptions, RbacOutput, RbacPlan, WatchedResource } from './rbac-model.js';
-export { CR_VERBS, LEASE_VERBS, OBJECT_VERBS, STORAGE_VERBS } from './rbac-rules.js';
 
 /** The operator's own needs: its kinds, Helm's storage, events, and impersonating its tenants. */
 function operatorRules(plan: RbacPlan, clusterWide: boolean): CommentedRule[] {
