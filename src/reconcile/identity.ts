@@ -49,10 +49,15 @@ export function forbiddenExplanation(err: unknown, tenant: Tenant | undefined): 
     if (parsed !== undefined) what = describeForbidden(parsed);
   }
   if (what === undefined) return undefined;
-  const fix =
-    tenant === undefined
-      ? "grant the operator's identity what the chart needs (chartpilot generate rbac)"
-      : `this release runs as ServiceAccount ${tenant.namespace}/${tenant.serviceAccount}: grant it what the chart needs ` +
-        `(chartpilot generate rbac --tenant-namespace ${tenant.namespace}), or change the resource's spec so the chart does not need it`;
+  let fix: string;
+  if (tenant === undefined) fix = "grant the operator's identity what the chart needs (chartpilot generate rbac)";
+  else if (/ may not impersonate /u.test(what)) {
+    // The operator's own right is missing, not the tenant's (possible after a reload added serviceAccount).
+    fix = `grant the operator impersonate on ServiceAccount ${tenant.serviceAccount} (chartpilot generate rbac --default-service-account ${tenant.serviceAccount})`;
+  } else {
+    fix =
+      `this release runs as ServiceAccount ${tenant.namespace}/${tenant.serviceAccount}: grant it what the chart needs ` +
+      `(chartpilot generate rbac --tenant-namespace ${tenant.namespace}), or change the resource's spec so the chart does not need it`;
+  }
   return `${what}; ${fix}`;
 }
