@@ -9,12 +9,11 @@
  */
 import type { Logger } from 'pino';
 import { Informer } from '../kube/informer.js';
+import { CoreResources } from '../kube/objects.js';
 import type { KubeClient } from '../kube/rest.js';
-import type { ApiResource, KubeObject } from '../kube/types.js';
+import type { KubeObject } from '../kube/types.js';
 import type { ServiceAccountLookup } from '../reconcile/ports.js';
 import { errorMessage } from '../lib/errors.js';
-
-const SERVICE_ACCOUNTS: ApiResource = { group: '', version: 'v1', apiVersion: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', namespaced: true };
 
 export interface ServiceAccountCacheOptions {
   readonly client: KubeClient;
@@ -70,7 +69,7 @@ export class ServiceAccountCache implements ServiceAccountLookup {
       };
       const informer = new Informer<KubeObject>({
         client: this.opts.client,
-        resource: SERVICE_ACCOUNTS,
+        resource: CoreResources.serviceAccount,
         ...(scope === ALL ? {} : { namespace: scope }),
         metadataOnly: true,
         log: this.opts.log,

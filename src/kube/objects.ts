@@ -11,6 +11,7 @@ import type { ApiResource, KubeList, KubeObject } from './types.js';
 export const CoreResources = {
   secret: { group: '', version: 'v1', apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true },
   event: { group: '', version: 'v1', apiVersion: 'v1', kind: 'Event', plural: 'events', namespaced: true },
+  serviceAccount: { group: '', version: 'v1', apiVersion: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', namespaced: true },
   lease: { group: 'coordination.k8s.io', version: 'v1', apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', plural: 'leases', namespaced: true },
   selfSubjectAccessReview: {
     group: 'authorization.k8s.io',
