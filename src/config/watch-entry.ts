@@ -26,6 +26,7 @@ export const KNOWN_KEYS = [
   'dryRunOption',
   'allowClusterScoped',
   'allowCrossNamespace',
+  'serviceAccount',
 ] as const;
 type Key = (typeof KNOWN_KEYS)[number];
 
@@ -214,6 +215,12 @@ export function readEntry(input: EntryInput): EntryResult {
   const dryRunOption = readDryRun(fields.get('dryRunOption'), where, problems);
   const allowClusterScoped = bool(fields.get('allowClusterScoped'), false, where, problems);
   const allowCrossNamespace = bool(fields.get('allowCrossNamespace'), false, where, problems);
+  const serviceAccount = str('serviceAccount', false);
+  if (serviceAccount !== undefined && !isDnsSubdomain(serviceAccount)) {
+    problems.push(
+      `${where(fields.get('serviceAccount'))}: serviceAccount "${serviceAccount}" is not a ServiceAccount name; use a lower-case DNS name such as tenant (it names a ServiceAccount in each custom resource's namespace)`,
+    );
+  }
 
   const chartField = fields.get('chart');
   const result = {
@@ -242,6 +249,7 @@ export function readEntry(input: EntryInput): EntryResult {
       dryRunOption,
       allowClusterScoped,
       allowCrossNamespace,
+      serviceAccount,
     },
   };
 }
@@ -262,6 +270,8 @@ function exampleFor(k: Key): string {
       return ' such as Nginx';
     case 'chart':
       return ' such as helm-charts/nginx';
+    case 'serviceAccount':
+      return ' such as tenant';
     default:
       return '';
   }

@@ -19,6 +19,7 @@ import { systemWallClock } from '../lib/clock.js';
 import { createCrWriter } from './cr-writer.js';
 import { CrController, type CrControllerOptions } from './cr-controller.js';
 import { ReleaseKeeper } from '../dependents/release-keeper.js';
+import { ServiceAccountCache } from './service-accounts.js';
 import type { WorkQueueMetrics } from './workqueue.js';
 
 export interface ManagerOptions {
@@ -31,6 +32,8 @@ export interface ManagerOptions {
   readonly defaultConcurrency: number;
   readonly helmTimeoutMs: number;
   readonly historyMax: number;
+  /** `--default-service-account`: what entries without `serviceAccount` run as; undefined = the operator. */
+  readonly defaultServiceAccount?: string | undefined;
   readonly processStartedAt: number;
   /** operator-sdk's --suppress-override-values: no OverrideValuesInUse Warning events. */
   readonly suppressOverrideValues?: boolean;
@@ -55,7 +58,7 @@ export function ownerKindOf(entry: WatchEntry): string {
   return entry.group === '' ? entry.kind : `${entry.kind}.${entry.group}`;
 }
 
-export async function targetFor(entry: WatchEntry, defaultPeriodMs: number): Promise<ReconcileTarget> {
+export async function targetFor(entry: WatchEntry, defaultPeriodMs: number, defaultServiceAccount?: string): Promise<ReconcileTarget> {
   return {
     ownerKind: ownerKindOf(entry),
     chartPath: entry.chartPath,
@@ -65,6 +68,7 @@ export async function targetFor(entry: WatchEntry, defaultPeriodMs: number): Pro
     watchDependentResources: entry.watchDependentResources,
     allowClusterScoped: entry.allowClusterScoped,
     allowCrossNamespace: entry.allowCrossNamespace,
+    serviceAccount: entry.serviceAccount ?? defaultServiceAccount,
   };
 }
 
@@ -74,6 +78,8 @@ export class Manager {
   /** One watcher of every kind any release has, shared by all controllers. */
   private readonly dependents: DependentWatcher;
   private readonly keeper: ReleaseKeeper;
+  /** Which ServiceAccounts exist: watched only once a kind runs as one. */
+  private readonly serviceAccounts: ServiceAccountCache;
 
   constructor(private readonly opts: ManagerOptions) {
     this.releases = createReleaseStore(opts.client);
@@ -92,6 +98,15 @@ export class Manager {
       },
     });
     this.keeper = new ReleaseKeeper({ client: opts.client, watcher: this.dependents, scopes: new ScopeMap({ client: opts.client, log }), log });
+    this.serviceAccounts = new ServiceAccountCache({
+      client: opts.client,
+      namespaces: opts.watchNamespaces,
+      log: opts.log.child({ controller: 'serviceaccounts' }),
+      // Created: its CRs recover now; deleted: they say so now (not at their next period).
+      onChange: (namespace, name) => {
+        for (const r of this.running.values()) if (r.current.target.serviceAccount === name) r.controller.enqueueNamespace(namespace);
+      },
+    });
   }
 
   /** Starts a controller for `entry` (its resource already resolved). */
@@ -100,7 +115,7 @@ export class Manager {
     const key = gvkKey(entry);
     const name = entry.kind.toLowerCase();
     const log = opts.log.child({ controller: name });
-    const current = { entry, target: await targetFor(entry, opts.defaultReconcilePeriodMs) };
+    const current = { entry, target: await targetFor(entry, opts.defaultReconcilePeriodMs, opts.defaultServiceAccount) };
     const reconciler = new Reconciler({
       helm: opts.helm,
       releases: this.releases,
@@ -114,6 +129,7 @@ export class Manager {
       historyMax: opts.historyMax,
       target: () => current.target,
       keeper: this.keeper,
+      serviceAccounts: this.serviceAccounts,
     });
     const createController = opts.createController ?? ((o: CrControllerOptions) => new CrController(o));
     const controller = createController({
@@ -148,7 +164,7 @@ export class Manager {
   async refresh(key: string, entry: WatchEntry): Promise<boolean> {
     const running = this.running.get(key);
     if (running === undefined) return false;
-    const next = await targetFor(entry, this.opts.defaultReconcilePeriodMs);
+    const next = await targetFor(entry, this.opts.defaultReconcilePeriodMs, this.opts.defaultServiceAccount);
     const prev = running.current.target;
     running.current.entry = entry;
     running.current.target = next;
@@ -177,5 +193,6 @@ export class Manager {
     const all = [...this.running.keys()];
     await Promise.all(all.map((k) => this.remove(k, drainTimeoutMs)));
     await this.dependents.stop();
+    await this.serviceAccounts.stop();
   }
 }

@@ -55,6 +55,8 @@ export const Reasons = {
   overrideValuesInUse: 'OverrideValuesInUse',
   releaseUnlocked: 'ReleaseUnlocked',
   driftRepaired: 'DriftRepaired',
+  serviceAccountNotFound: 'ServiceAccountNotFound',
+  uninstallSkipped: 'UninstallSkipped',
 } as const;
 
 /** Helm's own limit on release names (it stores them in labels and Secret names). */

@@ -16,6 +16,12 @@ export interface ReconcileTarget {
   /** Confinement: cluster-scoped / other-namespace objects are refused unless allowed. */
   readonly allowClusterScoped: boolean;
   readonly allowCrossNamespace: boolean;
+  /**
+   * The ServiceAccount, in each CR's own namespace, that every helm action and every repair of
+   * this kind runs as (the entry's `serviceAccount`, else `--default-service-account`);
+   * undefined = the operator's own identity, as operator-sdk does.
+   */
+  readonly serviceAccount: string | undefined;
 }
 
 /**

@@ -137,6 +137,7 @@ describe('targetFor', () => {
       watchDependentResources: false,
       allowClusterScoped: true,
       allowCrossNamespace: false,
+      serviceAccount: undefined,
     });
   });
 
