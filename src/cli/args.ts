@@ -45,6 +45,8 @@ export interface RunOptions {
   readonly kubeconfig: string | undefined;
   /** operator-sdk `--suppress-override-values`: no OverrideValuesInUse Warning events. */
   readonly suppressOverrideValues: boolean;
+  /** `--default-service-account`: what entries without `serviceAccount` run as; undefined = the operator. */
+  readonly defaultServiceAccount: string | undefined;
   /** operator-sdk `--metrics-secure`: serve metrics over HTTPS. */
   readonly metricsSecure: boolean;
   /** operator-sdk `--metrics-require-rbac`: authenticate and authorize metrics scrapes. */
@@ -156,6 +158,13 @@ const RUN_FLAGS = [
     help: 'Kubeconfig file',
   },
   { name: 'suppress-override-values', type: 'boolean', default: false, help: 'Emit no OverrideValuesInUse Warning events for watches.yaml overrideValues' },
+  {
+    name: 'default-service-account',
+    type: 'string',
+    placeholder: 'name',
+    defaultHelp: "none: the operator's own identity",
+    help: "Run every helm action for a resource as this ServiceAccount of the resource's namespace (a watches entry's serviceAccount wins)",
+  },
   {
     name: 'metrics-secure',
     type: 'boolean',
@@ -292,6 +301,13 @@ function readRunOptions(f: Flags, env: Env, problems: string[]): RunOptions {
   // Only the HTTPS server speaks HTTP/2 (as in controller-runtime): say so rather than pretend.
   if (f.boolean('enable-http2') && !metricsSecure) ignoredFlags.push('--enable-http2 (without --metrics-secure)');
 
+  const defaultServiceAccount = f.string('default-service-account');
+  if (defaultServiceAccount !== undefined && !isDnsSubdomain(defaultServiceAccount)) {
+    problems.push(
+      `--default-service-account is "${defaultServiceAccount}"; give the name of a ServiceAccount (lower-case DNS name, e.g. tenant) that each watched namespace has, or leave the flag out`,
+    );
+  }
+
   const kubeconfig = f.string('kubeconfig');
   if (kubeconfig === '') problems.push('--kubeconfig is empty; give a kubeconfig path or leave the flag out');
 
@@ -316,6 +332,7 @@ function readRunOptions(f: Flags, env: Env, problems: string[]): RunOptions {
     helmBin,
     kubeconfig,
     suppressOverrideValues: f.boolean('suppress-override-values'),
+    defaultServiceAccount,
     metricsSecure,
     metricsRequireRbac,
     metricsCertificate,

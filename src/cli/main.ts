@@ -76,6 +76,7 @@ async function run(argv: readonly string[]): Promise<number> {
         leaderElection: o.leaderElect ? { id: o.leaderElectionId, namespace: o.leaderElectionNamespace } : undefined,
         ignoredFlags: o.ignoredFlags,
         suppressOverrideValues: o.suppressOverrideValues,
+        defaultServiceAccount: o.defaultServiceAccount,
         version: packageVersion(),
       },
       { env: process.env, stderr: (line) => process.stderr.write(`${line}\n`), stop: stop.signal },

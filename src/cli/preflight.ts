@@ -57,11 +57,13 @@ export async function resolveResources(client: KubeClient, entries: readonly Wat
   return found;
 }
 
-interface Check {
+export interface Check {
   readonly verb: string;
   readonly group: string;
   readonly resource: string;
   readonly subresource?: string;
+  /** One object (e.g. the ServiceAccount to impersonate); all of them when undefined. */
+  readonly name?: string;
   /** undefined: all namespaces, or a cluster-scoped resource when `clusterScoped`. */
   readonly namespace: string | undefined;
   readonly clusterScoped?: boolean;
@@ -70,7 +72,8 @@ interface Check {
 function describeCheck(c: Check): string {
   const res = `${c.resource}${c.subresource === undefined ? '' : `/${c.subresource}`}${c.group === '' ? '' : `.${c.group}`}`;
   if (c.clusterScoped === true) return `${c.verb} ${res} (cluster-scoped)`;
-  return `${c.verb} ${res} ${c.namespace === undefined ? 'in all namespaces' : `in namespace ${c.namespace}`}`;
+  const name = c.name === undefined ? '' : ` "${c.name}"`;
+  return `${c.verb} ${res}${name} ${c.namespace === undefined ? 'in all namespaces' : `in namespace ${c.namespace}`}`;
 }
 
 /**
@@ -82,8 +85,12 @@ export const SCRAPE_REVIEW_CHECKS: readonly Check[] = [
   { verb: 'create', group: 'authorization.k8s.io', resource: 'subjectaccessreviews', namespace: undefined, clusterScoped: true },
 ];
 
-/** The permissions the operator cannot run without, for its kinds and Helm's storage. */
-export function requiredChecks(resources: readonly ApiResource[], namespaces: readonly string[]): Check[] {
+/**
+ * The permissions the operator cannot run without, for its kinds and Helm's storage. Without
+ * `storageWrites` (every kind runs as a tenant's ServiceAccount, which writes Helm's records),
+ * the operator only reads the release Secrets.
+ */
+export function requiredChecks(resources: readonly ApiResource[], namespaces: readonly string[], storageWrites = true): Check[] {
   const scopes: (string | undefined)[] = namespaces.length === 0 ? [undefined] : [...namespaces];
   const checks: Check[] = [];
   for (const namespace of scopes) {
@@ -91,7 +98,7 @@ export function requiredChecks(resources: readonly ApiResource[], namespaces: re
       for (const verb of ['list', 'watch', 'patch']) checks.push({ verb, group: r.group, resource: r.plural, namespace });
       checks.push({ verb: 'patch', group: r.group, resource: r.plural, subresource: 'status', namespace });
     }
-    for (const verb of ['list', 'get', 'create', 'update', 'delete']) checks.push({ verb, group: '', resource: 'secrets', namespace });
+    for (const verb of storageWrites ? ['list', 'get', 'create', 'update', 'delete'] : ['list', 'get']) checks.push({ verb, group: '', resource: 'secrets', namespace });
     checks.push({ verb: 'create', group: '', resource: 'events', namespace });
   }
   return checks;
@@ -111,6 +118,7 @@ export async function checkPermissions(client: KubeClient, checks: readonly Chec
             group: c.group,
             resource: c.resource,
             ...(c.subresource === undefined ? {} : { subresource: c.subresource }),
+            ...(c.name === undefined ? {} : { name: c.name }),
             ...(c.namespace === undefined ? {} : { namespace: c.namespace }),
           },
         },

@@ -18,6 +18,7 @@ import { KubeLeaseStore } from '../controller/leader-election/lease-store.js';
 import { Manager } from '../controller/manager.js';
 import { ConfigReloader } from '../controller/reloader.js';
 import { checkApiServer, checkPermissions, PreflightError, requiredChecks, resolveResources, SCRAPE_REVIEW_CHECKS } from './preflight.js';
+import { allImpersonate, impersonationChecks, warnUnconfinedCharts } from './tenancy.js';
 import { createHelmClient } from '../helm/cli-client.js';
 import { createKubeClient, loadKubeConfig } from '../kube/rest.js';
 import { EventRecorder } from '../observe/events.js';
@@ -60,6 +61,8 @@ export interface RunConfig {
   readonly leaderElection?: { readonly id: string; readonly namespace: string } | undefined;
   /** operator-sdk `--suppress-override-values`: no OverrideValuesInUse Warning events. */
   readonly suppressOverrideValues?: boolean;
+  /** `--default-service-account`: what entries without `serviceAccount` run as; undefined = the operator. */
+  readonly defaultServiceAccount?: string | undefined;
   /** operator-sdk flags that were given but change nothing here; logged once. */
   readonly ignoredFlags?: readonly string[];
   /** For helm_operator_build_info. */
@@ -194,8 +197,13 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
     const version = await checkApiServer(client, server);
     log.info({ server, version }, 'connected to the API server');
     resources = await resolveResources(client, op.loaded);
-    await checkPermissions(client, requiredChecks([...resources.values()], config.watchNamespaces));
+    const tenants = config.defaultServiceAccount;
+    await checkPermissions(client, [
+      ...requiredChecks([...resources.values()], config.watchNamespaces, !allImpersonate(op.loaded, tenants)),
+      ...impersonationChecks(op.loaded, tenants, config.watchNamespaces),
+    ]);
     if (config.metricsSecurity?.requireRbac === true) await checkPermissions(client, SCRAPE_REVIEW_CHECKS);
+    await warnUnconfinedCharts(op.loaded, tenants, log);
     if (lease !== undefined) {
       await checkPermissions(
         client,
@@ -276,6 +284,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
     historyMax: HISTORY_MAX,
     processStartedAt: op.startedAt,
     suppressOverrideValues: config.suppressOverrideValues ?? false,
+    defaultServiceAccount: config.defaultServiceAccount,
     charts: { resolver: charts, defaultRefreshIntervalMs: config.chartRefreshIntervalMs ?? 600_000 },
     queueMetrics: (controller) => {
       metrics.registerController(controller);

@@ -31,6 +31,12 @@ export interface WatchEntry {
    */
   readonly allowClusterScoped: boolean;
   readonly allowCrossNamespace: boolean;
+  /**
+   * chartpilot addition: the ServiceAccount (in each CR's namespace) that every helm action and
+   * repair for this kind runs as; undefined → `--default-service-account`, else the operator's
+   * own identity.
+   */
+  readonly serviceAccount: string | undefined;
 }
 
 /**

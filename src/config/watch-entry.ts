@@ -27,6 +27,7 @@ export const KNOWN_KEYS = [
   'dryRunOption',
   'allowClusterScoped',
   'allowCrossNamespace',
+  'serviceAccount',
   ...REMOTE_CHART_KEYS,
 ] as const;
 type Key = (typeof KNOWN_KEYS)[number];
@@ -225,6 +226,12 @@ export function readEntry(input: EntryInput): EntryResult {
   const dryRunOption = readDryRun(fields.get('dryRunOption'), where, problems);
   const allowClusterScoped = bool(fields.get('allowClusterScoped'), false, where, problems);
   const allowCrossNamespace = bool(fields.get('allowCrossNamespace'), false, where, problems);
+  const serviceAccount = str('serviceAccount', false);
+  if (serviceAccount !== undefined && !isDnsSubdomain(serviceAccount)) {
+    problems.push(
+      `${where(fields.get('serviceAccount'))}: serviceAccount "${serviceAccount}" is not a ServiceAccount name; use a lower-case DNS name such as tenant (it names a ServiceAccount in each custom resource's namespace)`,
+    );
+  }
 
   const chartField = fields.get('chart');
   const result = {
@@ -255,6 +262,7 @@ export function readEntry(input: EntryInput): EntryResult {
       dryRunOption,
       allowClusterScoped,
       allowCrossNamespace,
+      serviceAccount,
       ...(remote === undefined ? {} : { remote }),
     },
   };
@@ -276,6 +284,8 @@ function exampleFor(k: Key): string {
       return ' such as Nginx';
     case 'chart':
       return ' such as helm-charts/nginx';
+    case 'serviceAccount':
+      return ' such as tenant';
     default:
       return '';
   }

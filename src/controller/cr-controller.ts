@@ -157,6 +157,11 @@ export class CrController {
     for (const i of this.informers.values()) for (const obj of i.list()) this.queue.add(keyOf(obj));
   }
 
+  /** Every known CR in `namespace` (its ServiceAccount appeared or went). */
+  enqueueNamespace(namespace: string): void {
+    for (const i of this.informers.values()) for (const obj of i.list()) if (obj.metadata.namespace === namespace) this.queue.add(keyOf(obj));
+  }
+
   /** The key of the CR with this uid, if it is cached (dependents name their owner by uid). */
   keyForUid(uid: string): string | undefined {
     return this.byUid.get(uid);

@@ -20,6 +20,7 @@ import { errorMessage } from '../lib/errors.js';
 import { createCrWriter } from './cr-writer.js';
 import { CrController, type CrControllerOptions } from './cr-controller.js';
 import { ReleaseKeeper } from '../dependents/release-keeper.js';
+import { ServiceAccountCache } from './service-accounts.js';
 import type { WorkQueueMetrics } from './workqueue.js';
 import { ChartTracker } from './chart-tracker.js';
 import type { ChartState } from '../registry/refresh-plan.js';
@@ -35,6 +36,8 @@ export interface ManagerOptions {
   readonly defaultConcurrency: number;
   readonly helmTimeoutMs: number;
   readonly historyMax: number;
+  /** `--default-service-account`: what entries without `serviceAccount` run as; undefined = the operator. */
+  readonly defaultServiceAccount?: string | undefined;
   readonly processStartedAt: number;
   /** operator-sdk's --suppress-override-values: no OverrideValuesInUse Warning events. */
   readonly suppressOverrideValues?: boolean;
@@ -64,7 +67,7 @@ export function ownerKindOf(entry: WatchEntry): string {
 }
 
 /** The target of `entry`; a chart from a registry is what `chart` (its tracker's state) says. */
-export async function targetFor(entry: WatchEntry, defaultPeriodMs: number, chart?: ChartState): Promise<ReconcileTarget> {
+export async function targetFor(entry: WatchEntry, defaultPeriodMs: number, defaultServiceAccount?: string, chart?: ChartState): Promise<ReconcileTarget> {
   const source =
     entry.remote === undefined || chart === undefined
       ? { chartPath: entry.chartPath, chartDigest: await chartDigest(entry.chartPath) }
@@ -79,6 +82,7 @@ export async function targetFor(entry: WatchEntry, defaultPeriodMs: number, char
     watchDependentResources: entry.watchDependentResources,
     allowClusterScoped: entry.allowClusterScoped,
     allowCrossNamespace: entry.allowCrossNamespace,
+    serviceAccount: entry.serviceAccount ?? defaultServiceAccount,
   };
 }
 
@@ -88,6 +92,8 @@ export class Manager {
   /** One watcher of every kind any release has, shared by all controllers. */
   private readonly dependents: DependentWatcher;
   private readonly keeper: ReleaseKeeper;
+  /** Which ServiceAccounts exist: watched only once a kind runs as one. */
+  private readonly serviceAccounts: ServiceAccountCache;
 
   constructor(private readonly opts: ManagerOptions) {
     this.releases = createReleaseStore(opts.client);
@@ -106,6 +112,15 @@ export class Manager {
       },
     });
     this.keeper = new ReleaseKeeper({ client: opts.client, watcher: this.dependents, scopes: new ScopeMap({ client: opts.client, log }), log });
+    this.serviceAccounts = new ServiceAccountCache({
+      client: opts.client,
+      namespaces: opts.watchNamespaces,
+      log: opts.log.child({ controller: 'serviceaccounts' }),
+      // Created: its CRs recover now; deleted: they say so now (not at their next period).
+      onChange: (namespace, name) => {
+        for (const r of this.running.values()) if (r.current.target.serviceAccount === name) r.controller.enqueueNamespace(namespace);
+      },
+    });
   }
 
   /** Starts a controller for `entry` (its resource already resolved). */
@@ -115,7 +130,7 @@ export class Manager {
     const name = entry.kind.toLowerCase();
     const log = opts.log.child({ controller: name });
     const tracker = await this.track(key, entry, log);
-    const current = { entry, target: await targetFor(entry, opts.defaultReconcilePeriodMs, tracker?.state) };
+    const current = { entry, target: await targetFor(entry, opts.defaultReconcilePeriodMs, opts.defaultServiceAccount, tracker?.state) };
     const reconciler = new Reconciler({
       helm: opts.helm,
       releases: this.releases,
@@ -129,6 +144,7 @@ export class Manager {
       historyMax: opts.historyMax,
       target: () => current.target,
       keeper: this.keeper,
+      serviceAccounts: this.serviceAccounts,
     });
     const createController = opts.createController ?? ((o: CrControllerOptions) => new CrController(o));
     const controller = createController({
@@ -189,7 +205,7 @@ export class Manager {
   }
 
   private async retarget(running: Running): Promise<void> {
-    const next = await targetFor(running.current.entry, this.opts.defaultReconcilePeriodMs, running.tracker?.state);
+    const next = await targetFor(running.current.entry, this.opts.defaultReconcilePeriodMs, this.opts.defaultServiceAccount, running.tracker?.state);
     const changed = !sameTarget(running.current.target, next);
     running.current.target = next;
     if (changed) running.controller.enqueueAll();
@@ -206,7 +222,7 @@ export class Manager {
       running.tracker = await this.track(key, entry, this.opts.log.child({ controller: entry.kind.toLowerCase() }));
       await old?.stop();
     }
-    const next = await targetFor(entry, this.opts.defaultReconcilePeriodMs, running.tracker?.state);
+    const next = await targetFor(entry, this.opts.defaultReconcilePeriodMs, this.opts.defaultServiceAccount, running.tracker?.state);
     const prev = running.current.target;
     running.current.entry = entry;
     running.current.target = next;
@@ -235,5 +251,6 @@ export class Manager {
     const all = [...this.running.keys()];
     await Promise.all(all.map((k) => this.remove(k, drainTimeoutMs)));
     await this.dependents.stop();
+    await this.serviceAccounts.stop();
   }
 }

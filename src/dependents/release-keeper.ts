@@ -124,6 +124,7 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
     const action = await repairObject(this.opts.client, resource, desired, HELM_FIELD_MANAGER, {
       release: { name: input.release, namespace: input.namespace },
       current,
+      impersonateUser: input.impersonate,
     });
     if (action === 'unchanged') return undefined;
     return { object: describeRef(desired), action, fields };

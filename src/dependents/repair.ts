@@ -40,6 +40,11 @@ export interface RepairOptions {
   /** The object as the caller last saw it (null: known to be missing); saves a GET. */
   readonly current?: KubeObject | null | undefined;
   readonly signal?: AbortSignal | undefined;
+  /**
+   * Apply as this user (the release's tenant), so a repair can do no more than the tenant's own
+   * helm could; reads stay the operator's. undefined = the operator's own identity.
+   */
+  readonly impersonateUser?: string | undefined;
 }
 
 /** A repair the API server refused (immutable field, admission webhook, missing RBAC, …). */
@@ -81,7 +86,7 @@ export async function repairObject(
   try {
     const before = opts.current !== undefined ? opts.current : ((await findObject(client, at, { signal: opts.signal })) ?? null);
     const body = applyBody(desired, namespace, opts.release ?? helmReleaseOf(before));
-    const after = await applyObject(client, at, body, { fieldManager, force: true, signal: opts.signal });
+    const after = await applyObject(client, at, body, { fieldManager, force: true, signal: opts.signal, impersonateUser: opts.impersonateUser });
     if (before === null) return 'created';
     // Not the resourceVersion: a controller's status write between our GET and PATCH bumps it.
     return specHash(after) === specHash(before) ? 'unchanged' : 'updated';

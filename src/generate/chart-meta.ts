@@ -1,6 +1,6 @@
 /** What the generators need to know about a chart: its name, default values and values schema. */
 import { parse, parseDocument } from 'yaml';
-import { fileText, readChartFiles, type ChartFiles } from './chart-source.js';
+import { fileText, readChartFiles, type ChartFiles } from '../config/chart-files.js';
 import { errorMessage } from '../lib/errors.js';
 import { isPlainObject } from '../lib/json.js';
 

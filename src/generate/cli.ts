@@ -7,9 +7,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ExitCode } from '../lib/exit-codes.js';
-import { isDnsLabel } from '../config/labels.js';
+import { isDnsLabel, isDnsSubdomain } from '../config/labels.js';
 import { ChartProblem } from './chart-meta.js';
-import { ChartReadError } from './chart-source.js';
+import { ChartReadError } from '../config/chart-files.js';
 import { DEFAULTS, defaultImage, deployOptionProblems, type DeployOptions } from './deploy.js';
 import { EnvironmentError, InputError } from './errors.js';
 import { helmRenderer } from './helm-render.js';
@@ -76,6 +76,14 @@ ${WATCHES_FLAG}
 ${OPERATOR_FLAGS}
   --role-namespace <ns,...>    grant Roles in these namespaces only (match WATCH_NAMESPACE);
                                default: a ClusterRole for all namespaces (repeatable)
+  --default-service-account <name>
+                               as for run: entries without serviceAccount run as this
+                               ServiceAccount of each resource's namespace; the operator then
+                               gets impersonate on exactly the names used, and only reads what
+                               they create
+  --tenant-namespace <ns,...>  also a ServiceAccount, Role and RoleBinding there for each
+                               ServiceAccount the charts run as: what the charts' objects and
+                               Helm's release Secrets need (repeatable)
   --sample <file>              also render the charts with the spec of each CR in this file (repeatable)
 ${CLUSTER_FLAGS}
   -h, --help                   show this help
@@ -301,19 +309,28 @@ async function rbacCommand(argv: readonly string[], io: CommandIo): Promise<numb
     'watches-file': { type: 'string' },
     ...OPERATOR_OPTIONS,
     'role-namespace': { type: 'string', multiple: true },
+    'default-service-account': { type: 'string' },
+    'tenant-namespace': { type: 'string', multiple: true },
     sample: { type: 'string', multiple: true },
     ...CLUSTER_OPTIONS,
   });
   const o = operatorOptions(values);
   const problems = deployOptionProblems(o);
-  const roleNamespaces = [...new Set(strings(values, 'role-namespace').flatMap((s) => s.split(',')).map((s) => s.trim()).filter((s) => s !== ''))];
-  for (const ns of roleNamespaces) {
-    if (!isDnsLabel(ns)) problems.push(`--role-namespace "${ns}" is not a namespace name (lower-case letters, digits and '-')`);
+  const namespaceList = (flag: string): string[] => {
+    const list = [...new Set(strings(values, flag).flatMap((s) => s.split(',')).map((s) => s.trim()).filter((s) => s !== ''))];
+    for (const ns of list) if (!isDnsLabel(ns)) problems.push(`--${flag} "${ns}" is not a namespace name (lower-case letters, digits and '-')`);
+    return list;
+  };
+  const roleNamespaces = namespaceList('role-namespace');
+  const tenantNamespaces = namespaceList('tenant-namespace');
+  const defaultServiceAccount = str(values, 'default-service-account');
+  if (defaultServiceAccount !== undefined && !isDnsSubdomain(defaultServiceAccount)) {
+    problems.push(`--default-service-account "${defaultServiceAccount}" is not a ServiceAccount name (a lower-case DNS name such as tenant)`);
   }
   if (problems.length > 0) throw new InputError(problems);
   const resolver = await clusterResolver(values['offline'] === true, str(values, 'kubeconfig'), (line) => { io.stderr(`note: ${line}`); });
   const out = await renderRbac(
-    { ...o, watchesFile: str(values, 'watches-file') ?? './watches.yaml', roleNamespaces, sampleFiles: strings(values, 'sample'), resolver },
+    { ...o, watchesFile: str(values, 'watches-file') ?? './watches.yaml', roleNamespaces, defaultServiceAccount, tenantNamespaces, sampleFiles: strings(values, 'sample'), resolver },
     io.env,
   );
   for (const w of out.warnings) io.stderr(`warning: ${w}`);

@@ -4,7 +4,7 @@
  * requires), with a spec schema derived from the chart's values.schema.json when it has one.
  */
 import type { GroupVersionKind } from '../config/types.js';
-import { ChartReadError } from './chart-source.js';
+import { ChartReadError } from '../config/chart-files.js';
 import { ChartProblem, loadChartInfo, type ChartInfo } from './chart-meta.js';
 import { crdNames, kindProblem, type CrdNames } from './kind-names.js';
 import { structuralSpecSchema, type Schema } from './schema.js';

@@ -4,7 +4,7 @@
  * out, which operator-sdk's render-only guess misses until a CR turns them on in production).
  */
 import { isMap, isSeq, parseAllDocuments } from 'yaml';
-import { readArchive, type ChartFiles } from './chart-source.js';
+import { readArchive, type ChartFiles } from '../config/chart-files.js';
 import { isPlainObject } from '../lib/json.js';
 
 export interface FoundKind {

@@ -187,7 +187,7 @@ function remoteEntry(o: NewOptions): WatchEntry {
   return {
     group: o.group, version: o.version, kind: o.kind, chartPath: '', overrideValues: {}, watchDependentResources: true,
     reconcilePeriodMs: undefined, maxConcurrentReconciles: undefined, labelSelector: undefined, dryRunOption: undefined,
-    allowClusterScoped: false, allowCrossNamespace: false,
+    allowClusterScoped: false, allowCrossNamespace: false, serviceAccount: undefined,
   };
 }
 

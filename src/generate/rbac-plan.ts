@@ -10,7 +10,7 @@ import type { KubeClient } from '../kube/rest.js';
 import { loadChartInfo } from './chart-meta.js';
 import { pluralOf } from './kind-names.js';
 import { scanManifest, scanTemplates, type FoundKind } from './manifest-kinds.js';
-import type { ChartObject, RbacPlan, WatchedResource } from './rbac.js';
+import type { ChartObject, RbacPlan, WatchedResource } from './rbac-model.js';
 import { guessResource, tableLookup, tableLookupByKind, type ResourceInfo } from './resource-table.js';
 import { errorMessage } from '../lib/errors.js';
 
@@ -20,6 +20,8 @@ export interface PlanEntry extends GroupVersionKind {
   readonly chartLabel: string;
   readonly overrideValues: Readonly<Record<string, string>>;
   readonly allowClusterScoped: boolean;
+  /** The ServiceAccount its CRs run as (the entry's, else the default); undefined = the operator. */
+  readonly serviceAccount?: string | undefined;
 }
 
 export interface Resolved {
@@ -92,7 +94,9 @@ export async function planRbac(entries: readonly PlanEntry[], samples: Samples, 
   const boundRoles: RbacPlan['boundRoles'][number][] = [];
 
   for (const entry of entries) {
-    watched.push({ group: entry.group, kind: entry.kind, plural: await deps.resolver.watchedPlural(entry) });
+    // Who creates this chart's objects, on everything planned for it (absent: the operator).
+    const runsAs = entry.serviceAccount === undefined ? {} : { serviceAccount: entry.serviceAccount };
+    watched.push({ group: entry.group, kind: entry.kind, plural: await deps.resolver.watchedPlural(entry), ...runsAs });
     const chart = entry.chartLabel;
     const overrides = overrideValuesToTree(entry.overrideValues);
     const specs: { label: string; values: Record<string, unknown> }[] = [
@@ -115,8 +119,8 @@ export async function planRbac(entries: readonly PlanEntry[], samples: Samples, 
       try {
         const scan = scanManifest(manifest);
         rendered.push(...scan.kinds);
-        roles.push(...scan.roles.map((r) => ({ ...r, chart })));
-        boundRoles.push(...scan.roleRefs.map((r) => ({ chart, roleKind: r.roleKind, roleName: r.roleName })));
+        roles.push(...scan.roles.map((r) => ({ ...r, chart, ...runsAs })));
+        boundRoles.push(...scan.roleRefs.map((r) => ({ chart, roleKind: r.roleKind, roleName: r.roleName, ...runsAs })));
       } catch (err) {
         warnings.push(`chart ${chart} rendered with ${s.label}: ${firstLine(err)}`);
       }
@@ -160,6 +164,7 @@ export async function planRbac(entries: readonly PlanEntry[], samples: Samples, 
         rendered: isRendered,
         crdsDir,
         clusterScopedAllowed: entry.allowClusterScoped,
+        ...runsAs,
       });
     };
     for (const f of rendered) await add(f, true);

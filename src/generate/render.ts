@@ -61,6 +61,10 @@ export interface RbacRenderOptions {
   readonly serviceAccount: string;
   /** Empty: a ClusterRole for all namespaces. */
   readonly roleNamespaces: readonly string[];
+  /** As `run --default-service-account`: what entries without `serviceAccount` run as. */
+  readonly defaultServiceAccount?: string | undefined;
+  /** A Role for each tenant ServiceAccount in each of these namespaces. */
+  readonly tenantNamespaces?: readonly string[] | undefined;
   readonly sampleFiles: readonly string[];
   readonly resolver: Resolver;
 }
@@ -76,7 +80,14 @@ export async function renderRbac(o: RbacRenderOptions, env: Env): Promise<{ yaml
     chartLabel: chartLabel(o.watchesFile, e.chartPath, e.remote?.reference),
     overrideValues: e.overrideValues,
     allowClusterScoped: e.allowClusterScoped,
+    serviceAccount: e.serviceAccount ?? o.defaultServiceAccount,
   }));
+  const tenantNamespaces = o.tenantNamespaces ?? [];
+  if (tenantNamespaces.length > 0 && planEntries.every((e) => e.serviceAccount === undefined)) {
+    throw new InputError([
+      '--tenant-namespace grants the ServiceAccount the charts run as, but none is set: add --default-service-account <name> or serviceAccount to watches.yaml entries',
+    ]);
+  }
   const helm = helmRenderer(env);
   // A missing helm is one error (exit 3), not a failed render per chart.
   await helm.check();
@@ -87,12 +98,15 @@ export async function renderRbac(o: RbacRenderOptions, env: Env): Promise<{ yaml
     ...(o.serviceAccount === DEFAULTS.serviceAccount ? [] : [`--service-account=${o.serviceAccount}`]),
     ...(o.name === DEFAULTS.name ? [] : [`--name=${o.name}`]),
     ...(o.roleNamespaces.length === 0 ? [] : [`--role-namespace=${o.roleNamespaces.join(',')}`]),
+    ...(o.defaultServiceAccount === undefined ? [] : [`--default-service-account=${o.defaultServiceAccount}`]),
+    ...(tenantNamespaces.length === 0 ? [] : [`--tenant-namespace=${tenantNamespaces.join(',')}`]),
   ];
   const out = buildRbac(plan, {
     name: o.name,
     namespace: o.namespace,
     serviceAccount: o.serviceAccount,
     roleNamespaces: o.roleNamespaces,
+    tenantNamespaces,
     command: `chartpilot generate rbac ${flags.join(' ')}`,
     pullSecrets: entries.flatMap((e) => (e.remote?.pullSecret === undefined ? [] : [e.remote.pullSecret])),
   });

@@ -41,6 +41,11 @@ export function releaseLabelFlags(labels: Readonly<Record<string, string>> | und
   return flags;
 }
 
+/** helm's impersonation flag: the API server adds the groups of a ServiceAccount user itself. */
+function asUser(user: string | undefined): string[] {
+  return user === undefined ? [] : [`--kube-as-user=${user}`];
+}
+
 export const VERSION_ARGS: readonly string[] = ['version', '--template={{.Version}}'];
 
 export interface UpgradeArgs {
@@ -56,7 +61,7 @@ export function upgradeArgs(req: UpgradeInstallRequest, d: Dialect, a: UpgradeAr
   // No --wait: helm 4's default strategy (hookOnly) waits for hooks only; workload readiness is
   // the operator's job. No --atomic/--rollback-on-failure either: recovery from a failed upgrade
   // is the reconciler's decision.
-  const flags = ['--install', `--namespace=${req.namespace}`, '--output=json', ...d.install, ...a.labelFlags];
+  const flags = ['--install', `--namespace=${req.namespace}`, ...asUser(req.impersonate), '--output=json', ...d.install, ...a.labelFlags];
   if (req.historyMax !== undefined) flags.push(`--history-max=${String(req.historyMax)}`);
   if (req.description !== undefined) flags.push(`--description=${req.description}`);
   if (req.force === true) flags.push(...d.force);
@@ -64,12 +69,12 @@ export function upgradeArgs(req: UpgradeInstallRequest, d: Dialect, a: UpgradeAr
   return ['upgrade', ...flags, ...a.postRenderFlags, timeoutFlag(a.budgetMs), `--values=${a.valuesFile}`, '--', req.release, req.chart];
 }
 
-export function getManifestArgs(release: string, namespace: string, revision: number): string[] {
-  return ['get', 'manifest', `--namespace=${namespace}`, `--revision=${String(revision)}`, '--', release];
+export function getManifestArgs(release: string, namespace: string, revision: number, impersonate?: string): string[] {
+  return ['get', 'manifest', `--namespace=${namespace}`, ...asUser(impersonate), `--revision=${String(revision)}`, '--', release];
 }
 
 export function uninstallArgs(req: UninstallRequest, budgetMs: number): string[] {
-  const flags = [`--namespace=${req.namespace}`, timeoutFlag(budgetMs)];
+  const flags = [`--namespace=${req.namespace}`, ...asUser(req.impersonate), timeoutFlag(budgetMs)];
   if (req.wait === true) flags.push('--wait'); // helm 4: the watcher strategy; helm 3: a boolean
   if (req.disableHooks === true) flags.push('--no-hooks');
   if (req.description !== undefined) flags.push(`--description=${req.description}`);
@@ -78,7 +83,7 @@ export function uninstallArgs(req: UninstallRequest, budgetMs: number): string[]
 
 export function rollbackArgs(req: RollbackRequest, d: Dialect, budgetMs: number): string[] {
   // `helm rollback` has no --description: helm records "Rollback to N" itself.
-  const flags = [`--namespace=${req.namespace}`];
+  const flags = [`--namespace=${req.namespace}`, ...asUser(req.impersonate)];
   if (req.force === true) flags.push(...d.force);
   if (req.disableHooks === true) flags.push('--no-hooks');
   flags.push(timeoutFlag(budgetMs));
@@ -88,13 +93,13 @@ export function rollbackArgs(req: RollbackRequest, d: Dialect, budgetMs: number)
 }
 
 /** `helm get all` printing the fields of parse.ts's template, separated by `boundary`. */
-export function statusArgs(release: string, namespace: string, boundary: string): string[] {
-  return ['get', 'all', `--namespace=${namespace}`, `--template=${releaseTemplate(boundary)}`, '--', release];
+export function statusArgs(release: string, namespace: string, boundary: string, impersonate?: string): string[] {
+  return ['get', 'all', `--namespace=${namespace}`, ...asUser(impersonate), `--template=${releaseTemplate(boundary)}`, '--', release];
 }
 
-export function historyArgs(release: string, namespace: string): string[] {
+export function historyArgs(release: string, namespace: string, impersonate?: string): string[] {
   // --max: helm's default (256) would silently drop the oldest revisions.
-  return ['history', `--namespace=${namespace}`, '--output=json', `--max=${String(2 ** 31 - 1)}`, '--', release];
+  return ['history', `--namespace=${namespace}`, ...asUser(impersonate), '--output=json', `--max=${String(2 ** 31 - 1)}`, '--', release];
 }
 
 export function templateArgs(req: TemplateRequest, valuesFile: string): string[] {

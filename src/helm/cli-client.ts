@@ -95,6 +95,7 @@ class CliHelm implements CliHelmClient {
 
   async upgradeInstall(req: UpgradeInstallRequest): Promise<Release> {
     validateRequest(req.release, req.namespace, req.timeoutMs);
+    validateUser(req.impersonate);
     validateChart(req.chart);
     const labelFlags = releaseLabelFlags(req.releaseLabels);
     if (req.historyMax !== undefined && (!Number.isInteger(req.historyMax) || req.historyMax < 0)) {
@@ -107,12 +108,13 @@ class CliHelm implements CliHelmClient {
       // helm 4.1 prints the manifest in the release JSON (verified), unless the chart renders
       // nothing; fetching it again then is harmless and keeps older helms covered.
       if (release.manifest !== '') return release;
-      return { ...release, manifest: await this.getManifest(req.release, req.namespace, release.revision, remaining()) };
+      return { ...release, manifest: await this.getManifest(req, release.revision, remaining()) };
     });
   }
 
   async uninstall(req: UninstallRequest): Promise<'uninstalled' | 'not-found'> {
     validateRequest(req.release, req.namespace, req.timeoutMs);
+    validateUser(req.impersonate);
     return await this.call(scope('uninstall', req, req.timeoutMs), async (remaining) => {
       const args = uninstallArgs(req, remaining());
       const found = await whenFound(this.run(args, 'uninstall', remaining()));
@@ -122,6 +124,7 @@ class CliHelm implements CliHelmClient {
 
   async rollback(req: RollbackRequest): Promise<void> {
     validateRequest(req.release, req.namespace, req.timeoutMs);
+    validateUser(req.impersonate);
     if (req.revision !== undefined && (!Number.isInteger(req.revision) || req.revision < 1)) {
       throw new RangeError(`rollback revision must be a positive integer, got ${String(req.revision)}`);
     }
@@ -131,20 +134,22 @@ class CliHelm implements CliHelmClient {
     });
   }
 
-  async status(release: string, namespace: string, timeoutMs: number): Promise<Release | undefined> {
+  async status(release: string, namespace: string, timeoutMs: number, impersonate?: string): Promise<Release | undefined> {
     validateRequest(release, namespace, timeoutMs);
+    validateUser(impersonate);
     return await this.call(scope('status', { release, namespace }, timeoutMs), async (remaining) => {
       // Fresh per call, so no chart's notes or manifest can contain the field separator.
       const boundary = `@@chartpilot-${randomBytes(12).toString('hex')}@@`;
-      const out = await whenFound(this.run(statusArgs(release, namespace, boundary), 'status', remaining()));
+      const out = await whenFound(this.run(statusArgs(release, namespace, boundary, impersonate), 'status', remaining()));
       return out === undefined ? undefined : parseReleaseTemplate(out.stdout, boundary);
     });
   }
 
-  async history(release: string, namespace: string, timeoutMs: number): Promise<readonly Release[]> {
+  async history(release: string, namespace: string, timeoutMs: number, impersonate?: string): Promise<readonly Release[]> {
     validateRequest(release, namespace, timeoutMs);
+    validateUser(impersonate);
     return await this.call(scope('history', { release, namespace }, timeoutMs), async (remaining) => {
-      const out = await whenFound(this.run(historyArgs(release, namespace), 'history', remaining()));
+      const out = await whenFound(this.run(historyArgs(release, namespace, impersonate), 'history', remaining()));
       return out === undefined ? [] : parseHistory(out.stdout, release, namespace);
     });
   }
@@ -189,8 +194,8 @@ class CliHelm implements CliHelmClient {
     }
   }
 
-  private async getManifest(release: string, namespace: string, revision: number, timeoutMs: number): Promise<string> {
-    return (await this.run(getManifestArgs(release, namespace, revision), 'get manifest', timeoutMs)).stdout;
+  private async getManifest(req: UpgradeInstallRequest, revision: number, timeoutMs: number): Promise<string> {
+    return (await this.run(getManifestArgs(req.release, req.namespace, revision, req.impersonate), 'get manifest', timeoutMs)).stdout;
   }
 
   private call<T>(s: CallScope, fn: (remaining: () => number) => Promise<T>): Promise<T> {
@@ -222,6 +227,11 @@ function validateRequest(release: string, namespace: string, timeoutMs: number):
   if (release === '') throw new TypeError('release name must not be empty');
   if (namespace === '') throw new TypeError('namespace must not be empty');
   if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new RangeError(`timeoutMs must be a positive integer, got ${String(timeoutMs)}`);
+}
+
+function validateUser(user: string | undefined): void {
+  // A flag value of ours (never a CR's value), but an empty one would mean "the operator" to helm.
+  if (user === '') throw new TypeError('the user to impersonate must not be empty when given');
 }
 
 function validateChart(chart: string): void {

@@ -2,6 +2,7 @@
  * Turns helm's stderr into a typed HelmError. The patterns were taken from real helm 4.1.4
  * output (see test/fixtures/helm/stderr/); helm 3 phrasings are matched where they differ.
  */
+import { describeForbidden, parseForbidden } from '../lib/forbidden.js';
 import { HelmError, type HelmErrorKind } from './types.js';
 
 /** Longest message we keep; helm can print whole manifests in some errors. */
@@ -10,6 +11,8 @@ export const MAX_MESSAGE_LENGTH = 1000;
 const RULES: readonly (readonly [HelmErrorKind, RegExp])[] = [
   // Order matters: a lock or ownership conflict can be wrapped in an otherwise generic message.
   ['locked', /another operation \(install\/upgrade\/rollback\) is in progress/i],
+  // RBAC refused a request (also one made by a lookup while rendering, which would read as 'render').
+  ['forbidden', /is forbidden: User "[^"]*" cannot /],
   [
     'conflict',
     /invalid ownership metadata|exists and cannot be imported into the current release|Apply failed with \d+ conflicts?|conflicts? with "[^"]*"/i,
@@ -74,6 +77,17 @@ export function helmErrorFromStderr(stderr: string, action: string, secrets: rea
   const message = extractMessage(stderr);
   // Classified before redaction, which could hide the words the rules look for.
   const kind = classifyMessage(message);
+  if (kind === 'forbidden') {
+    // Who may not do what where, without helm's chain of contexts (which, for a lookup inside
+    // `tpl`, quotes the template text: a value). Only the object's name can come from values
+    // (identity, verb, resource and namespace are the API server's); a name that is one is left
+    // out rather than shown as <redacted>.
+    const refused = parseForbidden(message);
+    if (refused !== undefined) {
+      const name = refused.name !== undefined && redact(refused.name, secrets) !== refused.name ? undefined : refused.name;
+      return new HelmError(kind, describeForbidden({ ...refused, name }), action);
+    }
+  }
   return new HelmError(kind, message === '' ? `helm ${action} failed without an error message` : redact(message, secrets), action);
 }
 
@@ -82,8 +96,11 @@ const MIN_REDACT_LENGTH = 4;
 export const REDACTED = '<redacted>';
 
 export function redact(message: string, secrets: readonly string[]): string {
-  // Longest first, so a secret containing another is replaced whole.
-  const sorted = [...new Set(secrets)].filter((s) => s.length >= MIN_REDACT_LENGTH).sort((a, b) => b.length - a.length);
+  // Helm quotes values Go-style in some messages (a template error inside `tpl` prints the
+  // template with \" and \n escapes): those spellings are redacted too. Longest first, so a
+  // secret containing another is replaced whole.
+  const spellings = secrets.flatMap((s) => [s, JSON.stringify(s).slice(1, -1)]);
+  const sorted = [...new Set(spellings)].filter((s) => s.length >= MIN_REDACT_LENGTH).sort((a, b) => b.length - a.length);
   let out = message;
   for (const s of sorted) out = out.split(s).join(REDACTED);
   // jsonschema quotes the offending value in pattern/const/format errors; drop it even when it

@@ -59,8 +59,8 @@ export function createReleaseStore(client: KubeClient): ReleaseStore {
       }
       return out;
     },
-    async deleteRevision(namespace, revision) {
-      await deleteObject(client, { resource: CoreResources.secret, namespace, name: revision.secretName });
+    async deleteRevision(namespace, revision, impersonate) {
+      await deleteObject(client, { resource: CoreResources.secret, namespace, name: revision.secretName }, { impersonateUser: impersonate });
     },
   };
 }

@@ -30,8 +30,8 @@ export interface TemplateRequest {
 }
 
 export interface HelmClient extends ReleaseActions {
-  /** Every stored revision, oldest first ([] when none). */
-  history(release: string, namespace: string, timeoutMs: number): Promise<readonly Release[]>;
+  /** Every stored revision, oldest first ([] when none); read as `impersonate` when given. */
+  history(release: string, namespace: string, timeoutMs: number, impersonate?: string): Promise<readonly Release[]>;
   /** `helm template`: render without touching the cluster. */
   template(req: TemplateRequest): Promise<string>;
 }
@@ -40,6 +40,7 @@ export type HelmErrorKind =
   | 'not-found' // no such release
   | 'locked' // another operation (install/upgrade/rollback) is in progress
   | 'render' // chart failed to render or produced invalid objects
+  | 'forbidden' // RBAC refused a request of helm's (or of a lookup); message: who may not do what where
   | 'conflict' // objects exist and are owned by something else / different chart
   | 'timeout' // helm was killed after the timeout
   | 'failed'; // anything else; message carries helm's words

@@ -38,7 +38,17 @@ export function buildUrl(server: string, path: string, query: Query | undefined)
   return url;
 }
 
-/** The request headers: credentials, user agent and what is accepted back. */
-export function requestHeaders(t: Transport, auth: Authenticated, accept: string | undefined): Record<string, string> {
-  return { ...auth.headers, 'User-Agent': t.userAgent, Accept: accept ?? 'application/json' };
+/**
+ * The request headers: credentials, user agent and what is accepted back; with `impersonateUser`,
+ * the request is made as that user (any impersonation the kubeconfig asks for is replaced, groups
+ * included: the API server gives a ServiceAccount user its own groups).
+ */
+export function requestHeaders(t: Transport, auth: Authenticated, accept: string | undefined, impersonateUser?: string): Record<string, string> {
+  const credentials = impersonateUser === undefined ? auth.headers : Object.fromEntries(Object.entries(auth.headers).filter(([name]) => !/^impersonate-/iu.test(name)));
+  return {
+    ...credentials,
+    ...(impersonateUser === undefined ? {} : { 'Impersonate-User': impersonateUser }),
+    'User-Agent': t.userAgent,
+    Accept: accept ?? 'application/json',
+  };
 }

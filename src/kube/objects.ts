@@ -11,6 +11,7 @@ import type { ApiResource, KubeList, KubeObject } from './types.js';
 export const CoreResources = {
   secret: { group: '', version: 'v1', apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true },
   event: { group: '', version: 'v1', apiVersion: 'v1', kind: 'Event', plural: 'events', namespaced: true },
+  serviceAccount: { group: '', version: 'v1', apiVersion: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', namespaced: true },
   lease: { group: 'coordination.k8s.io', version: 'v1', apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', plural: 'leases', namespaced: true },
   selfSubjectAccessReview: {
     group: 'authorization.k8s.io',
@@ -42,6 +43,8 @@ export interface CallOptions {
   readonly signal?: AbortSignal | undefined;
   /** Whole-request deadline; the client's default (30 s) otherwise. */
   readonly timeoutMs?: number | undefined;
+  /** Make the request as this user (e.g. `system:serviceaccount:<ns>:<name>`); the client's own identity otherwise. */
+  readonly impersonateUser?: string | undefined;
 }
 
 /** Where one object lives. `namespace` is ignored for cluster-scoped resources. */
@@ -55,8 +58,12 @@ function objectPath(client: KubeClient, at: ObjectAddress, subresource?: string)
   return client.pathFor(at.resource, at.resource.namespaced ? at.namespace : undefined, at.name, subresource);
 }
 
-function call(o: CallOptions | undefined): { signal?: AbortSignal; timeoutMs?: number } {
-  return { ...(o?.signal === undefined ? {} : { signal: o.signal }), ...(o?.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }) };
+function call(o: CallOptions | undefined): { signal?: AbortSignal; timeoutMs?: number; impersonateUser?: string } {
+  return {
+    ...(o?.signal === undefined ? {} : { signal: o.signal }),
+    ...(o?.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }),
+    ...(o?.impersonateUser === undefined ? {} : { impersonateUser: o.impersonateUser }),
+  };
 }
 
 export async function getObject<T extends KubeObject = KubeObject>(client: KubeClient, at: ObjectAddress, o?: CallOptions): Promise<T> {

@@ -16,11 +16,15 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Whole-request deadline; default 30 s. */
   timeoutMs?: number;
+  /** Make the request as this user (`Impersonate-User`), e.g. a tenant's ServiceAccount. */
+  impersonateUser?: string;
 }
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
 export async function sendRequest<T>(t: Transport, method: HttpVerb, path: string, ro: RequestOptions = {}): Promise<T> {
+  // An empty Impersonate-User would be ignored by the API server: the request would go out as us.
+  if (ro.impersonateUser === '') throw new TypeError('impersonateUser must not be empty when given');
   const url = buildUrl(t.server, path, ro.query);
   const timeoutMs = ro.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const timeout = AbortSignal.timeout(timeoutMs);
@@ -29,7 +33,7 @@ export async function sendRequest<T>(t: Transport, method: HttpVerb, path: strin
   let status = 0;
   try {
     const auth = await t.authenticate();
-    const headers = requestHeaders(t, auth, ro.accept);
+    const headers = requestHeaders(t, auth, ro.accept, ro.impersonateUser);
     let body: string | undefined;
     if (ro.body !== undefined) {
       body = typeof ro.body === 'string' ? ro.body : JSON.stringify(ro.body);

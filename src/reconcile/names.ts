@@ -58,6 +58,8 @@ export const Reasons = {
   releaseUnlocked: 'ReleaseUnlocked',
   driftRepaired: 'DriftRepaired',
   chartUnavailable: 'ChartUnavailable',
+  serviceAccountNotFound: 'ServiceAccountNotFound',
+  uninstallSkipped: 'UninstallSkipped',
 } as const;
 
 /** Helm's own limit on release names (it stores them in labels and Secret names). */

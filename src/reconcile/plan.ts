@@ -23,6 +23,8 @@ export interface PlanInput {
   readonly problem: string | undefined;
   /** Why the kind's chart (from a registry) cannot be had; undefined when it is at hand. */
   readonly chartUnavailable?: string | undefined;
+  /** The kind runs as a ServiceAccount and the CR's namespace has none of that name. */
+  readonly serviceAccountMissing: boolean;
   readonly desiredFingerprint: string;
   /** `Kind.group` of the watched kind, recorded on releases this operator writes. */
   readonly ownerKind: string;
@@ -86,6 +88,15 @@ export type TerminalAction =
   | { readonly kind: 'conflict'; readonly message: string }
   /** The chart cannot be pulled: say so, touch nothing, retry with backoff (the kind re-enqueues when it recovers). */
   | { readonly kind: 'chart-unavailable'; readonly message: string }
+  /** The ServiceAccount every action must run as is missing: say so, touch nothing, retry with backoff. */
+  | { readonly kind: 'no-service-account' }
+  /**
+   * Being deleted, and the ServiceAccount the uninstall must run as is gone (as when the whole
+   * namespace is being deleted): let the CR go without helm; its objects go with it by their
+   * ownerReferences. Uninstalling as the operator instead would act on a release record anyone who
+   * may write Secrets in the namespace could have forged.
+   */
+  | { readonly kind: 'skip-uninstall' }
   | { readonly kind: 'install' }
   | { readonly kind: 'upgrade' }
   /** A pending-* revision that may belong to a live operation: look again later. */
@@ -162,7 +173,7 @@ function decide(input: PlanInput): Plan {
   if (input.deleting) {
     if (!input.hasFinalizer) return { kind: 'released' };
     // A release of another kind is not ours to remove; let the CR go.
-    if (!foreign && liveRevisions(input.revisions).length > 0) return { kind: 'uninstall' };
+    if (!foreign && liveRevisions(input.revisions).length > 0) return input.serviceAccountMissing ? { kind: 'skip-uninstall' } : { kind: 'uninstall' };
     // uninstall-wait: the CR stays until every object of its release is really gone (finalizers,
     // terminating pods), so whoever waits on its deletion waits for all of it.
     if (input.uninstallWait && input.canCheckObjects && input.inventory.length > 0) {
@@ -182,6 +193,7 @@ function decide(input: PlanInput): Plan {
         `rename this resource or remove the other release`,
     };
   }
+  if (input.serviceAccountMissing) return { kind: 'no-service-account' };
   if (input.chartUnavailable !== undefined) return { kind: 'chart-unavailable', message: input.chartUnavailable };
   if (!input.hasFinalizer) return { kind: 'add-finalizer' };
 

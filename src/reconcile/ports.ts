@@ -1,7 +1,8 @@
 /**
  * The edges the reconciler acts through, with exactly the methods it uses; small, so unit tests
  * substitute them with plain objects. Adapters: helm/ (ReleaseActions, ReleaseStore),
- * controller/cr-writer.ts (CrWriter), observe/events.ts (EventSink), dependents/ (ReleaseKeeperPort).
+ * controller/cr-writer.ts (CrWriter), observe/events.ts (EventSink), dependents/ (ReleaseKeeperPort),
+ * controller/service-accounts.ts (ServiceAccountLookup).
  */
 import type { CrStatus, CustomResource, KeepResult, ObjectRef, Release, StoredRevision } from './model.js';
 
@@ -11,6 +12,12 @@ export interface ReleaseRequestBase {
   /** Kill helm after this long; the call then fails with an error of kind 'timeout'. */
   readonly timeoutMs: number;
   readonly description?: string | undefined;
+  /**
+   * Run as this user (`system:serviceaccount:<ns>:<name>`: helm's --kube-as-user), so every request
+   * of the action — release storage and any `lookup` included — is the tenant's; the API server
+   * adds the ServiceAccount's groups. undefined = the operator's own identity.
+   */
+  readonly impersonate?: string | undefined;
 }
 
 export interface UpgradeInstallRequest extends ReleaseRequestBase {
@@ -78,15 +85,15 @@ export interface ReleaseActions {
   /** `helm uninstall`; resolves 'not-found' when there was nothing to uninstall. */
   uninstall(req: UninstallRequest): Promise<'uninstalled' | 'not-found'>;
   rollback(req: RollbackRequest): Promise<void>;
-  /** Latest revision (any status), or undefined when no release of that name exists. */
-  status(release: string, namespace: string, timeoutMs: number): Promise<Release | undefined>;
+  /** Latest revision (any status), or undefined when no release of that name exists; read as `impersonate` when given. */
+  status(release: string, namespace: string, timeoutMs: number, impersonate?: string): Promise<Release | undefined>;
 }
 
 /** Helm's release records, read from their metadata (no helm process). */
 export interface ReleaseStore {
   revisions(namespace: string, release: string): Promise<StoredRevision[]>;
-  /** Delete one stored revision (used to clear a crashed operation's pending-* lock). */
-  deleteRevision(namespace: string, revision: StoredRevision): Promise<void>;
+  /** Delete one stored revision (used to clear a crashed operation's pending-* lock), as `impersonate` when given. */
+  deleteRevision(namespace: string, revision: StoredRevision, impersonate?: string): Promise<void>;
 }
 
 export interface CrWriter {
@@ -113,6 +120,14 @@ export interface KeepInput {
   readonly watch: boolean;
   /** Repair drift now (not right after an upgrade, when caches still show the old objects). */
   readonly repair: boolean;
+  /** Write repairs as this user (the release's tenant); undefined = the operator's own identity. */
+  readonly impersonate?: string | undefined;
+}
+
+/** Which ServiceAccounts exist (from a cache: asked once per reconcile of a kind that impersonates). */
+export interface ServiceAccountLookup {
+  /** Rejects when it cannot tell (e.g. the cache never synced). */
+  exists(namespace: string, name: string): Promise<boolean>;
 }
 
 /** Keeps a deployed release true between Helm operations (drift, readiness, inventory). */

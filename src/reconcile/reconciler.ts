@@ -9,12 +9,13 @@ import { ActionContext, end, type ReconcileOutcome, type ReconcilerDeps, type St
 import { deploy } from './actions/deploy.js';
 import { addFinalizer, removeFinalizer } from './actions/finalizer.js';
 import { fail, remediationFailed, removeFailedInstall, rollback } from './actions/remediate.js';
-import { chartUnavailable, current, irreconcilable, paused, stuck } from './actions/report.js';
+import { chartUnavailable, current, irreconcilable, noServiceAccount, paused, stuck } from './actions/report.js';
 import { checkObjectsGone, waitObjectsGone } from './actions/uninstall-wait.js';
-import { clearFailedRelease, uninstallDeleted } from './actions/uninstall.js';
+import { clearFailedRelease, skipUninstall, uninstallDeleted } from './actions/uninstall.js';
 import { unlock, waitPending } from './actions/unlock.js';
 import { parseCrOptions } from './annotations.js';
 import { fingerprint } from './fingerprint.js';
+import { tenantOf } from './identity.js';
 import type { CustomResource, StoredRevision } from './model.js';
 import { FINALIZER, LEGACY_FINALIZER, releaseNameProblem } from './names.js';
 import { NO_PROGRESS, plan, type NonTerminalKind, type Plan } from './plan.js';
@@ -35,6 +36,7 @@ export class Reconciler {
 
   async reconcile(cr: CustomResource, log: Logger): Promise<ReconcileOutcome> {
     const ctx = this.begin(cr, log);
+    const serviceAccountMissing = await this.serviceAccountMissing(ctx);
     for (let step = 0; ; step++) {
       const revisions = await this.observe(ctx);
       const next = plan({
@@ -44,6 +46,7 @@ export class Reconciler {
         uninstallWait: ctx.derived.crOptions?.uninstallWait ?? false,
         problem: ctx.derived.problem,
         chartUnavailable: ctx.target.chartUnavailable?.message,
+        serviceAccountMissing,
         desiredFingerprint: ctx.derived.desiredFingerprint,
         ownerKind: ctx.target.ownerKind,
         revisions,
@@ -77,11 +80,32 @@ export class Reconciler {
         ownerKind: target.ownerKind,
         allowClusterScoped: target.allowClusterScoped,
         allowCrossNamespace: target.allowCrossNamespace,
+        // Who renders decides what `lookup` sees, so changing it re-renders every release once:
+        // turning impersonation on replaces what lookups read as the operator with what the
+        // tenant may read, and shows at once a tenant that lacks rights. Absent when unset, so
+        // releases made before this option existed keep their fingerprint.
+        ...(target.serviceAccount === undefined ? {} : { serviceAccount: target.serviceAccount }),
       },
     });
     const period = crOptions?.reconcilePeriodMs ?? target.reconcilePeriodMs;
     const requeue: ReconcileOutcome = period > 0 ? { requeueAfterMs: period } : {};
-    return new ActionContext(this.opts, target, cr, { crOptions, values: values.ok ? values.values : undefined, problem, desiredFingerprint, requeue }, log, NO_PROGRESS);
+    const tenant = tenantOf(target, cr.metadata.namespace ?? 'default');
+    return new ActionContext(
+      this.opts,
+      target,
+      cr,
+      { crOptions, values: values.ok ? values.values : undefined, problem, desiredFingerprint, requeue, tenant },
+      log,
+      NO_PROGRESS,
+    );
+  }
+
+  /** Whether the ServiceAccount this CR's actions must run as is missing (read from a cache). */
+  private async serviceAccountMissing(ctx: ActionContext): Promise<boolean> {
+    const tenant = ctx.derived.tenant;
+    const lookup = this.opts.serviceAccounts;
+    if (tenant === undefined || lookup === undefined) return false;
+    return !(await lookup.exists(tenant.namespace, tenant.serviceAccount));
   }
 
   /**
@@ -122,6 +146,10 @@ async function run(ctx: ActionContext, next: Plan, revisions: readonly StoredRev
       return irreconcilable(ctx, next.message);
     case 'chart-unavailable':
       return chartUnavailable(ctx, next.message);
+    case 'no-service-account':
+      return noServiceAccount(ctx);
+    case 'skip-uninstall':
+      return skipUninstall(ctx);
     case 'add-finalizer':
       taken(ctx, next.kind);
       return addFinalizer(ctx);

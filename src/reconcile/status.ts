@@ -11,7 +11,8 @@ export type Outcome =
   /** Nothing changed; `release` is set when its details were fetched to repair the status. */
   | { readonly kind: 'current'; readonly release: Release | undefined; readonly kept: KeepResult | undefined }
   | { readonly kind: 'failed'; readonly reason: string; readonly message: string }
-  | { readonly kind: 'irreconcilable'; readonly message: string }
+  /** `reason` defaults to ReconcileError (operator-sdk's). */
+  | { readonly kind: 'irreconcilable'; readonly message: string; readonly reason?: string }
   /** The chart cannot be pulled; `reason` says why (RegistryUnreachable, NoMatchingVersion, …). */
   | { readonly kind: 'chart-unavailable'; readonly reason: string; readonly message: string }
   | { readonly kind: 'paused' }
@@ -75,7 +76,7 @@ export function nextStatus(current: CrStatus | undefined, outcome: Outcome, gene
       conditions = removeCondition(conditions, ConditionTypes.irreconcilable);
       break;
     case 'irreconcilable':
-      set(ConditionTypes.irreconcilable, 'True', Reasons.reconcileError, outcome.message);
+      set(ConditionTypes.irreconcilable, 'True', outcome.reason ?? Reasons.reconcileError, outcome.message);
       break;
     case 'chart-unavailable':
       set(ConditionTypes.chartUnavailable, 'True', outcome.reason, outcome.message);

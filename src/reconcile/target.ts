@@ -21,6 +21,12 @@ export interface ReconcileTarget {
    * and nothing is installed or upgraded; deletions still uninstall. `reason` is the condition's.
    */
   readonly chartUnavailable?: { readonly reason: string; readonly message: string } | undefined;
+  /**
+   * The ServiceAccount, in each CR's own namespace, that every helm action and every repair of
+   * this kind runs as (the entry's `serviceAccount`, else `--default-service-account`);
+   * undefined = the operator's own identity, as operator-sdk does.
+   */
+  readonly serviceAccount: string | undefined;
 }
 
 /**

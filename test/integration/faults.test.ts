@@ -372,7 +372,10 @@ describe('operator faults', () => {
     const { cluster, ns, cr } = await operatorScenario(t, {
       kind: 'SlowHook',
       chart: SLOW_HOOK_CHART,
-      operator: { args: ['--helm-timeout', '8s', '--max-concurrent-reconciles', '1'] },
+      // helm's own --timeout is 20 % under this budget: helm needs that much time before its hook
+      // wait begins (render, post-render, API calls), or our kill beats its hook-naming message.
+      // 8 s left 1.6 s, which a loaded CI machine overran.
+      operator: { args: ['--helm-timeout', '20s', '--max-concurrent-reconciles', '1'] },
     });
     await cr.apply('stuck', {});
     // Same kind, hooks disabled for this one: it must still get the single worker.

@@ -45,13 +45,14 @@ async function grantGeneratedRbac(
   operatorNs: string,
   roleNamespaces: readonly string[],
   edit: (docs: Record<string, unknown>[]) => void = () => undefined,
+  tenants: { readonly defaultServiceAccount?: string; readonly tenantNamespaces?: readonly string[] } = {},
 ): Promise<Grant> {
   const dir = mkdtempSync(join(tmpdir(), 'chartpilot-rbac-'));
   const watchesFile = writeWatches(dir, [{ kind, chart: SAMPLE_CHART }]);
   const name = `rbac-${randomBytes(4).toString('hex')}`;
   const resolver = await clusterResolver(false, cluster.kubeconfig, (line) => { t.diagnostic(line); });
   const out = await renderRbac(
-    { watchesFile, name, namespace: operatorNs, serviceAccount: 'operator', roleNamespaces, sampleFiles: [], resolver },
+    { watchesFile, name, namespace: operatorNs, serviceAccount: 'operator', roleNamespaces, sampleFiles: [], resolver, ...tenants },
     cluster.env,
   );
   assert.deepEqual(out.warnings, [], 'the sample chart needs no guesses');
@@ -137,6 +138,21 @@ describe('generated RBAC', () => {
     assert.doesNotMatch(grant.yaml, /kind: ClusterRole\n/, 'no cluster-wide grant at all');
     assert.equal(await operatorCan(cluster, operatorNs, 'create', 'deployments', operatorNs), 'no');
     await lifecycle(s, await startAs(s, grant));
+  });
+
+  it('with --default-service-account the operator itself writes no release object: the tenant Role generated for the namespace does', async (t) => {
+    const s = await setUp(t, { kind: 'RbacTenant', chart: SAMPLE_CHART });
+    const { cluster, ns } = s;
+    const operatorNs = await newNamespace(t, 'rbac-op');
+    const grant = await grantGeneratedRbac(t, cluster, s.kind, operatorNs, [], undefined, { defaultServiceAccount: 'tenant', tenantNamespaces: [ns] });
+    assert.match(grant.yaml, new RegExp(`kind: ServiceAccount\nmetadata:\n  name: tenant\n  namespace: ${ns}\n`));
+    // The operator may not write Helm's records or the chart's objects, only impersonate the tenant.
+    for (const [verb, resource] of [['create', 'secrets'], ['delete', 'secrets'], ['create', 'deployments'], ['patch', 'configmaps']] as const) {
+      assert.equal(await operatorCan(cluster, operatorNs, verb, resource, ns), 'no', `${verb} ${resource}`);
+    }
+    assert.equal(await operatorCan(cluster, operatorNs, 'impersonate', 'serviceaccounts/tenant', ns), 'yes');
+    assert.equal(await operatorCan(cluster, operatorNs, 'impersonate', 'serviceaccounts/default', ns), 'no', 'exactly the named ServiceAccount');
+    await lifecycle(s, await startAs(s, grant, { args: ['--default-service-account', 'tenant'] }));
   });
 
   it('without patch on the status subresource the operator exits 3 at start, naming the permission', async (t) => {

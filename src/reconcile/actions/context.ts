@@ -8,10 +8,11 @@ import type { WallClock } from '../../lib/clock.js';
 import type { ApplyOverrides } from '../values.js';
 import type { CrOptions } from '../annotations.js';
 import { canonicalJson } from '../fingerprint.js';
+import type { Tenant } from '../identity.js';
 import type { CustomResource, KeepResult } from '../model.js';
 import { Reasons } from '../names.js';
 import type { Progress } from '../plan.js';
-import type { CrWriter, EventSink, ReleaseActions, ReleaseKeeperPort, ReleaseStore } from '../ports.js';
+import type { CrWriter, EventSink, ReleaseActions, ReleaseKeeperPort, ReleaseStore, ServiceAccountLookup } from '../ports.js';
 import { nextStatus, type Outcome } from '../status.js';
 import type { ReconcileTarget } from '../target.js';
 
@@ -30,6 +31,8 @@ export interface ReconcilerDeps {
   readonly suppressOverrideValues?: boolean | undefined;
   /** How watches.yaml overrideValues lay over a spec (Helm's --set semantics, from config/). */
   readonly applyOverrides: ApplyOverrides;
+  /** Whether a kind's ServiceAccount exists; without it, it is taken to exist. */
+  readonly serviceAccounts?: ServiceAccountLookup | undefined;
 }
 
 /** How a reconcile ended; the queue requeues after `requeueAfterMs` when it is set. */
@@ -69,6 +72,8 @@ export class ActionContext {
       readonly desiredFingerprint: string;
       /** Requeue after a successful reconcile (the CR's period annotation, else the entry's). */
       readonly requeue: ReconcileOutcome;
+      /** The ServiceAccount every action runs as; undefined = the operator's own identity. */
+      readonly tenant: Tenant | undefined;
     },
     readonly log: Logger,
     startingProgress: Progress,
@@ -83,6 +88,11 @@ export class ActionContext {
 
   get namespace(): string {
     return this.cr.metadata.namespace ?? 'default';
+  }
+
+  /** The user helm and repairs act as (the tenant's ServiceAccount), or undefined for the operator. */
+  get impersonate(): string | undefined {
+    return this.derived.tenant?.user;
   }
 
   /** Writes the status only when it changed, so an idle operator makes no API writes. */
@@ -104,6 +114,7 @@ export class ActionContext {
       manifest: at.manifest,
       watch: this.target.watchDependentResources,
       repair: at.repair,
+      impersonate: this.impersonate,
     });
     for (const r of kept.repaired) {
       const what = r.action === 'created' ? 'was missing; recreated it' : `had drifted (${r.fields.slice(0, 5).join(', ')}); set it back`;

@@ -1,5 +1,6 @@
 /** `helm upgrade --install`: the CR's values, our fingerprint on the record, ownership via post-render. */
 import { errorMessage } from '../../lib/errors.js';
+import { forbiddenExplanation } from '../identity.js';
 import type { Release } from '../model.js';
 import { OWNER_UID_LABEL, PRIMARY_RESOURCE_ANNOTATION, PRIMARY_RESOURCE_TYPE_ANNOTATION, Reasons, ReleaseLabels } from '../names.js';
 import type { PostRenderSpec } from '../ports.js';
@@ -29,11 +30,13 @@ export async function deploy(ctx: ActionContext, action: 'install' | 'upgrade'):
       historyMax: deps.historyMax,
       releaseLabels: { [ReleaseLabels.fingerprint]: derived.desiredFingerprint, [ReleaseLabels.ownerKind]: ctx.target.ownerKind },
       postRender: await postRenderSpec(ctx),
+      impersonate: ctx.impersonate,
     });
   } catch (err) {
     const errorKind = err instanceof Error && 'kind' in err && typeof err.kind === 'string' ? err.kind : 'unknown';
     ctx.log.warn({ action, errorKind }, 'helm failed');
-    ctx.failure = { action, cause: err, message: `helm ${action} failed: ${errorMessage(err)}` };
+    const why = forbiddenExplanation(err, derived.tenant) ?? errorMessage(err);
+    ctx.failure = { action, cause: err, message: `helm ${action} failed: ${why}` };
     ctx.progress = { ...ctx.progress, failedDeploy: action };
     return CONTINUE;
   }

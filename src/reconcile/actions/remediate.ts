@@ -29,6 +29,7 @@ export async function rollback(ctx: ActionContext, revision: number): Promise<St
       revision,
       force: ctx.derived.crOptions?.rollbackForce ?? false,
       timeoutMs: ctx.deps.helmTimeoutMs,
+      impersonate: ctx.impersonate,
     });
   } catch (err) {
     remediationFailed(ctx, err);
@@ -43,7 +44,7 @@ export async function rollback(ctx: ActionContext, revision: number): Promise<St
 export async function removeFailedInstall(ctx: ActionContext): Promise<StepResult> {
   const failure = failureOf(ctx);
   try {
-    await ctx.deps.helm.uninstall({ release: ctx.name, namespace: ctx.namespace, timeoutMs: ctx.deps.helmTimeoutMs });
+    await ctx.deps.helm.uninstall({ release: ctx.name, namespace: ctx.namespace, timeoutMs: ctx.deps.helmTimeoutMs, impersonate: ctx.impersonate });
   } catch (err) {
     remediationFailed(ctx, err);
     return CONTINUE;

@@ -1,5 +1,6 @@
 /** Terminal actions that only report: the release is current, paused, irreconcilable or stuck. */
-import type { Release, StoredRevision } from '../model.js';
+import { forbiddenExplanation, missingServiceAccountMessage } from '../identity.js';
+import type { KeepResult, Release, StoredRevision } from '../model.js';
 import { Reasons } from '../names.js';
 import { latestRevision } from '../plan.js';
 import { end, type ActionContext, type StepResult } from './context.js';
@@ -12,9 +13,21 @@ import { ReconcileFailure } from './failure.js';
  */
 export async function current(ctx: ActionContext, revisions: readonly StoredRevision[], refreshStatus: boolean): Promise<StepResult> {
   let release: Release | undefined;
-  if (refreshStatus) release = await ctx.deps.helm.status(ctx.name, ctx.namespace, ctx.deps.helmTimeoutMs);
+  if (refreshStatus) release = await ctx.deps.helm.status(ctx.name, ctx.namespace, ctx.deps.helmTimeoutMs, ctx.impersonate);
   const revision = latestRevision(revisions)?.revision;
-  const kept = revision === undefined ? undefined : await ctx.keep({ revision, repair: true });
+  let kept: KeepResult | undefined;
+  try {
+    kept = revision === undefined ? undefined : await ctx.keep({ revision, repair: true });
+  } catch (err) {
+    // A repair RBAC refused (the tenant lacks a right the release needs) is the CR's to show;
+    // anything else is retried with backoff as before.
+    const refused = forbiddenExplanation(err, ctx.derived.tenant);
+    if (refused === undefined) throw err;
+    const message = `cannot keep the release as the chart says: ${refused}`;
+    ctx.deps.events.emit(ctx.cr, 'Warning', Reasons.reconcileError, message);
+    await ctx.writeStatus({ kind: 'irreconcilable', message });
+    throw new ReconcileFailure(Reasons.reconcileError, message, { cause: err });
+  }
   await ctx.writeStatus({ kind: 'current', release, kept });
   return end(ctx.derived.requeue);
 }
@@ -41,6 +54,20 @@ export async function chartUnavailable(ctx: ActionContext, message: string): Pro
   ctx.deps.events.emit(ctx.cr, 'Warning', Reasons.chartUnavailable, message);
   await ctx.writeStatus({ kind: 'chart-unavailable', reason, message });
   throw new ReconcileFailure(Reasons.chartUnavailable, message);
+}
+
+/**
+ * The ServiceAccount the CR's actions must run as is missing: say so (condition and event), touch
+ * nothing, and fail so the queue retries with backoff (creating the ServiceAccount also enqueues
+ * the namespace's CRs at once).
+ */
+export async function noServiceAccount(ctx: ActionContext): Promise<never> {
+  const tenant = ctx.derived.tenant;
+  if (tenant === undefined) throw new Error('unreachable: no ServiceAccount is configured');
+  const message = missingServiceAccountMessage(tenant);
+  ctx.deps.events.emit(ctx.cr, 'Warning', Reasons.serviceAccountNotFound, message);
+  await ctx.writeStatus({ kind: 'irreconcilable', reason: Reasons.serviceAccountNotFound, message });
+  throw new ReconcileFailure(Reasons.serviceAccountNotFound, message);
 }
 
 /** An action did not take effect: fail, so the queue retries with backoff. */

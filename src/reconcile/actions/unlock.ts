@@ -4,7 +4,7 @@ import { Reasons } from '../names.js';
 import { CONTINUE, end, type ActionContext, type StepResult } from './context.js';
 
 export async function unlock(ctx: ActionContext, revision: StoredRevision): Promise<StepResult> {
-  await ctx.deps.releases.deleteRevision(ctx.namespace, revision);
+  await ctx.deps.releases.deleteRevision(ctx.namespace, revision, ctx.impersonate);
   ctx.deps.events.emit(
     ctx.cr,
     'Warning',

@@ -35,6 +35,7 @@ describe('run arguments', () => {
       helmBin: 'helm',
       kubeconfig: undefined,
       suppressOverrideValues: false,
+      defaultServiceAccount: undefined,
       metricsSecure: false,
       metricsRequireRbac: false,
       metricsCertificate: undefined,
@@ -63,6 +64,8 @@ describe('run arguments', () => {
       '--chart-cache-dir=/var/cache/charts',
       '--kubeconfig=/home/me/.kube/config',
       '--suppress-override-values',
+      '--default-service-account',
+      'tenant',
       '--metrics-secure',
       '--metrics-require-rbac',
       '--metrics-cert-path=/certs',
@@ -88,6 +91,7 @@ describe('run arguments', () => {
       helmBin: 'helm',
       kubeconfig: '/home/me/.kube/config',
       suppressOverrideValues: true,
+      defaultServiceAccount: 'tenant',
       metricsSecure: true,
       metricsRequireRbac: true,
       metricsCertificate: { dir: '/certs', certName: 'cert.pem', keyName: 'key.pem' },
@@ -242,6 +246,13 @@ describe('run arguments', () => {
       '--metrics-cert-name is "../x.crt"; give a file name inside --metrics-cert-path, e.g. --metrics-cert-name=tls.crt',
       '--metrics-cert-path is empty; give the directory of the mounted certificate, or leave the flag out for a self-signed one',
     ]);
+  });
+
+  it('--default-service-account must name a ServiceAccount', () => {
+    assert.deepEqual(problems(['--default-service-account=Tenant_1']), [
+      '--default-service-account is "Tenant_1"; give the name of a ServiceAccount (lower-case DNS name, e.g. tenant) that each watched namespace has, or leave the flag out',
+    ]);
+    assert.match(RUN_HELP, /--default-service-account <name>/);
   });
 
   it('leader election names are checked', () => {

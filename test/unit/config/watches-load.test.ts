@@ -25,6 +25,7 @@ describe('loadWatches', () => {
         dryRunOption: undefined,
         allowClusterScoped: false,
         allowCrossNamespace: false,
+        serviceAccount: undefined,
       },
     ]);
   });
@@ -52,6 +53,7 @@ describe('loadWatches', () => {
         dryRunOption: 'server',
         allowClusterScoped: true,
         allowCrossNamespace: false,
+        serviceAccount: 'web-tenant',
       },
       {
         group: '',
@@ -66,6 +68,7 @@ describe('loadWatches', () => {
         dryRunOption: undefined,
         allowClusterScoped: false,
         allowCrossNamespace: false,
+        serviceAccount: undefined,
       },
     ]);
   });

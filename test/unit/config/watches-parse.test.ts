@@ -56,6 +56,7 @@ describe('parseWatches', () => {
       dryRunOption: undefined,
       allowClusterScoped: false,
       allowCrossNamespace: false,
+      serviceAccount: undefined,
     });
   });
 
@@ -90,6 +91,7 @@ describe('parseWatches', () => {
       dryRunOption: undefined,
       allowClusterScoped: false,
       allowCrossNamespace: false,
+      serviceAccount: undefined,
     });
   });
 
@@ -314,6 +316,16 @@ describe('parseWatches', () => {
       const ps = await problems(`${MINIMAL}  maxConcurrentReconciles: ${bad}\n`);
       assert.equal(ps.length, 1, ps.join('\n'));
       assert.match(ps[0] ?? '', /line 6: maxConcurrentReconciles is .*; expected a whole number of at least 1/u);
+    }
+  });
+
+  it('serviceAccount names a ServiceAccount of each resource\'s namespace', async () => {
+    const [e] = await entries(`${MINIMAL}  serviceAccount: tenant\n`);
+    assert.equal(e?.serviceAccount, 'tenant');
+    for (const bad of ['Tenant', '""', '[tenant]', 'a_b']) {
+      const ps = await problems(`${MINIMAL}  serviceAccount: ${bad}\n`);
+      assert.equal(ps.length, 1, ps.join('\n'));
+      assert.match(ps[0] ?? '', /line 6: serviceAccount .*(not a ServiceAccount name|expected a string such as tenant)/u);
     }
   });
 

@@ -142,6 +142,7 @@ describe('targetFor', () => {
       watchDependentResources: false,
       allowClusterScoped: true,
       allowCrossNamespace: false,
+      serviceAccount: undefined,
     });
   });
 

@@ -15,6 +15,7 @@ export function watchEntry(kind: string, extra: Partial<WatchEntry> = {}): Watch
     dryRunOption: undefined,
     allowClusterScoped: false,
     allowCrossNamespace: false,
+    serviceAccount: undefined,
     ...extra,
   };
 }

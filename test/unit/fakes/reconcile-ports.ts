@@ -74,7 +74,7 @@ export class RecordingHelm implements ReleaseActions {
   readonly upgrades: UpgradeInstallRequest[] = [];
   readonly uninstalls: UninstallRequest[] = [];
   readonly rollbacks: RollbackRequest[] = [];
-  readonly statusCalls: { release: string; namespace: string; timeoutMs: number }[] = [];
+  readonly statusCalls: { release: string; namespace: string; timeoutMs: number; impersonate: string | undefined }[] = [];
   upgradeResult: Release | Error = helmRelease(1);
   uninstallResult: 'uninstalled' | 'not-found' | Error = 'uninstalled';
   rollbackError: Error | undefined;
@@ -92,8 +92,8 @@ export class RecordingHelm implements ReleaseActions {
     this.rollbacks.push(req);
     return this.rollbackError === undefined ? Promise.resolve() : Promise.reject(this.rollbackError);
   }
-  status(release: string, namespace: string, timeoutMs: number): Promise<Release | undefined> {
-    this.statusCalls.push({ release, namespace, timeoutMs });
+  status(release: string, namespace: string, timeoutMs: number, impersonate?: string): Promise<Release | undefined> {
+    this.statusCalls.push({ release, namespace, timeoutMs, impersonate });
     return Promise.resolve(this.statusResult);
   }
 }
@@ -105,14 +105,14 @@ function answer<T>(result: T | Error): Promise<T> {
 /** Helm's release records: revisions as set; deletions recorded. */
 export class RecordingStore implements ReleaseStore {
   stored: StoredRevision[] = [];
-  readonly deleted: { namespace: string; revision: StoredRevision }[] = [];
+  readonly deleted: { namespace: string; revision: StoredRevision; impersonate: string | undefined }[] = [];
   deleteError: Error | undefined;
   revisions(): Promise<StoredRevision[]> {
     return Promise.resolve(this.stored);
   }
-  deleteRevision(namespace: string, revision: StoredRevision): Promise<void> {
+  deleteRevision(namespace: string, revision: StoredRevision, impersonate?: string): Promise<void> {
     if (this.deleteError !== undefined) return Promise.reject(this.deleteError);
-    this.deleted.push({ namespace, revision });
+    this.deleted.push({ namespace, revision, impersonate });
     return Promise.resolve();
   }
 }

@@ -81,6 +81,17 @@ describe('chartpilot generate', () => {
     assert.match(io3.err(), /unexpected argument "extra"/);
   });
 
+  it('generate rbac --tenant-namespace needs a ServiceAccount to grant, and checks the names', async () => {
+    const dir = await watchesDir('- {group: apps.example.com, version: v1, kind: App, chart: charts/app}\n');
+    const io = captureIo(NO_HELM);
+    assert.equal(await generateCommand(['rbac', '--offline', '--watches-file', join(dir, 'watches.yaml'), '--tenant-namespace', 'team-a'], io), 2);
+    assert.match(io.err(), /error: --tenant-namespace grants the ServiceAccount the charts run as, but none is set: add --default-service-account <name> or serviceAccount/);
+    const io2 = captureIo(NO_HELM);
+    assert.equal(await generateCommand(['rbac', '--tenant-namespace', 'Team', '--default-service-account', 'Bad_Name'], io2), 2);
+    assert.match(io2.err(), /--tenant-namespace "Team" is not a namespace name/);
+    assert.match(io2.err(), /--default-service-account "Bad_Name" is not a ServiceAccount name/);
+  });
+
   it('generate rbac exits 3 when helm cannot run', async () => {
     const dir = await watchesDir('- {group: apps.example.com, version: v1, kind: App, chart: charts/app}\n');
     const io = captureIo(NO_HELM);

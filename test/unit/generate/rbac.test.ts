@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { parseAllDocuments } from 'yaml';
-import { readChartFiles } from '../../../src/generate/chart-source.js';
+import { readChartFiles } from '../../../src/config/chart-files.js';
 import { scanManifest, scanTemplates, type PolicyRule } from '../../../src/generate/manifest-kinds.js';
 import { buildRbac, type ChartObject, type RbacOptions, type RbacPlan } from '../../../src/generate/rbac.js';
 import { planRbac, sampleKey, tableResolver, type PlanEntry } from '../../../src/generate/rbac-plan.js';
@@ -158,6 +158,78 @@ describe('buildRbac', () => {
     assert.ok(grants(rules, 'apiextensions.k8s.io', 'customresourcedefinitions', 'create'));
     assert.ok(!grants(rules, 'apiextensions.k8s.io', 'customresourcedefinitions', 'delete'), 'Helm never deletes crds/ CRDs');
     assert.match(warnings.join('\n'), /ships CRDs in crds\//);
+  });
+});
+
+describe('buildRbac for kinds that run as a tenant', () => {
+  const TENANT: RbacPlan = {
+    ...BASE,
+    watched: [
+      { group: 'demo.example.com', kind: 'WebApp', plural: 'webapps', serviceAccount: 'tenant' },
+      { group: 'demo.example.com', kind: 'Cache', plural: 'caches', serviceAccount: 'tenant' },
+    ],
+    objects: [
+      obj({ group: 'apps', resource: 'deployments', kind: 'Deployment', serviceAccount: 'tenant' }),
+      obj({ group: '', resource: 'configmaps', kind: 'ConfigMap', serviceAccount: 'tenant' }),
+      obj({ group: 'rbac.authorization.k8s.io', resource: 'roles', kind: 'Role', serviceAccount: 'tenant' }),
+      obj({ group: 'rbac.authorization.k8s.io', resource: 'clusterrolebindings', kind: 'ClusterRoleBinding', namespaced: false, clusterScopedAllowed: true, serviceAccount: 'tenant' }),
+    ],
+    roles: [{ chart: 'charts/app', kind: 'Role', name: 'reader', origin: 'templates/role.yaml', rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }], serviceAccount: 'tenant' }],
+    boundRoles: [{ chart: 'charts/app', roleKind: 'ClusterRole', roleName: 'view', serviceAccount: 'tenant' }],
+  };
+
+  it('lets the operator impersonate exactly the named ServiceAccounts and only read what they create', () => {
+    const { docs, text } = objects(TENANT);
+    const rules = rulesOf(docs, 'ClusterRole', 'op-manager');
+    const impersonate = rules.filter((r) => r.verbs.includes('impersonate'));
+    assert.deepEqual(impersonate, [{ apiGroups: [''], resources: ['serviceaccounts'], resourceNames: ['tenant'], verbs: ['impersonate'] }]);
+    assert.ok(grants(rules, '', 'serviceaccounts', 'watch') && !grants(rules, '', 'serviceaccounts', 'create'));
+    for (const v of ['get', 'list', 'watch']) assert.ok(grants(rules, 'apps', 'deployments', v), v);
+    for (const v of ['create', 'update', 'patch', 'delete']) assert.ok(!grants(rules, 'apps', 'deployments', v), `deployments ${v}: the tenant writes them`);
+    assert.ok(grants(rules, '', 'secrets', 'get') && grants(rules, '', 'secrets', 'list'));
+    for (const v of ['create', 'update', 'delete']) assert.ok(!grants(rules, '', 'secrets', v), `secrets ${v}: the tenant writes Helm's records`);
+    assert.ok(!grants(rules, '', 'pods', 'get') && !rules.some((r) => r.verbs.includes('bind')), "the tenant's roles are the tenant's to hold");
+    assert.ok(!grants(rules, 'rbac.authorization.k8s.io', 'clusterrolebindings', 'create'));
+    assert.match(text, /impersonate exactly those names/);
+    assert.match(text, /Grant them in each namespace with --tenant-namespace <ns>/);
+    assert.ok(!docs.some((d) => d.kind === 'ServiceAccount'), 'no tenant objects without --tenant-namespace');
+  });
+
+  it('keeps full rights on objects and storage for kinds that still run as the operator', () => {
+    const plan: RbacPlan = {
+      ...TENANT,
+      watched: [...TENANT.watched, { group: 'demo.example.com', kind: 'Legacy', plural: 'legacies' }],
+      objects: [...TENANT.objects, obj({ group: '', resource: 'configmaps', kind: 'ConfigMap', chart: 'charts/legacy' })],
+    };
+    const rules = rulesOf(objects(plan).docs, 'ClusterRole', 'op-manager');
+    assert.ok(grants(rules, '', 'configmaps', 'create'), 'the Legacy chart is written by the operator');
+    assert.ok(grants(rules, '', 'secrets', 'create'));
+    assert.ok(!grants(rules, 'apps', 'deployments', 'create'));
+  });
+
+  it('--tenant-namespace adds, per namespace, the ServiceAccount, a Role with what the charts need and its RoleBinding', () => {
+    const { docs, text, warnings } = objects(TENANT, { tenantNamespaces: ['team-b', 'team-a'] });
+    for (const ns of ['team-a', 'team-b']) {
+      assert.ok(docs.some((d) => d.kind === 'ServiceAccount' && d.metadata.name === 'tenant' && d.metadata.namespace === ns));
+      const rules = rulesOf(docs, 'Role', 'op-tenant-tenant', ns);
+      for (const v of ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']) assert.ok(grants(rules, 'apps', 'deployments', v), `deployments ${v}`);
+      for (const v of ['get', 'list', 'create', 'update', 'delete']) assert.ok(grants(rules, '', 'secrets', v), `secrets ${v}`);
+      assert.ok(grants(rules, 'demo.example.com', 'caches/finalizers', 'update') && grants(rules, 'demo.example.com', 'webapps/finalizers', 'update'));
+      assert.ok(grants(rules, '', 'pods', 'get'), 'holds what the Role it creates grants');
+      assert.ok(rules.some((r) => r.verbs.includes('bind') && r.resourceNames?.includes('view') === true));
+      assert.ok(!grants(rules, 'rbac.authorization.k8s.io', 'clusterrolebindings', 'create'), 'a Role cannot grant cluster-scoped objects');
+      const rb = docs.find((d) => d.kind === 'RoleBinding' && d.metadata.name === 'op-tenant-tenant' && d.metadata.namespace === ns);
+      assert.deepEqual(rb?.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'op-tenant-tenant' });
+      assert.deepEqual(rb.subjects, [{ kind: 'ServiceAccount', name: 'tenant', namespace: ns }]);
+    }
+    assert.match(warnings.join('\n'), /creates the cluster-scoped ClusterRoleBinding as ServiceAccount tenant, which a Role in the tenant's namespace cannot allow/);
+    assert.match(text, /Their Roles follow, for namespace\(s\) team-a, team-b/);
+    assert.match(text, /A chart that uses lookup also needs get on what it reads/);
+  });
+
+  it('leaves the output for kinds without a ServiceAccount exactly as it was', () => {
+    const { text } = objects(BASE, { tenantNamespaces: ['team-a'] });
+    assert.equal(text, objects(BASE).text);
   });
 });
 

@@ -75,4 +75,22 @@ describe('argv', () => {
     ]);
     assert.deepEqual(getManifestArgs('web', 'ns', 4), ['get', 'manifest', '--namespace=ns', '--revision=4', '--', 'web']);
   });
+
+  it('every action that reaches the cluster runs as the impersonated user when one is given', () => {
+    const as = '--kube-as-user=system:serviceaccount:ns:tenant';
+    const impersonate = 'system:serviceaccount:ns:tenant';
+    const lists = [
+      upgradeArgs({ release: 'web', namespace: 'ns', chart: '/c', values: {}, timeoutMs: 1000, impersonate }, helm4, { labelFlags: [], postRenderFlags: [], budgetMs: 1000, valuesFile: '/v' }),
+      uninstallArgs({ release: 'web', namespace: 'ns', timeoutMs: 1, impersonate }, 1000),
+      rollbackArgs({ release: 'web', namespace: 'ns', timeoutMs: 1, impersonate }, helm4, 1000),
+      statusArgs('web', 'ns', '@@b@@', impersonate),
+      historyArgs('web', 'ns', impersonate),
+      getManifestArgs('web', 'ns', 1, impersonate),
+    ];
+    for (const args of lists) {
+      assert.deepEqual(args.filter((a) => a.startsWith('--kube-as')), [as], args.join(' '));
+      assert.ok(args.indexOf(as) < args.indexOf('--'), 'a flag, before the positionals');
+    }
+    assert.equal(historyArgs('web', 'ns').some((a) => a.startsWith('--kube-as')), false, 'none without one');
+  });
 });

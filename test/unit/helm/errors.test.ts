@@ -36,6 +36,10 @@ const EXPECTED: Record<string, HelmErrorKind> = {
   'upgrade-locked': 'locked',
   'upgrade-ownership': 'conflict',
   'upgrade-ssa-conflict': 'conflict',
+  'upgrade-forbidden-lookup': 'forbidden',
+  'upgrade-forbidden-cluster': 'forbidden',
+  'upgrade-forbidden-apply': 'forbidden',
+  'uninstall-forbidden': 'forbidden',
 };
 
 describe('helm errors', () => {
@@ -105,6 +109,33 @@ describe('helm errors', () => {
     const secret = 's3cr3t-value-xyz';
     const msg = redact(`Error: ${'x'.repeat(MAX_MESSAGE_LENGTH - 15)}${secret}`, [secret]);
     assert.doesNotMatch(msg, /s3cr3t/);
+  });
+
+  it('an RBAC refusal is told as who may not do what where, without helm\'s contexts or the values they quote', async () => {
+    const lookup = helmErrorFromStderr(await stderrOf('upgrade-forbidden-lookup'), 'upgrade');
+    assert.match(
+      lookup.message,
+      /^system:serviceaccount:capture-\d+:tenant may not get secrets "some-secret" in namespace kube-system \(a lookup in the chart's templates\)$/,
+    );
+    assert.doesNotMatch(lookup.message, /b64dec|tpl/, 'the template text (a value) is gone');
+    const cluster = helmErrorFromStderr(await stderrOf('upgrade-forbidden-cluster'), 'upgrade');
+    assert.match(cluster.message, /^system:serviceaccount:capture-\d+:tenant may not get clusterrolebindings\.rbac\.authorization\.k8s\.io "escalate" at the cluster scope$/);
+    const apply = helmErrorFromStderr(await stderrOf('upgrade-forbidden-apply'), 'upgrade');
+    assert.match(apply.message, /^system:serviceaccount:capture-\d+:tenant may not patch resourcequotas "rq" in namespace capture-\d+$/);
+    const fromValues = helmErrorFromStderr(await stderrOf('upgrade-forbidden-cluster'), 'upgrade', ['escalate', 'rbac.authorization.k8s.io', 'tenant', 'capture']);
+    assert.match(
+      fromValues.message,
+      /^system:serviceaccount:capture-\d+:tenant may not get clusterrolebindings\.rbac\.authorization\.k8s\.io at the cluster scope$/,
+      'a name taken from values is left out; the rest is the API server\'s and stays whole',
+    );
+    const list = helmErrorFromStderr(await stderrOf('uninstall-forbidden'), 'uninstall');
+    assert.match(list.message, /^system:serviceaccount:capture-\d+:nosuch may not list secrets in namespace capture-\d+$/);
+  });
+
+  it('redact also catches values helm quotes Go-style', () => {
+    const value = '{{ (lookup "v1" "Secret" "x" "y").data }}\nline2';
+    const quoted = `error during tpl function execution for ${JSON.stringify(value)}: boom`;
+    assert.equal(redact(quoted, [value]), `error during tpl function execution for "${REDACTED}": boom`);
   });
 
   it('stringLeaves collects every string in a values tree', () => {

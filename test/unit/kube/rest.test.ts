@@ -123,6 +123,22 @@ describe('REST client', () => {
     await srv.close();
   });
 
+  it('impersonateUser sends Impersonate-User in place of any impersonation the kubeconfig asks for', async (t) => {
+    const srv = await serve(t, (_req, res) => { json(res, 200, {}); });
+    const conn = kubeConnection({ name: 'c', server: srv.url, skipTLSVerify: true }, { name: 'u', token: 't', impersonateUser: 'kubeconfig-as' });
+    const c = createKubeClient(conn);
+    await c.request('PATCH', '/x', { body: {}, impersonateUser: 'system:serviceaccount:team-a:tenant' });
+    await c.request('GET', '/y');
+    const [tenant, own] = srv.seen;
+    assert.ok(tenant && own);
+    assert.equal(tenant.headers['impersonate-user'], 'system:serviceaccount:team-a:tenant');
+    assert.equal(tenant.headers.authorization, 'Bearer t', 'still authenticated as the operator');
+    assert.equal(own.headers['impersonate-user'], 'kubeconfig-as', 'requests without it are unchanged');
+    await assert.rejects(c.request('GET', '/z', { impersonateUser: '' }), TypeError, 'an empty user would silently mean the operator');
+    assert.equal(srv.seen.length, 2);
+    await srv.close();
+  });
+
   it('an empty success body yields undefined', async (t) => {
     const srv = await serve(t, (_req, res) => {
       res.writeHead(200);

@@ -24,6 +24,7 @@ function input(overrides: Partial<PlanInput> = {}): PlanInput {
     paused: false,
     uninstallWait: false,
     problem: undefined,
+    serviceAccountMissing: false,
     desiredFingerprint: 'fp-current',
     ownerKind: 'WebApp.apps.example.com',
     revisions: [],
@@ -102,6 +103,29 @@ describe('plan', () => {
 
   it('does no Helm work while paused', () => {
     assert.deepEqual(plan(input({ paused: true, revisions: [rev(1, 'deployed', { fingerprint: 'x' })] })), { kind: 'paused' });
+  });
+
+  describe("a kind's ServiceAccount missing from the namespace", () => {
+    it('runs nothing for the resource, whatever its release needs, while its problem, pause or conflict still come first', () => {
+      for (const revisions of [[], [rev(1, 'deployed')], [rev(1, 'deployed', { fingerprint: 'old' })], [rev(1, 'pending-upgrade', { createdAt: undefined })]]) {
+        assert.deepEqual(plan(input({ serviceAccountMissing: true, revisions })), { kind: 'no-service-account' });
+      }
+      assert.deepEqual(plan(input({ serviceAccountMissing: true, hasFinalizer: false })), { kind: 'no-service-account' }, 'not even the finalizer');
+      assert.equal(plan(input({ serviceAccountMissing: true, problem: 'bad spec' })).kind, 'irreconcilable');
+      assert.equal(plan(input({ serviceAccountMissing: true, paused: true })).kind, 'paused');
+      assert.equal(plan(input({ serviceAccountMissing: true, revisions: [rev(1, 'deployed', { ownerKind: 'Other.x' })] })).kind, 'conflict');
+    });
+
+    it('lets a deleted resource go without uninstalling, since nothing may run as the missing identity', () => {
+      assert.deepEqual(plan(input({ deleting: true, serviceAccountMissing: true, revisions: [rev(1, 'deployed')] })), { kind: 'skip-uninstall' });
+      assert.deepEqual(plan(input({ deleting: true, serviceAccountMissing: true, revisions: [] })), { kind: 'remove-finalizer' });
+      assert.deepEqual(plan(input({ deleting: true, serviceAccountMissing: true, hasFinalizer: false, revisions: [rev(1, 'deployed')] })), { kind: 'released' });
+    });
+
+    it('still reports a deploy that failed in this reconcile (the ServiceAccount went meanwhile)', () => {
+      const progress: Progress = { ...NO_PROGRESS, failedDeploy: 'upgrade' };
+      assert.deepEqual(plan(input({ serviceAccountMissing: true, progress, revisions: [rev(1, 'deployed')] })), { kind: 'fail', action: 'upgrade' });
+    });
   });
 
   describe('deletion', () => {

@@ -42,6 +42,7 @@ describe('Reconciler', () => {
       watchDependentResources: true,
       allowClusterScoped: false,
       allowCrossNamespace: false,
+      serviceAccount: undefined,
     };
     reconciler = new Reconciler({
       helm: world.helm,
@@ -255,5 +256,56 @@ describe('Reconciler', () => {
     await reconciler.reconcile(cr({}, { replicas: 1 }, writer.last), log);
     assert.deepEqual(world.calls, ['upgradeInstall ns1/demo']);
     assert.equal(writer.last?.conditions?.some((x) => x.type === 'ChartUnavailable'), false);
+  });
+
+  describe('as a ServiceAccount of the namespace', () => {
+    function withServiceAccounts(present: Set<string>): Reconciler {
+      return new Reconciler({
+        helm: world.helm,
+        releases: world.store,
+        writer,
+        events,
+        clock: { now: () => world.now },
+        helmTimeoutMs: 300_000,
+        processStartedAt: world.now - 1000,
+        historyMax: 10,
+        target: () => target,
+        applyOverrides,
+        serviceAccounts: { exists: (ns, name) => Promise.resolve(present.has(`${ns}/${name}`)) },
+      });
+    }
+
+    it('runs nothing while the ServiceAccount is missing, says so, and recovers once it exists', async () => {
+      target = { ...target, serviceAccount: 'tenant' };
+      const accounts = new Set<string>();
+      const r = withServiceAccounts(accounts);
+      await assert.rejects(r.reconcile(cr(), log), (err: unknown) => err instanceof ReconcileFailure && err.reason === 'ServiceAccountNotFound');
+      assert.deepEqual(world.calls, []);
+      const missing = writer.last?.conditions?.find((c) => c.type === 'Irreconcilable');
+      assert.equal(missing?.reason, 'ServiceAccountNotFound');
+      assert.match(missing.message, /system:serviceaccount:ns1:tenant/);
+
+      accounts.add('ns1/tenant');
+      await r.reconcile(cr({}, { replicas: 1 }, writer.last), log);
+      assert.deepEqual(world.calls, ['upgradeInstall ns1/demo']);
+      assert.equal(writer.last?.conditions?.find((c) => c.type === 'Irreconcilable'), undefined, 'the condition goes once it recovers');
+    });
+
+    it('upgrades once when the ServiceAccount setting changes, and is idle after', async () => {
+      const accounts = new Set(['ns1/tenant', 'ns1/other']);
+      const r = withServiceAccounts(accounts);
+      await r.reconcile(cr(), log);
+      const before = world.history('ns1', 'demo')[0]?.fingerprint;
+      target = { ...target, serviceAccount: 'tenant' };
+      await r.reconcile(cr({}, { replicas: 1 }, writer.last), log);
+      target = { ...target, serviceAccount: 'other' };
+      await r.reconcile(cr({}, { replicas: 1 }, writer.last), log);
+      await r.reconcile(cr({}, { replicas: 1 }, writer.last), log);
+      assert.deepEqual(world.calls, ['upgradeInstall ns1/demo', 'upgradeInstall ns1/demo', 'upgradeInstall ns1/demo']);
+      assert.equal(new Set(world.history('ns1', 'demo').map((x) => x.fingerprint)).size, 3);
+      target = { ...target, serviceAccount: undefined };
+      await r.reconcile(cr({}, { replicas: 1 }, writer.last), log);
+      assert.equal(world.history('ns1', 'demo').at(-1)?.fingerprint, before, 'without one, the fingerprint is what it always was');
+    });
   });
 });

@@ -8,6 +8,7 @@ import { parseCrOptions, type CrOptions } from '../../../../src/reconcile/annota
 import type { Condition, CrStatus, CustomResource, StoredRevision } from '../../../../src/reconcile/model.js';
 import { FINALIZER } from '../../../../src/reconcile/names.js';
 import { NO_PROGRESS, type Progress } from '../../../../src/reconcile/plan.js';
+import { tenantOf } from '../../../../src/reconcile/identity.js';
 import type { ReconcileTarget } from '../../../../src/reconcile/target.js';
 import { capturingLogger, FakeKeeper, RecordingEvents, RecordingHelm, RecordingStore, RecordingWriter } from '../../fakes/reconcile-ports.js';
 
@@ -26,6 +27,7 @@ export const TARGET: ReconcileTarget = {
   watchDependentResources: true,
   allowClusterScoped: false,
   allowCrossNamespace: false,
+  serviceAccount: undefined,
 };
 
 export const DEFAULT_OPTIONS: CrOptions = (() => {
@@ -102,16 +104,19 @@ export function actionContext(o: FixtureOptions = {}): Fixture {
     suppressOverrideValues: o.suppressOverrideValues,
     applyOverrides,
   };
+  const target = { ...TARGET, ...o.target };
+  const cr = o.cr ?? webApp();
   const ctx = new ActionContext(
     deps,
-    { ...TARGET, ...o.target },
-    o.cr ?? webApp(),
+    target,
+    cr,
     {
       crOptions: o.options === null ? undefined : { ...DEFAULT_OPTIONS, ...o.options },
       values: o.values ?? { replicas: 2 },
       problem: undefined,
       desiredFingerprint: DESIRED_FINGERPRINT,
       requeue: o.requeue ?? { requeueAfterMs: PERIOD_MS },
+      tenant: tenantOf(target, cr.metadata.namespace ?? 'default'),
     },
     log,
     { ...NO_PROGRESS, ...o.progress },

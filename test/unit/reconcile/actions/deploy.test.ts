@@ -40,8 +40,15 @@ describe('deploy: the helm request', () => {
             allowCrossNamespace: true,
           },
         },
+        impersonate: undefined,
       },
     ]);
+  });
+
+  it("runs as the namespace's ServiceAccount when the kind names one", async () => {
+    const { ctx, helm } = actionContext({ target: { serviceAccount: 'tenant' } });
+    await deploy(ctx, 'install');
+    assert.equal(helm.upgrades[0]?.impersonate, 'system:serviceaccount:ns1:tenant');
   });
 
   it('forces only upgrades, and only with upgrade-force', async () => {
@@ -90,7 +97,7 @@ describe('deploy: success', () => {
     assert.deepEqual(result, { done: true, outcome: { requeueAfterMs: PERIOD_MS } });
     assert.deepEqual(events.events, [{ type: 'Normal', reason: 'InstallSuccessful', message: 'installed release demo to revision 1 (chart webapp-0.1.0)' }]);
     // Right after an upgrade the caches still show the old objects: no repair yet.
-    assert.deepEqual(keeper.kept, [{ namespace: 'ns1', release: 'demo', revision: 1, manifest: helmRelease(1).manifest, watch: true, repair: false }]);
+    assert.deepEqual(keeper.kept, [{ namespace: 'ns1', release: 'demo', revision: 1, manifest: helmRelease(1).manifest, watch: true, repair: false, impersonate: undefined }]);
     assert.equal(writer.statuses.length, 1);
     const status = writer.last;
     assert.equal(status?.observedGeneration, 3);

@@ -26,11 +26,19 @@ describe('rollback', () => {
     const { ctx, helm, events, writer } = afterFailed('upgrade');
     const result = await rollback(ctx, 3);
     assert.deepEqual(result, { done: false });
-    assert.deepEqual(helm.rollbacks, [{ release: 'demo', namespace: 'ns1', revision: 3, force: false, timeoutMs: HELM_TIMEOUT_MS }]);
+    assert.deepEqual(helm.rollbacks, [{ release: 'demo', namespace: 'ns1', revision: 3, force: false, timeoutMs: HELM_TIMEOUT_MS, impersonate: undefined }]);
     assert.equal(ctx.failure?.message, 'helm upgrade failed: Deployment.apps "web" is invalid; rolled back to revision 3');
     assert.deepEqual(events.events, [{ type: 'Normal', reason: 'RollbackSuccessful', message: 'rolled back release demo to revision 3 after a failed upgrade' }]);
     assert.equal(ctx.progress.remediationFailed, false);
     assert.deepEqual(writer.statuses, [], 'fail writes the status, after remediation');
+  });
+
+  it("remediates as the namespace's ServiceAccount when the kind names one", async () => {
+    const upgrade = afterFailed('upgrade', { target: { serviceAccount: 'tenant' } });
+    await rollback(upgrade.ctx, 3);
+    const install = afterFailed('install', { target: { serviceAccount: 'tenant' } });
+    await removeFailedInstall(install.ctx);
+    assert.deepEqual([upgrade.helm.rollbacks[0]?.impersonate, install.helm.uninstalls[0]?.impersonate], ['system:serviceaccount:ns1:tenant', 'system:serviceaccount:ns1:tenant']);
   });
 
   it('replaces objects only with rollback-force', async () => {
@@ -60,7 +68,7 @@ describe('removeFailedInstall', () => {
   it('uninstalls the half-made release and notes it on the failure', async () => {
     const { ctx, helm, events } = afterFailed('install');
     assert.deepEqual(await removeFailedInstall(ctx), { done: false });
-    assert.deepEqual(helm.uninstalls, [{ release: 'demo', namespace: 'ns1', timeoutMs: HELM_TIMEOUT_MS }]);
+    assert.deepEqual(helm.uninstalls, [{ release: 'demo', namespace: 'ns1', timeoutMs: HELM_TIMEOUT_MS, impersonate: undefined }]);
     assert.equal(ctx.failure?.message, 'helm install failed: Service "web" is invalid; the partial release was uninstalled');
     assert.deepEqual(events.events, []);
   });

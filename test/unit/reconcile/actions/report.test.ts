@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ReconcileFailure } from '../../../../src/reconcile/actions/failure.js';
-import { current, irreconcilable, paused, stuck } from '../../../../src/reconcile/actions/report.js';
+import { current, irreconcilable, noServiceAccount, paused, stuck } from '../../../../src/reconcile/actions/report.js';
 import type { KeepResult } from '../../../../src/reconcile/model.js';
 import { helmRelease } from '../../fakes/reconcile-ports.js';
 import { actionContext, conditionSummary, HELM_TIMEOUT_MS, PERIOD_MS, storedRevision, webApp, writtenCondition } from './context-fixture.js';
@@ -21,7 +21,7 @@ describe('current', () => {
     const result = await current(ctx, revisions, false);
     assert.deepEqual(result, { done: true, outcome: { requeueAfterMs: PERIOD_MS } });
     assert.deepEqual(helm.statusCalls, [], 'no helm process');
-    assert.deepEqual(keeper.kept, [{ namespace: 'ns1', release: 'demo', revision: 4, manifest: undefined, watch: true, repair: true }]);
+    assert.deepEqual(keeper.kept, [{ namespace: 'ns1', release: 'demo', revision: 4, manifest: undefined, watch: true, repair: true, impersonate: undefined }]);
     assert.deepEqual(conditionSummary(writtenCondition(writer, 'Ready')), {
       status: 'False',
       reason: 'DeploymentNotAvailable',
@@ -33,7 +33,7 @@ describe('current', () => {
     const { ctx, helm, writer } = actionContext();
     helm.statusResult = helmRelease(4, { notes: 'upgraded notes' });
     await current(ctx, revisions, true);
-    assert.deepEqual(helm.statusCalls, [{ release: 'demo', namespace: 'ns1', timeoutMs: HELM_TIMEOUT_MS }]);
+    assert.deepEqual(helm.statusCalls, [{ release: 'demo', namespace: 'ns1', timeoutMs: HELM_TIMEOUT_MS, impersonate: undefined }]);
     assert.deepEqual(writer.last?.deployedRelease, { name: 'demo', namespace: 'ns1', revision: 4, chart: 'webapp', version: '0.1.0', appVersion: '1.0', inventory: [] });
     assert.deepEqual(conditionSummary(writtenCondition(writer, 'Deployed')), { status: 'True', reason: 'UpgradeSuccessful', message: 'upgraded notes' });
   });
@@ -74,6 +74,34 @@ describe('current', () => {
     ]);
   });
 
+  it("reads and repairs as the namespace's ServiceAccount when the kind names one", async () => {
+    const { ctx, helm, keeper } = actionContext({ target: { serviceAccount: 'tenant' } });
+    await current(ctx, revisions, true);
+    assert.equal(helm.statusCalls[0]?.impersonate, 'system:serviceaccount:ns1:tenant');
+    assert.equal(keeper.kept[0]?.impersonate, 'system:serviceaccount:ns1:tenant');
+  });
+
+  it('a repair RBAC refuses is an Irreconcilable condition naming who may not do what, a warning, and a retry', async () => {
+    const { ctx, keeper, events, writer } = actionContext({ target: { serviceAccount: 'tenant' } });
+    keeper.keepResult = new Error(
+      'cannot repair ConfigMap ns1/cfg: configmaps "cfg" is forbidden: User "system:serviceaccount:ns1:tenant" cannot patch resource "configmaps" in API group "" in the namespace "ns1"',
+    );
+    const expected =
+      'cannot keep the release as the chart says: system:serviceaccount:ns1:tenant may not patch configmaps "cfg" in namespace ns1; ' +
+      'this release runs as ServiceAccount ns1/tenant: grant it what the chart needs (chartpilot generate rbac --tenant-namespace ns1), ' +
+      "or change the resource's spec so the chart does not need it";
+    await assert.rejects(current(ctx, revisions, false), (err: unknown) => err instanceof ReconcileFailure && err.message === expected);
+    assert.deepEqual(events.events, [{ type: 'Warning', reason: 'ReconcileError', message: expected }]);
+    assert.deepEqual(conditionSummary(writtenCondition(writer, 'Irreconcilable')), { status: 'True', reason: 'ReconcileError', message: expected });
+  });
+
+  it('other keep failures are retried without a condition, as before', async () => {
+    const { ctx, keeper, writer } = actionContext();
+    keeper.keepResult = new Error('GET /api/v1/namespaces/ns1/configmaps/cfg: no response within 30000 ms');
+    await assert.rejects(current(ctx, revisions, false), /no response/);
+    assert.deepEqual(writer.statuses, []);
+  });
+
   it('ends without a requeue when the period is 0', async () => {
     const { ctx } = actionContext({ requeue: {} });
     assert.deepEqual(await current(ctx, [], false), { done: true, outcome: {} });
@@ -100,6 +128,20 @@ describe('irreconcilable', () => {
     assert.deepEqual(await irreconcilable(ctx, problem), { done: true, outcome: {} });
     assert.deepEqual(events.events, [{ type: 'Warning', reason: 'ReconcileError', message: problem }]);
     assert.deepEqual(conditionSummary(writtenCondition(writer, 'Irreconcilable')), { status: 'True', reason: 'ReconcileError', message: problem });
+  });
+});
+
+describe('noServiceAccount', () => {
+  it('names the missing ServiceAccount and the identity, writes Irreconcilable and fails for a retry, leaving the release alone', async () => {
+    const { ctx, events, writer, helm } = actionContext({ target: { serviceAccount: 'tenant' } });
+    const expected =
+      'ServiceAccount ns1/tenant does not exist: chartpilot runs every Helm action for this resource as system:serviceaccount:ns1:tenant ' +
+      "(the watches entry's serviceAccount, or --default-service-account); create it and grant it what the chart needs in namespace ns1 " +
+      '(chartpilot generate rbac --tenant-namespace ns1 writes that Role). The deployed release is left as it is';
+    await assert.rejects(noServiceAccount(ctx), (err: unknown) => err instanceof ReconcileFailure && err.reason === 'ServiceAccountNotFound' && err.message === expected);
+    assert.deepEqual(events.events, [{ type: 'Warning', reason: 'ServiceAccountNotFound', message: expected }]);
+    assert.deepEqual(conditionSummary(writtenCondition(writer, 'Irreconcilable')), { status: 'True', reason: 'ServiceAccountNotFound', message: expected });
+    assert.deepEqual([helm.upgrades, helm.uninstalls, helm.rollbacks], [[], [], []]);
   });
 });
 

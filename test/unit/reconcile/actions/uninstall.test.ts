@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ReconcileFailure } from '../../../../src/reconcile/actions/failure.js';
-import { clearFailedRelease, uninstallDeleted } from '../../../../src/reconcile/actions/uninstall.js';
+import { HelmError } from '../../../../src/helm/types.js';
+import { FINALIZER } from '../../../../src/reconcile/names.js';
+import { clearFailedRelease, skipUninstall, uninstallDeleted } from '../../../../src/reconcile/actions/uninstall.js';
 import { actionContext, conditionSummary, HELM_TIMEOUT_MS, writtenCondition } from './context-fixture.js';
 
 describe('uninstallDeleted', () => {
@@ -9,7 +11,7 @@ describe('uninstallDeleted', () => {
     const { ctx, helm, events, writer } = actionContext();
     const result = await uninstallDeleted(ctx);
     assert.deepEqual(result, { done: false });
-    assert.deepEqual(helm.uninstalls, [{ release: 'demo', namespace: 'ns1', timeoutMs: HELM_TIMEOUT_MS, disableHooks: false, description: undefined }]);
+    assert.deepEqual(helm.uninstalls, [{ release: 'demo', namespace: 'ns1', timeoutMs: HELM_TIMEOUT_MS, disableHooks: false, description: undefined, impersonate: undefined }]);
     assert.deepEqual(events.events, [{ type: 'Normal', reason: 'UninstallSuccessful', message: 'uninstalled release demo (resource deleted)' }]);
     assert.deepEqual(writer.statuses, [], 'the status is left to the actions that follow');
   });
@@ -50,6 +52,27 @@ describe('uninstallDeleted', () => {
     });
     assert.deepEqual(events.events, [{ type: 'Warning', reason: 'UninstallError', message: expected }]);
     assert.deepEqual(conditionSummary(writtenCondition(writer, 'ReleaseFailed')), { status: 'True', reason: 'UninstallError', message: expected });
+  });
+});
+
+describe('uninstall as a tenant', () => {
+  it("uninstalls as the namespace's ServiceAccount, and says whose rights are missing when RBAC refuses", async () => {
+    const { ctx, helm, writer } = actionContext({ target: { serviceAccount: 'tenant' } });
+    helm.uninstallResult = new HelmError('forbidden', 'system:serviceaccount:ns1:tenant may not list secrets in namespace ns1', 'uninstall');
+    await assert.rejects(uninstallDeleted(ctx), ReconcileFailure);
+    assert.equal(helm.uninstalls[0]?.impersonate, 'system:serviceaccount:ns1:tenant');
+    assert.match(writtenCondition(writer, 'ReleaseFailed').message, /^helm uninstall failed: system:serviceaccount:ns1:tenant may not list secrets in namespace ns1; this release runs as ServiceAccount ns1\/tenant: grant it/);
+  });
+
+  it('lets the resource go without helm when the ServiceAccount is gone, saying what stays', async () => {
+    const { ctx, helm, events, writer, keeper } = actionContext({ target: { serviceAccount: 'tenant' } });
+    assert.deepEqual(await skipUninstall(ctx), { done: true, outcome: {} });
+    assert.deepEqual(helm.uninstalls, [], 'no helm uninstall as the operator: the release record could be forged');
+    assert.deepEqual(writer.finalizerLists, [[]], `${FINALIZER} removed`);
+    assert.deepEqual(keeper.forgotten, ['ns1/demo']);
+    const [event] = events.events;
+    assert.equal(event?.reason, 'UninstallSkipped');
+    assert.match(event.message, /^ServiceAccount ns1\/tenant no longer exists, so release demo cannot be uninstalled as it/);
   });
 });
 

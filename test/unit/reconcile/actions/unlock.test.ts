@@ -9,7 +9,7 @@ describe('unlock', () => {
     const pending = storedRevision(4, 'pending-upgrade');
     const result = await unlock(ctx, pending);
     assert.deepEqual(result, { done: false });
-    assert.deepEqual(releases.deleted, [{ namespace: 'ns1', revision: pending }]);
+    assert.deepEqual(releases.deleted, [{ namespace: 'ns1', revision: pending, impersonate: undefined }]);
     assert.deepEqual(events.events, [
       {
         type: 'Warning',
@@ -19,6 +19,12 @@ describe('unlock', () => {
     ]);
     assert.deepEqual(writer.statuses, []);
     assert.match(logged(), /removed stale pending revision/);
+  });
+
+  it("deletes the record as the namespace's ServiceAccount when the kind names one", async () => {
+    const { ctx, releases } = actionContext({ target: { serviceAccount: 'tenant' } });
+    await unlock(ctx, storedRevision(4, 'pending-upgrade'));
+    assert.equal(releases.deleted[0]?.impersonate, 'system:serviceaccount:ns1:tenant');
   });
 
   it('announces nothing when the record cannot be deleted', async () => {

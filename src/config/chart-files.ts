@@ -1,6 +1,7 @@
 /**
  * Read-only access to a chart's files, whether it is a directory or a packaged `.tgz`, so the
- * generators look at values.yaml, values.schema.json and templates the same way for both.
+ * generators (values.yaml, values.schema.json, templates) and the operator's start-up check of
+ * templates (template-functions.ts) read both the same way.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
