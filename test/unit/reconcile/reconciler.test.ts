@@ -5,7 +5,7 @@ import { applyOverrides } from '../../../src/config/overrides.js';
 import { HelmError } from '../../../src/helm/types.js';
 import { FINALIZER } from '../../../src/reconcile/names.js';
 import type { ReleaseKeeperPort } from '../../../src/reconcile/ports.js';
-import { Reconciler, ReconcileFailure, type ReconcileTarget } from '../../../src/reconcile/reconciler.js';
+import { Reconciler, ReconcileFailure, type ReconcilerOptions, type ReconcileTarget } from '../../../src/reconcile/reconciler.js';
 import type { CrStatus, CustomResource } from '../../../src/reconcile/model.js';
 import { HelmWorld } from '../fakes/helm-world.js';
 import { RecordingEvents, RecordingWriter } from '../fakes/reconcile-ports.js';
@@ -29,6 +29,23 @@ describe('Reconciler', () => {
   let target: ReconcileTarget;
   let reconciler: Reconciler;
 
+  /** A Reconciler over this test's fakes; `extra` adds or replaces options. */
+  function makeReconciler(extra: Partial<ReconcilerOptions> = {}): Reconciler {
+    return new Reconciler({
+      helm: world.helm,
+      releases: world.store,
+      writer,
+      events,
+      clock: { now: () => world.now },
+      helmTimeoutMs: 300_000,
+      processStartedAt: world.now - 1000,
+      historyMax: 10,
+      target: () => target,
+      applyOverrides,
+      ...extra,
+    });
+  }
+
   beforeEach(() => {
     world = new HelmWorld();
     writer = new RecordingWriter();
@@ -44,18 +61,7 @@ describe('Reconciler', () => {
       allowCrossNamespace: false,
       serviceAccount: undefined,
     };
-    reconciler = new Reconciler({
-      helm: world.helm,
-      releases: world.store,
-      writer,
-      events,
-      clock: { now: () => world.now },
-      helmTimeoutMs: 300_000,
-      processStartedAt: world.now - 1000,
-      historyMax: 10,
-      target: () => target,
-      applyOverrides,
-    });
+    reconciler = makeReconciler();
   });
 
   it('adds the finalizer, installs, records status and requeues after the period', async () => {
@@ -194,7 +200,7 @@ describe('Reconciler', () => {
 
   it('emits no OverrideValuesInUse events with --suppress-override-values', async () => {
     target = { ...target, overrides: { 'image.repository': 'mirror/app' } };
-    reconciler = new Reconciler({ helm: world.helm, releases: world.store, writer, events, clock: { now: () => world.now }, helmTimeoutMs: 300_000, processStartedAt: world.now - 1000, historyMax: 10, target: () => target, applyOverrides, suppressOverrideValues: true });
+    reconciler = makeReconciler({ suppressOverrideValues: true });
     await reconciler.reconcile(cr({}, { image: { repository: 'user/app' } }), log);
     assert.deepEqual(world.history('ns1', 'demo')[0]?.values, { image: { repository: 'mirror/app' } }, 'the override still applies');
     assert.ok(events.events.some((e) => e.reason === 'InstallSuccessful'));
@@ -225,7 +231,7 @@ describe('Reconciler', () => {
       forget: () => undefined,
       remaining: () => Promise.resolve(left),
     };
-    reconciler = new Reconciler({ helm: world.helm, releases: world.store, writer, events, clock: { now: () => world.now }, helmTimeoutMs: 300_000, processStartedAt: world.now - 1000, historyMax: 10, target: () => target, applyOverrides, keeper });
+    reconciler = makeReconciler({ keeper });
     await reconciler.reconcile(cr(), log);
     assert.deepEqual(writer.last?.deployedRelease?.inventory, left);
     const deleting = cr({ deletionTimestamp: '2026-01-01T10:01:00Z', annotations: { 'helm.sdk.operatorframework.io/uninstall-wait': 'true' } }, {}, writer.last);
@@ -260,19 +266,7 @@ describe('Reconciler', () => {
 
   describe('as a ServiceAccount of the namespace', () => {
     function withServiceAccounts(present: Set<string>): Reconciler {
-      return new Reconciler({
-        helm: world.helm,
-        releases: world.store,
-        writer,
-        events,
-        clock: { now: () => world.now },
-        helmTimeoutMs: 300_000,
-        processStartedAt: world.now - 1000,
-        historyMax: 10,
-        target: () => target,
-        applyOverrides,
-        serviceAccounts: { exists: (ns, name) => Promise.resolve(present.has(`${ns}/${name}`)) },
-      });
+      return makeReconciler({ serviceAccounts: { exists: (ns, name) => Promise.resolve(present.has(`${ns}/${name}`)) } });
     }
 
     it('runs nothing while the ServiceAccount is missing, says so, and recovers once it exists', async () => {
