@@ -7,11 +7,38 @@
  * - `requeueAfterMs` and `addAfter` schedule a later run, and an immediate add always wins over a
  *   scheduled one, so an event never waits for a period or a backoff;
  * - at most `concurrency` handlers run at once; `shutdown` drains.
+ *
+ * Waiting keys sit in lanes by why they were added (see Lane), and workers take turns between the
+ * lanes that have keys: a wave of creates must not make a deletion, or the status refresh that
+ * follows a workload becoming available, wait behind the whole wave — and neither may starve it.
  */
 import { realClock, type Clock, type TimerHandle } from '../lib/clock.js';
 import { backoffDelay } from '../lib/backoff.js';
 
 export type WorkResult = { requeueAfterMs?: number } | undefined;
+
+/**
+ * Why a key waits. `change`: the key itself changed (created, spec, labels), or a requeue or retry
+ * came due. `delete`: it is being deleted. `followUp`: something around it changed (a dependent
+ * object), which is typically a cheap status refresh.
+ */
+export type Lane = 'change' | 'delete' | 'followUp';
+const LANES: readonly Lane[] = ['change', 'delete', 'followUp'];
+
+/** When a key is added again before it ran, the most consequential reason is kept. */
+const LANE_RANK: Readonly<Record<Lane, number>> = { followUp: 0, change: 1, delete: 2 };
+const stronger = (a: Lane | undefined, b: Lane): Lane => (a === undefined || LANE_RANK[b] > LANE_RANK[a] ? b : a);
+
+export interface AddOptions {
+  /**
+   * A hint that something around the key changed (e.g. one of its dependent objects), not the
+   * key itself. It never cuts a failing key's backoff short — otherwise the changes a failed
+   * attempt itself causes (apply, rollback) would retry it at once, forever.
+   */
+  respectBackoff?: boolean;
+  /** Default: `followUp` for a hint (respectBackoff), `change` otherwise. */
+  lane?: Lane;
+}
 
 /** Optional hooks, shaped after controller-runtime's workqueue_* metrics. */
 export interface WorkQueueMetrics {
@@ -59,13 +86,15 @@ export class WorkQueue {
   private readonly metrics: WorkQueueMetrics;
   private readonly random: () => number;
 
-  /** Keys waiting for a worker, in order; each also in `queuedAt`. */
-  private readonly ready: string[] = [];
+  /** Keys waiting for a worker, in order per lane; each also in `queuedAt`. */
+  private readonly ready: Record<Lane, string[]> = { change: [], delete: [], followUp: [] };
   private readonly queuedAt = new Map<string, number>();
+  /** The lane the next worker looks at first (round robin over LANES). */
+  private turn = 0;
   /** Keys currently in a handler. */
   private readonly running = new Map<string, AbortController>();
-  /** Keys added while running: they go back to `ready` when their run ends. */
-  private readonly dirty = new Set<string>();
+  /** Keys added while running, with the lane they go back to when their run ends. */
+  private readonly dirty = new Map<string, Lane>();
   /** Soft adds (respectBackoff) that came in while the key ran: rerun after success only. */
   private readonly softDirty = new Set<string>();
   /** Keys due later (requeue, backoff, addAfter); at most one timer per key, the earliest. */
@@ -94,7 +123,7 @@ export class WorkQueue {
 
   /** Keys waiting for a worker (not counting running or scheduled ones). */
   get length(): number {
-    return this.ready.length;
+    return this.queuedAt.size;
   }
 
   /** Handlers running now. */
@@ -108,14 +137,12 @@ export class WorkQueue {
   }
 
   /**
-   * Queues `key` to run as soon as a worker is free (and it is not already running).
-   *
-   * `respectBackoff`: a hint that something around the key changed (e.g. one of its dependent
-   * objects), not the key itself. It never cuts a failing key's backoff short — otherwise the
-   * changes a failed attempt itself causes (apply, rollback) would retry it at once, forever.
+   * Queues `key` to run as soon as a worker is free (and it is not already running). A key that
+   * already waits keeps its place.
    */
-  add(key: string, opts: { respectBackoff?: boolean } = {}): void {
+  add(key: string, opts: AddOptions = {}): void {
     if (this.stopping) return;
+    const lane = opts.lane ?? (opts.respectBackoff === true ? 'followUp' : 'change');
     if (opts.respectBackoff === true) {
       if (this.running.has(key)) {
         this.softDirty.add(key);
@@ -126,11 +153,11 @@ export class WorkQueue {
     // An immediate run supersedes any later one: it sees the latest state and schedules its own follow-up.
     this.unschedule(key);
     if (this.running.has(key)) {
-      this.dirty.add(key);
+      this.dirty.set(key, stronger(this.dirty.get(key), lane));
       return;
     }
     if (this.queuedAt.has(key)) return;
-    this.enqueue(key);
+    this.enqueue(key, lane);
     this.pump();
   }
 
@@ -168,7 +195,7 @@ export class WorkQueue {
     this.stopping = true;
     for (const s of this.scheduled.values()) this.clock.clearTimeout(s.timer);
     this.scheduled.clear();
-    this.ready.length = 0;
+    for (const lane of LANES) this.ready[lane].length = 0;
     this.queuedAt.clear();
     this.dirty.clear();
     this.softDirty.clear();
@@ -184,11 +211,23 @@ export class WorkQueue {
     if (drainTimer !== undefined) this.clock.clearTimeout(drainTimer);
   }
 
-  private enqueue(key: string): void {
-    this.ready.push(key);
+  private enqueue(key: string, lane: Lane): void {
+    this.ready[lane].push(key);
     this.queuedAt.set(key, this.clock.now());
     this.metrics.onAdd?.(key);
-    this.metrics.onDepth?.(this.ready.length);
+    this.metrics.onDepth?.(this.queuedAt.size);
+  }
+
+  /** The next waiting key: the first lane with keys from the current turn on; the turn then moves past it. */
+  private takeNext(): string | undefined {
+    for (let i = 0; i < LANES.length; i++) {
+      const index = (this.turn + i) % LANES.length;
+      const key = this.ready[LANES[index] as Lane].shift();
+      if (key === undefined) continue;
+      this.turn = (index + 1) % LANES.length;
+      return key;
+    }
+    return undefined;
   }
 
   private unschedule(key: string): void {
@@ -200,11 +239,12 @@ export class WorkQueue {
 
   private pump(): void {
     if (!this.started || this.stopping) return;
-    while (this.running.size < this.concurrency && this.ready.length > 0) {
-      const key = this.ready.shift() as string;
+    while (this.running.size < this.concurrency) {
+      const key = this.takeNext();
+      if (key === undefined) break;
       const queued = this.queuedAt.get(key) ?? this.clock.now();
       this.queuedAt.delete(key);
-      this.metrics.onDepth?.(this.ready.length);
+      this.metrics.onDepth?.(this.queuedAt.size);
       this.metrics.onQueueLatency?.(this.clock.now() - queued);
       const done = this.process(key)
         .catch((err: unknown) => {
@@ -236,7 +276,7 @@ export class WorkQueue {
 
     // After a failure the backoff decides when to look again; after a success a soft add reruns now.
     const soft = this.softDirty.delete(key);
-    if (!failed && soft) this.dirty.add(key);
+    if (!failed && soft && !this.dirty.has(key)) this.dirty.set(key, 'followUp');
     if (failed) {
       const attempt = (this.failures.get(key) ?? 0) + 1;
       this.failures.set(key, attempt);
@@ -253,9 +293,11 @@ export class WorkQueue {
 
   /** After a run: an add that came in meanwhile runs now; otherwise the requested delay, if any. */
   private scheduleAfterRun(key: string, delayMs: number | undefined): void {
-    if (this.dirty.delete(key)) {
+    const lane = this.dirty.get(key);
+    if (lane !== undefined) {
+      this.dirty.delete(key);
       // Fresh information arrived while it ran (e.g. the user fixed the spec): do not make it wait.
-      if (!this.queuedAt.has(key)) this.enqueue(key);
+      if (!this.queuedAt.has(key)) this.enqueue(key, lane);
       return;
     }
     if (delayMs !== undefined) this.addAfter(key, delayMs);

@@ -122,6 +122,55 @@ describe('WorkQueue', () => {
     assert.equal(q.active, 2);
   });
 
+  it('takes turns between lanes: a follow-up or a deletion does not wait behind a backlog of changes', async () => {
+    const { h, q } = setup({ concurrency: 1 });
+    for (const k of ['c1', 'c2', 'c3', 'c4']) q.add(k);
+    q.add('ready-1', { respectBackoff: true }); // a dependent became available: followUp lane
+    q.add('gone-1', { lane: 'delete' });
+    q.add('ready-2', { respectBackoff: true });
+    q.add('c1', { lane: 'delete' }); // already waiting: keeps its place
+    assert.equal(q.length, 7);
+    q.start();
+    await settle();
+    for (const k of ['c1', 'gone-1', 'ready-1', 'c2', 'ready-2', 'c3', 'c4']) await h.finish(k);
+    assert.deepEqual(h.keys(), ['c1', 'gone-1', 'ready-1', 'c2', 'ready-2', 'c3', 'c4']);
+    assert.equal(q.length, 0);
+  });
+
+  it('no lane starves another: a stream of follow-ups still lets changes through every other turn', async () => {
+    const { h, q } = setup({ concurrency: 1 });
+    q.start();
+    q.add('busy');
+    await settle();
+    for (let i = 0; i < 3; i++) q.add(`change-${String(i)}`);
+    for (let i = 0; i < 3; i++) q.add(`hint-${String(i)}`, { respectBackoff: true });
+    await h.finish('busy');
+    for (let i = 0; i < 6; i++) {
+      const open = h.keys()[h.keys().length - 1] as string;
+      // Each follow-up that runs brings another one along, as a flapping dependent would.
+      if (open.startsWith('hint')) q.add(`hint-${String(10 + i)}`, { respectBackoff: true });
+      await h.finish(open);
+    }
+    // 'busy' came from the change lane, so the follow-ups have the next turn.
+    assert.deepEqual(h.keys().slice(1, 7), ['hint-0', 'change-0', 'hint-1', 'change-1', 'hint-2', 'change-2']);
+  });
+
+  it('a rerun keeps the strongest reason it was asked for while running', async () => {
+    const { h, q } = setup({ concurrency: 1 });
+    q.start();
+    q.add('a');
+    await settle();
+    q.add('a', { respectBackoff: true });
+    q.add('a', { lane: 'delete' });
+    q.add('a', { respectBackoff: true });
+    for (const k of ['c1', 'c2']) q.add(k);
+    await h.finish('a');
+    // 'a' went back to the delete lane, whose turn is next, not behind the waiting changes.
+    assert.deepEqual(h.keys(), ['a', 'a']);
+    await h.finish('a');
+    assert.deepEqual(h.keys(), ['a', 'a', 'c1']);
+  });
+
   it('retries a failing key with exponential backoff and resets it on success', async () => {
     const errors: [string, number][] = [];
     const { clock, h, q } = setup({ onError: (key, _err, attempt) => errors.push([key, attempt]) });
