@@ -11,7 +11,7 @@ import type { KubeClient } from '../kube/rest.js';
 import type { ApiResource, KubeObject } from '../kube/types.js';
 import type { Reconciler } from '../reconcile/reconciler.js';
 import type { CustomResource } from '../reconcile/model.js';
-import { WorkQueue, type WorkQueueMetrics } from './workqueue.js';
+import { WorkQueue, type AddOptions, type Lane, type WorkQueueMetrics } from './workqueue.js';
 import { errorMessage } from '../lib/errors.js';
 import type { Clock } from '../lib/clock.js';
 
@@ -71,10 +71,25 @@ export function needsReconcile(oldObj: CustomResource, newObj: CustomResource): 
   );
 }
 
+/** How long to wait for the cache to show our own write before looking at a key again. */
+const CACHE_CATCH_UP_MS = 50;
+
+/** A CR being deleted waits in the queue's delete lane, so a wave of creates cannot hold it up (nor it them). */
+function laneOf(obj: KubeObject): Lane {
+  return obj.metadata.deletionTimestamp === undefined ? 'change' : 'delete';
+}
+
 export class CrController {
   private readonly informers = new Map<string, Informer<KubeObject>>();
   private readonly queue: WorkQueue;
   private readonly byUid = new Map<string, string>();
+  /**
+   * This controller's own last metadata write per key (the finalizer added or removed): the
+   * version it replaced and the version it made, until the cache has caught up with it. The
+   * watch event of exactly that write needs no second reconcile (the reconcile that wrote it went
+   * on with the result), and a reconcile must not start from the version it replaced.
+   */
+  private readonly ownWrites = new Map<string, { from: string | undefined; to: string }>();
 
   constructor(private readonly opts: CrControllerOptions) {
     this.queue = new WorkQueue({
@@ -107,14 +122,15 @@ export class CrController {
           onAdd: (obj) => {
             this.track(obj);
             this.opts.onResource?.('present', obj);
-            this.queue.add(keyOf(obj));
+            this.queue.add(keyOf(obj), { lane: laneOf(obj) });
           },
           onUpdate: (oldObj, newObj) => {
             this.track(newObj);
-            if (needsReconcile(oldObj, newObj)) this.queue.add(keyOf(newObj));
+            if (needsReconcile(oldObj, newObj) && !this.caughtUpWithOwnWrite(newObj)) this.queue.add(keyOf(newObj), { lane: laneOf(newObj) });
           },
           onDelete: (obj) => {
             if (obj.metadata.uid !== undefined) this.byUid.delete(obj.metadata.uid);
+            this.ownWrites.delete(keyOf(obj));
             this.opts.onResource?.('gone', obj);
             // Nothing to do for a deleted CR: with our finalizer, deletion arrives as an update.
           },
@@ -148,8 +164,26 @@ export class CrController {
   }
 
   /** `respectBackoff` for hints (dependent objects changed): they never cut a failing key's backoff short. */
-  enqueue(key: string, opts: { respectBackoff?: boolean } = {}): void {
+  enqueue(key: string, opts: AddOptions = {}): void {
     this.queue.add(key, opts);
+  }
+
+  /** The reconciler wrote a CR's metadata (its finalizers), replacing version `from`, and goes on with `written`. */
+  noteOwnWrite(from: string | undefined, written: { metadata: { namespace?: string; name: string; resourceVersion?: string } }): void {
+    const to = written.metadata.resourceVersion;
+    // The watch may have delivered the write before its response arrived: nothing left to skip.
+    if (to === undefined || this.get(keyOf(written))?.metadata.resourceVersion === to) return;
+    this.ownWrites.set(keyOf(written), { from, to });
+  }
+
+  /** An update reached the cache; true when it is exactly our own last write (nothing new to act on). */
+  private caughtUpWithOwnWrite(obj: KubeObject): boolean {
+    const key = keyOf(obj);
+    const own = this.ownWrites.get(key);
+    if (own === undefined) return false;
+    // Events come in order, so any update means the cache has moved past the version we replaced.
+    this.ownWrites.delete(key);
+    return own.to === obj.metadata.resourceVersion;
   }
 
   /** Every known CR of this kind (after a chart change, every release must be upgraded). */
@@ -180,6 +214,11 @@ export class CrController {
   private async process(key: string): Promise<{ requeueAfterMs?: number }> {
     const cr = this.get(key);
     if (cr === undefined) return {};
+    // The cache still shows the version our own last write replaced (typically a follow-up
+    // queued right after the finalizer was removed): look again once the cache has caught up.
+    if (cr.metadata.resourceVersion !== undefined && this.ownWrites.get(key)?.from === cr.metadata.resourceVersion) {
+      return { requeueAfterMs: CACHE_CATCH_UP_MS };
+    }
     const reconcileID = randomUUID();
     const log = this.opts.log.child({ namespace: cr.metadata.namespace, name: cr.metadata.name, reconcileID });
     const started = performance.now();

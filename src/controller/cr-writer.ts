@@ -15,7 +15,15 @@ export function statusMergePatch(previous: CrStatus | undefined, next: CrStatus)
   return { status: patch };
 }
 
-export function createCrWriter(client: KubeClient, resource: ApiResource): CrWriter {
+/**
+ * `onMetadataWritten`: told of every finalizer write, with the resourceVersion it replaced and the
+ * object it returned (the controller then skips the write's own watch event).
+ */
+export function createCrWriter(
+  client: KubeClient,
+  resource: ApiResource,
+  onMetadataWritten?: (from: string | undefined, written: KubeObject) => void,
+): CrWriter {
   const at = (cr: CustomResource): ObjectAddress => ({ resource, namespace: cr.metadata.namespace, name: cr.metadata.name });
   return {
     async patchStatus(cr, status) {
@@ -29,7 +37,9 @@ export function createCrWriter(client: KubeClient, resource: ApiResource): CrWri
     },
     async setFinalizers(cr, finalizers) {
       // resourceVersion makes this a compare-and-swap: a concurrent change → 409 → retried.
-      return mergePatchObject<CustomResource & KubeObject>(client, at(cr), { metadata: { finalizers, resourceVersion: cr.metadata.resourceVersion } });
+      const written = await mergePatchObject<CustomResource & KubeObject>(client, at(cr), { metadata: { finalizers, resourceVersion: cr.metadata.resourceVersion } });
+      onMetadataWritten?.(cr.metadata.resourceVersion, written);
+      return written;
     },
   };
 }

@@ -49,6 +49,8 @@ export interface ManagerOptions {
   readonly charts?: { readonly resolver: Pick<ChartResolver, 'resolve' | 'cached'>; readonly defaultRefreshIntervalMs: number; readonly clock?: Clock };
   /** Builds each kind's controller; a plain CrController unless a test substitutes one. */
   readonly createController?: (opts: CrControllerOptions) => CrController;
+  /** See ReconcilerDeps.statusPaceMs; default STATUS_PACE_MS. */
+  readonly statusPaceMs?: number;
 }
 
 /**
@@ -85,6 +87,13 @@ export async function targetFor(entry: WatchEntry, defaultPeriodMs: number, defa
     serviceAccount: entry.serviceAccount ?? defaultServiceAccount,
   };
 }
+
+/**
+ * A rollout's progress ("0/2 replicas updated", then "… available") is written to a CR at most
+ * this often: each retelling is an API write, and a wave of installs would make several per CR.
+ * Ready turning True, a failure or a new revision is written at once.
+ */
+export const STATUS_PACE_MS = 5_000;
 
 export class Manager {
   private readonly running = new Map<string, Running>();
@@ -134,7 +143,10 @@ export class Manager {
     const reconciler = new Reconciler({
       helm: opts.helm,
       releases: this.releases,
-      writer: createCrWriter(opts.client, resource),
+      // The controller is made below; a write only happens once it runs.
+      writer: createCrWriter(opts.client, resource, (from, written) => {
+        controller.noteOwnWrite(from, written);
+      }),
       events: opts.events,
       clock: systemWallClock,
       applyOverrides,
@@ -145,6 +157,7 @@ export class Manager {
       target: () => current.target,
       keeper: this.keeper,
       serviceAccounts: this.serviceAccounts,
+      statusPaceMs: opts.statusPaceMs ?? STATUS_PACE_MS,
     });
     const createController = opts.createController ?? ((o: CrControllerOptions) => new CrController(o));
     const controller = createController({

@@ -138,6 +138,42 @@ describe('CrController', () => {
     assert.equal(reconciler.seen.at(-1)?.metadata.deletionTimestamp, '2026-01-01T10:00:00Z');
   });
 
+  it('does not reconcile the echo of its own finalizer write, but any later change', async (t) => {
+    const { api, reconciler, controller } = await started(t, ['a']);
+    await until('watch open', () => api.current !== undefined);
+    const before = controller.get('ns1/a')?.metadata.resourceVersion;
+    // What the reconciler's finalizer PATCH returned; the watch then delivers that very version.
+    api.live = false;
+    const written = api.put('a', { mode: 'fast' }, 'ns1', { generation: 1, finalizers: ['chartpilot.io/uninstall'] });
+    controller.noteOwnWrite(before, written);
+    api.live = true;
+    api.current?.emit('MODIFIED', structuredClone(written));
+    await until('cache caught up', () => controller.get('ns1/a')?.metadata.resourceVersion === written.metadata.resourceVersion);
+    await settle();
+    assert.equal(reconciler.seen.length, 1, 'the own write is not reconciled again');
+    api.put('a', { mode: 'fast' }, 'ns1', { generation: 2, finalizers: ['chartpilot.io/uninstall'] });
+    await until('the next change is reconciled', () => reconciler.seen.length === 2);
+  });
+
+  it('does not start a reconcile from the version its own write replaced; looks again once the cache caught up', async (t) => {
+    const { api, clock, reconciler, controller } = await started(t, ['a']);
+    await until('watch open', () => api.current !== undefined);
+    const cached = controller.get('ns1/a');
+    assert.ok(cached);
+    // The finalizer was removed (the PATCH answered) but the cache has not seen it yet, when a
+    // dependent's hint asks for another pass.
+    controller.noteOwnWrite(cached.metadata.resourceVersion, { ...cached, metadata: { ...cached.metadata, resourceVersion: '999' } });
+    controller.enqueue('ns1/a', { respectBackoff: true });
+    await settle();
+    assert.equal(reconciler.seen.length, 1, 'no reconcile from the replaced version');
+    assert.deepEqual(clock.pendingDelays(), [50]);
+    api.remove('a', 'ns1');
+    await until('cache caught up', () => controller.get('ns1/a') === undefined);
+    await clock.advance(50);
+    await settle();
+    assert.equal(reconciler.seen.length, 1, 'the resource is gone: nothing to reconcile');
+  });
+
   it('finds a cached object’s key by uid until it is deleted, without reconciling the deletion', async (t) => {
     const { api, reconciler, controller } = await started(t, ['a']);
     await until('watch open', () => api.current !== undefined);
