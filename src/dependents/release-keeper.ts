@@ -4,6 +4,7 @@
  * as Helm's own field manager, so a later upgrade does not conflict), and tells readiness — all
  * from caches and the stored manifest, with no helm process and no new revision.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { parseManifest, inventoryOf } from './manifest.js';
 import { driftedFields } from './drift.js';
@@ -29,7 +30,13 @@ export interface ReleaseKeeperOptions {
   readonly log: Logger;
   /** How long to wait for a newly watched kind's first LIST before judging without it. */
   readonly syncTimeoutMs?: number;
+  /** How long to wait, right after a deploy, for the caches to show what helm wrote (awaitCaches). */
+  readonly catchUpTimeoutMs?: number;
 }
+
+/** The watch delivers helm's writes within milliseconds unless the machine is saturated. */
+const DEFAULT_CATCH_UP_MS = 1_000;
+const CATCH_UP_POLL_MS = 20;
 
 /** Cluster-scoped kinds change rarely (a CRD install); re-read discovery at most this often. */
 const SCOPES_MAX_AGE_MS = 10 * 60_000;
@@ -86,6 +93,7 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
       return { inventory, repaired: [], readiness: undefined };
     }
 
+    if (input.awaitCaches === true) await this.caughtUp(objects);
     const repaired: Repair[] = [];
     if (input.repair) {
       for (const o of objects) {
@@ -97,6 +105,21 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
     const watched = objects.filter((o) => watcher.isWatching(o.apiVersion, o.kind));
     const readiness: Readiness = readinessOf(watched.map((o) => ({ ...o, live: watcher.get(o.apiVersion, o.kind, o.namespace, o.name) })));
     return { inventory, repaired, readiness };
+  }
+
+  /**
+   * Waits (briefly, bounded) until the caches show every watched object as the release has it:
+   * present and not differing from the manifest. Past the deadline readiness is told as it is.
+   */
+  private async caughtUp(objects: readonly DesiredObject[]): Promise<void> {
+    const { watcher } = this.opts;
+    const shown = (o: DesiredObject): boolean => {
+      if (!watcher.isWatching(o.apiVersion, o.kind)) return true;
+      const cached = watcher.get(o.apiVersion, o.kind, o.namespace, o.name);
+      return cached !== undefined && driftedFields(o.object, cached).length === 0;
+    };
+    const deadline = performance.now() + (this.opts.catchUpTimeoutMs ?? DEFAULT_CATCH_UP_MS);
+    while (!objects.every(shown) && performance.now() < deadline) await sleep(CATCH_UP_POLL_MS);
   }
 
   private async desiredObjects(input: KeepInput): Promise<DesiredObject[]> {

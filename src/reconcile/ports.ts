@@ -120,6 +120,11 @@ export interface KeepInput {
   readonly watch: boolean;
   /** Repair drift now (not right after an upgrade, when caches still show the old objects). */
   readonly repair: boolean;
+  /**
+   * Helm has just written the objects: give the caches a moment to show them before telling
+   * readiness, so the status does not first say "missing" (or the old rollout) and then change.
+   */
+  readonly awaitCaches?: boolean | undefined;
   /** Write repairs as this user (the release's tenant); undefined = the operator's own identity. */
   readonly impersonate?: string | undefined;
 }

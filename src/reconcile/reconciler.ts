@@ -5,7 +5,7 @@
  * unit tests and against the real cluster and helm in integration tests.
  */
 import type { Logger } from 'pino';
-import { ActionContext, end, type ReconcileOutcome, type ReconcilerDeps, type StepResult } from './actions/context.js';
+import { ActionContext, end, type ReconcileOutcome, type ReconcilerDeps, type StatusWriteTimes, type StepResult } from './actions/context.js';
 import { deploy } from './actions/deploy.js';
 import { addFinalizer, removeFinalizer } from './actions/finalizer.js';
 import { fail, remediationFailed, removeFailedInstall, rollback } from './actions/remediate.js';
@@ -32,6 +32,9 @@ export interface ReconcilerOptions extends ReconcilerDeps {
 }
 
 export class Reconciler {
+  /** Status pacing: when each resource's status was last written. */
+  private readonly statusWrites: StatusWriteTimes = new Map();
+
   constructor(private readonly opts: ReconcilerOptions) {}
 
   async reconcile(cr: CustomResource, log: Logger): Promise<ReconcileOutcome> {
@@ -97,6 +100,7 @@ export class Reconciler {
       { crOptions, values: values.ok ? values.values : undefined, problem, desiredFingerprint, requeue, tenant },
       log,
       NO_PROGRESS,
+      this.statusWrites,
     );
   }
 

@@ -2,6 +2,7 @@
  * The CR's next status as a pure function of its current status and what this reconcile did.
  * Conditions follow operator-sdk's types and reasons so dashboards built for it keep working.
  */
+import { canonicalJson } from '../lib/json.js';
 import { removeCondition, setCondition } from './conditions.js';
 import { ConditionTypes, Reasons } from './names.js';
 import type { Condition, CrStatus, DeployedRelease, KeepResult, Release } from './model.js';
@@ -36,6 +37,25 @@ function deployedRelease(r: Release): DeployedRelease {
     version: r.chartVersion,
     appVersion: r.appVersion,
   };
+}
+
+/**
+ * Whether `next` differs from `current` only in how a rollout still in progress is told: Ready
+ * was False and stays False (not failed) for the same reason, with another message ("0/2
+ * replicas updated", then "… available"), and nothing else changed. Such a change may wait a
+ * little (status pacing); every other change, a new reason included, is written at once.
+ */
+export function onlyRolloutProgress(current: CrStatus | undefined, next: CrStatus, outcome: Outcome): boolean {
+  if (outcome.kind !== 'current' && outcome.kind !== 'deployed') return false;
+  const readiness = outcome.kept?.readiness;
+  if (readiness === undefined || readiness.ready || readiness.failed) return false;
+  const before = current?.conditions?.find((c) => c.type === ConditionTypes.ready);
+  if (current === undefined || before?.status !== 'False' || before.reason !== readiness.reason) return false;
+  const withoutReadyMessage = (s: CrStatus): unknown => ({
+    ...s,
+    conditions: (s.conditions ?? []).map((c) => (c.type === ConditionTypes.ready ? { ...c, message: '' } : c)),
+  });
+  return canonicalJson(withoutReadyMessage(current)) === canonicalJson(withoutReadyMessage(next));
 }
 
 export function nextStatus(current: CrStatus | undefined, outcome: Outcome, generation: number | undefined, now: string): CrStatus {

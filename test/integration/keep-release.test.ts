@@ -61,9 +61,15 @@ describe('keeping the release true', () => {
     const { cluster, cr } = await operatorScenario(t, { kind: 'Ready', chart: SAMPLE_CHART });
     const pool = `pool-${randomBytes(3).toString('hex')}`;
     await cr.apply('app', { replicaCount: 2, nodeSelector: { pool } });
-    const waiting = await cr.until('app', 'Ready=False', (c) => condition(c, 'Deployed')?.status === 'True' && condition(c, 'Ready')?.status === 'False');
+    // The rollout's progress is retold at most every few seconds (status pacing): wait for the
+    // message that names the replicas.
+    const waiting = await cr.until(
+      'app',
+      'Ready=False naming the replicas',
+      (c) => condition(c, 'Deployed')?.status === 'True' && condition(c, 'Ready')?.status === 'False' && /0\/2/.test(condition(c, 'Ready')?.message ?? ''),
+    );
     assert.equal(condition(waiting, 'Ready')?.reason, 'DeploymentNotAvailable');
-    assert.match(condition(waiting, 'Ready')?.message ?? '', /Deployment app: 0\/2/);
+    assert.match(condition(waiting, 'Ready')?.message ?? '', /^Deployment app: 0\/2 replicas (updated|available)$/);
 
     // A node the pods may run on appears: kwok runs them, the Deployment becomes available.
     const node = `kwok-${pool}`;

@@ -13,7 +13,7 @@ import type { CustomResource, KeepResult } from '../model.js';
 import { Reasons } from '../names.js';
 import type { Progress } from '../plan.js';
 import type { CrWriter, EventSink, ReleaseActions, ReleaseKeeperPort, ReleaseStore, ServiceAccountLookup } from '../ports.js';
-import { nextStatus, type Outcome } from '../status.js';
+import { nextStatus, onlyRolloutProgress, type Outcome } from '../status.js';
 import type { ReconcileTarget } from '../target.js';
 
 export interface ReconcilerDeps {
@@ -33,6 +33,20 @@ export interface ReconcilerDeps {
   readonly applyOverrides: ApplyOverrides;
   /** Whether a kind's ServiceAccount exists; without it, it is taken to exist. */
   readonly serviceAccounts?: ServiceAccountLookup | undefined;
+  /**
+   * A status change that only retells a rollout in progress (Ready stays False, not failed) is
+   * written at most this often per resource; the last one is written when the time is up.
+   * Transitions (Ready True, a failure, a new revision) are always written at once. 0 = off.
+   */
+  readonly statusPaceMs?: number | undefined;
+}
+
+/** When each resource's status was last written (by uid), for status pacing; shared by a kind's reconciles. */
+export type StatusWriteTimes = Map<string, number>;
+
+/** What writeStatus did: `deferredMs` = a rollout-progress change waits; look again after that long. */
+export interface StatusWrite {
+  readonly deferredMs?: number;
 }
 
 /** How a reconcile ended; the queue requeues after `requeueAfterMs` when it is set. */
@@ -77,6 +91,7 @@ export class ActionContext {
     },
     readonly log: Logger,
     startingProgress: Progress,
+    private readonly statusWrites: StatusWriteTimes = new Map(),
   ) {
     this.cr = initial;
     this.progress = startingProgress;
@@ -95,16 +110,33 @@ export class ActionContext {
     return this.derived.tenant?.user;
   }
 
-  /** Writes the status only when it changed, so an idle operator makes no API writes. */
-  async writeStatus(outcome: Outcome): Promise<void> {
-    const now = new Date(this.deps.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  /**
+   * Writes the status only when it changed, so an idle operator makes no API writes; a change that
+   * only retells a rollout in progress waits out the status pace (see ReconcilerDeps).
+   */
+  async writeStatus(outcome: Outcome): Promise<StatusWrite> {
+    const nowMs = this.deps.clock.now();
+    const now = new Date(nowMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
     const status = nextStatus(this.cr.status, outcome, this.cr.metadata.generation, now);
-    if (canonicalJson(status) === canonicalJson(this.cr.status ?? {})) return;
+    if (canonicalJson(status) === canonicalJson(this.cr.status ?? {})) return {};
+    const uid = this.cr.metadata.uid ?? `${this.namespace}/${this.name}`;
+    const pace = this.deps.statusPaceMs ?? 0;
+    const last = this.statusWrites.get(uid);
+    if (pace > 0 && last !== undefined && nowMs - last < pace && onlyRolloutProgress(this.cr.status, status, outcome)) {
+      return { deferredMs: pace - (nowMs - last) };
+    }
     await this.deps.writer.patchStatus(this.cr, status);
+    this.statusWrites.set(uid, nowMs);
+    return {};
+  }
+
+  /** The resource is released: no more pacing to remember for it. */
+  forgetStatusWrites(): void {
+    this.statusWrites.delete(this.cr.metadata.uid ?? `${this.namespace}/${this.name}`);
   }
 
   /** Inventory, readiness and (on quiet passes) drift repair; repairs are announced as events. */
-  async keep(at: { revision: number; manifest?: string; repair: boolean }): Promise<KeepResult | undefined> {
+  async keep(at: { revision: number; manifest?: string; repair: boolean; awaitCaches?: boolean }): Promise<KeepResult | undefined> {
     const keeper = this.deps.keeper;
     if (keeper === undefined) return undefined;
     const kept = await keeper.keep({
@@ -114,6 +146,7 @@ export class ActionContext {
       manifest: at.manifest,
       watch: this.target.watchDependentResources,
       repair: at.repair,
+      awaitCaches: at.awaitCaches,
       impersonate: this.impersonate,
     });
     for (const r of kept.repaired) {

@@ -57,9 +57,9 @@ export async function deploy(ctx: ActionContext, action: 'install' | 'upgrade'):
       );
     }
   }
-  // Caches still show the previous objects right after an upgrade: inventory and readiness
-  // now, drift repair on the next quiet pass.
-  const kept = await ctx.keep({ revision: release.revision, manifest: release.manifest, repair: false }).catch((err: unknown) => {
+  // Caches may still show the previous objects right after an upgrade: readiness once they
+  // caught up (briefly), drift repair on the next quiet pass.
+  const kept = await ctx.keep({ revision: release.revision, manifest: release.manifest, repair: false, awaitCaches: true }).catch((err: unknown) => {
     ctx.log.warn({ err: errorMessage(err) }, 'deployed, but could not inspect the release objects');
     return undefined;
   });

@@ -3,7 +3,7 @@ import { forbiddenExplanation, missingServiceAccountMessage } from '../identity.
 import type { KeepResult, Release, StoredRevision } from '../model.js';
 import { Reasons } from '../names.js';
 import { latestRevision } from '../plan.js';
-import { end, type ActionContext, type StepResult } from './context.js';
+import { end, type ActionContext, type ReconcileOutcome, type StepResult } from './context.js';
 import { ReconcileFailure } from './failure.js';
 
 /**
@@ -28,8 +28,13 @@ export async function current(ctx: ActionContext, revisions: readonly StoredRevi
     await ctx.writeStatus({ kind: 'irreconcilable', message });
     throw new ReconcileFailure(Reasons.reconcileError, message, { cause: err });
   }
-  await ctx.writeStatus({ kind: 'current', release, kept });
-  return end(ctx.derived.requeue);
+  const { deferredMs } = await ctx.writeStatus({ kind: 'current', release, kept });
+  return end(deferredMs === undefined ? ctx.derived.requeue : soonest(ctx.derived.requeue, deferredMs));
+}
+
+/** The period's requeue, or sooner when a paced status write is waiting. */
+function soonest(requeue: ReconcileOutcome, afterMs: number): ReconcileOutcome {
+  return { requeueAfterMs: Math.min(requeue.requeueAfterMs ?? afterMs, afterMs) };
 }
 
 export async function paused(ctx: ActionContext): Promise<StepResult> {

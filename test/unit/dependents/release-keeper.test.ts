@@ -142,7 +142,7 @@ function setup() {
   const api = new ObjectApi();
   const watcher = new FakeWatcher();
   const { log, text } = capturingLogger();
-  const keeper = new ReleaseKeeper({ client: api, watcher, scopes: new ScopeMap({ client: api }), log, syncTimeoutMs: 1_000 });
+  const keeper = new ReleaseKeeper({ client: api, watcher, scopes: new ScopeMap({ client: api }), log, syncTimeoutMs: 1_000, catchUpTimeoutMs: 300 });
   return { api, watcher, keeper, logged: text };
 }
 
@@ -177,6 +177,25 @@ describe('ReleaseKeeper.keep', () => {
     assert.deepEqual(kept.readiness, { ready: false, failed: false, reason: 'DeploymentNotAvailable', message: 'Deployment web: 1/2 replicas available' });
     assert.deepEqual(kept.repaired, []);
     assert.deepEqual(api.requests, [], 'readiness comes from the cache alone');
+  });
+
+  it('right after a deploy, tells readiness once the caches show what helm wrote', async () => {
+    const { keeper, watcher, api } = setup();
+    watcher.put(configMap('cfg', { mode: 'slow' })); // the previous revision's, not yet replaced in the cache
+    setTimeout(() => {
+      inSync(api, watcher);
+      watcher.put(deployment(1));
+    }, 60);
+    const kept = await keeper.keep(input({ awaitCaches: true }));
+    assert.deepEqual(kept.readiness, { ready: false, failed: false, reason: 'DeploymentNotAvailable', message: 'Deployment web: 1/2 replicas available' });
+  });
+
+  it('waits for the caches only so long, then tells readiness as they are', async () => {
+    const { keeper } = setup();
+    const started = performance.now();
+    const kept = await keeper.keep(input({ awaitCaches: true }));
+    assert.ok(performance.now() - started >= 290, 'waited for the caches');
+    assert.equal(kept.readiness?.reason, 'ResourceMissing');
   });
 
   it('says all is ready when every object is', async () => {

@@ -8,7 +8,7 @@ import type { ReleaseKeeperPort } from '../../../src/reconcile/ports.js';
 import { Reconciler, ReconcileFailure, type ReconcilerOptions, type ReconcileTarget } from '../../../src/reconcile/reconciler.js';
 import type { CrStatus, CustomResource } from '../../../src/reconcile/model.js';
 import { HelmWorld } from '../fakes/helm-world.js';
-import { RecordingEvents, RecordingWriter } from '../fakes/reconcile-ports.js';
+import { FakeKeeper, RecordingEvents, RecordingWriter } from '../fakes/reconcile-ports.js';
 
 const log = pino({ level: 'silent' });
 
@@ -221,6 +221,42 @@ describe('Reconciler', () => {
     writer.setFinalizers = (c) => Promise.resolve(c);
     await assert.rejects(reconciler.reconcile(cr({ finalizers: [] }), log), (e: unknown) => e instanceof ReconcileFailure && /add-finalizer/.test(e.message));
     assert.deepEqual(world.calls, [], 'nothing was installed without the finalizer');
+  });
+
+  it('paces retellings of a rollout in progress, but writes Ready=True and the first word at once', async () => {
+    const keeper = new FakeKeeper();
+    const notReady = (message: string) => ({ inventory: [], repaired: [], readiness: { ready: false, failed: false, reason: 'DeploymentNotAvailable', message } });
+    keeper.keepResult = notReady('Deployment web: 0/1 replicas updated');
+    reconciler = makeReconciler({ keeper, statusPaceMs: 5_000 });
+    await reconciler.reconcile(cr(), log);
+    assert.equal(writer.statuses.length, 1, 'Deployed and the first Ready=False in one write');
+    assert.equal(keeper.kept[0]?.awaitCaches, true, 'readiness after a deploy waits for the caches');
+
+    world.now += 1_000;
+    keeper.keepResult = notReady('Deployment web: 0/1 replicas available');
+    const paced = await reconciler.reconcile(cr({}, { replicas: 1 }, writer.last), log);
+    assert.equal(writer.statuses.length, 1, 'the progress is not written yet');
+    assert.equal(paced.requeueAfterMs, 4_000, 'but looked at again when the pace allows');
+
+    world.now += 4_000;
+    const flushed = await reconciler.reconcile(cr({}, { replicas: 1 }, writer.last), log);
+    assert.equal(writer.statuses.length, 2);
+    assert.equal(writer.last?.conditions?.find((c) => c.type === 'Ready')?.message, 'Deployment web: 0/1 replicas available');
+    assert.equal(flushed.requeueAfterMs, 60_000);
+
+    world.now += 100;
+    keeper.keepResult = { inventory: [], repaired: [], readiness: { ready: true, failed: false, reason: 'AllResourcesReady', message: 'all 1 resource is ready' } };
+    await reconciler.reconcile(cr({}, { replicas: 1 }, writer.last), log);
+    assert.equal(writer.statuses.length, 3, 'Ready=True is written at once');
+    assert.equal(writer.last.conditions.find((c) => c.type === 'Ready')?.status, 'True');
+
+    world.now += 100;
+    keeper.keepResult = { inventory: [], repaired: [], readiness: { ready: false, failed: true, reason: 'ProgressDeadlineExceeded', message: 'Deployment web: progress deadline exceeded' } };
+    await reconciler.reconcile(cr({}, { replicas: 1 }, writer.last), log);
+    world.now += 100;
+    keeper.keepResult = notReady('Deployment web: 0/1 replicas available');
+    await reconciler.reconcile(cr({}, { replicas: 1 }, writer.last), log);
+    assert.equal(writer.statuses.length, 5, 'a failure, and the way back from it, are transitions');
   });
 
   it('keeps a deleted resource until its objects are gone (uninstall-wait)', async () => {

@@ -21,7 +21,7 @@ describe('current', () => {
     const result = await current(ctx, revisions, false);
     assert.deepEqual(result, { done: true, outcome: { requeueAfterMs: PERIOD_MS } });
     assert.deepEqual(helm.statusCalls, [], 'no helm process');
-    assert.deepEqual(keeper.kept, [{ namespace: 'ns1', release: 'demo', revision: 4, manifest: undefined, watch: true, repair: true, impersonate: undefined }]);
+    assert.deepEqual(keeper.kept, [{ namespace: 'ns1', release: 'demo', revision: 4, manifest: undefined, watch: true, repair: true, awaitCaches: undefined, impersonate: undefined }]);
     assert.deepEqual(conditionSummary(writtenCondition(writer, 'Ready')), {
       status: 'False',
       reason: 'DeploymentNotAvailable',
