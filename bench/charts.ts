@@ -32,8 +32,9 @@ export const BENCH_CHARTS: Readonly<Record<ChartName, BenchChart>> = {
       delete: {},
     },
   },
-  // The public podinfo chart, vendored unchanged (bench/fixtures/README.md), as Flux's benchmark
-  // installs it: every other value at the chart's defaults (a Deployment and a Service).
+  // The public podinfo chart that Flux's benchmark installs, vendored unchanged
+  // (bench/fixtures/README.md); every other value at the chart's defaults: a Deployment and a
+  // Service (how Flux's own values differ: bench/README.md, "Flux-comparable run").
   podinfo: {
     name: 'podinfo',
     dir: 'bench/fixtures/podinfo',
