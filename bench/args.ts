@@ -1,5 +1,6 @@
 /** Flags of `npm run bench -- …`. */
 import { parseArgs } from 'node:util';
+import { CHART_NAMES, type ChartName } from './charts.js';
 import { CONTENDERS, type ContenderName } from './contenders.js';
 import { errorMessage } from '../src/lib/errors.js';
 
@@ -19,6 +20,8 @@ export interface BenchOptions {
   keep: boolean;
   /** Only print the markdown of an earlier results-*.json. */
   render: string | undefined;
+  /** The chart every contender installs (bench/charts.ts). */
+  chart: ChartName;
   /** Where chartpilot's chart comes from: the directory, or a real OCI registry next to the control plane. */
   chartSource: 'local' | 'oci';
   /** chartpilot's --chart-refresh-interval with --chart-source oci. */
@@ -35,13 +38,16 @@ fresh local control plane: create N releases, upgrade all N, idle, delete all N.
   --idle-seconds S            length of the idle window (default 300)
   --settle-seconds S          unmeasured pause before the idle window (default 15)
   --contenders a,b,c          subset and order of floor,operator-sdk,chartpilot (default all three)
+  --chart webapp|podinfo      the chart every contender installs: charts/webapp (default), or the
+                              public podinfo chart vendored in bench/fixtures/podinfo (the shape of
+                              Flux's published benchmark)
   --phase-timeout-seconds S   give up on a scenario after S (default max(600, 6×N))
   --out-dir DIR               where results-<timestamp>.{json,md} go (default bench/out)
   --bin-dir DIR               control-plane binaries (default: provision them, as npm test does)
   --helm-operator-bin PATH    use this helm-operator instead of the cached build
   --no-build                  don't build helm-operator; skip operator-sdk when it is not cached
   --smoke                     N=5, idle 10 s, settle 2 s; operator-sdk only if already cached
-  --chart-source local|oci    chartpilot's chart: charts/webapp on disk (default), or pushed to a real
+  --chart-source local|oci    chartpilot's chart: the --chart directory (default), or pushed to a real
                               OCI registry (devcluster/registry.ts) that chartpilot pulls it from;
                               idle then also counts registry requests per minute (operator-sdk and
                               the floor keep the local chart)
@@ -81,6 +87,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
         smoke: { type: 'boolean' },
         keep: { type: 'boolean' },
         render: { type: 'string' },
+        chart: { type: 'string' },
         'chart-source': { type: 'string' },
         'chart-refresh-seconds': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -96,6 +103,8 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
   for (const c of contenders) {
     if (!(CONTENDERS as readonly string[]).includes(c)) throw new UsageError(`unknown contender ${JSON.stringify(c)} (known: ${CONTENDERS.join(', ')})`);
   }
+  const chart = values.chart ?? 'webapp';
+  if (!(CHART_NAMES as readonly string[]).includes(chart)) throw new UsageError(`--chart must be one of ${CHART_NAMES.join(', ')}, got ${JSON.stringify(chart)}`);
   const chartSource = values['chart-source'] ?? 'local';
   if (chartSource !== 'local' && chartSource !== 'oci') throw new UsageError(`--chart-source must be local or oci, got ${JSON.stringify(chartSource)}`);
   if (new Set(contenders).size !== contenders.length || contenders.length === 0) throw new UsageError('--contenders must name each contender at most once');
@@ -112,6 +121,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
     helmOperatorBin: values['helm-operator-bin'],
     keep: values.keep === true,
     render: values.render,
+    chart: chart as ChartName,
     chartSource,
     chartRefreshSeconds: positiveInt('chart-refresh-seconds', values['chart-refresh-seconds'], 600),
   };

@@ -33,7 +33,10 @@ export interface Env {
   dir: string;
   namespace: string;
   concurrency: number;
+  /** The chart directory (bench/charts.ts). */
   chart: string;
+  /** The operators' CRD kinds: `<kindPrefix>Osdk`, `<kindPrefix>Chartpilot`. */
+  kindPrefix: string;
   log: (line: string) => void;
   /** chartpilot pulls its chart from a registry: the watches entry's chart keys, and what the operator needs to reach it. */
   remoteChart?: {
@@ -317,12 +320,16 @@ function operator(env: Env, spec: OperatorSpec): Contender {
   };
 }
 
-const kindFor = (kind: string): Kind => ({ group: 'bench.chartpilot.io', version: 'v1', kind, plural: `${kind.toLowerCase()}s` });
+/** The CRD kind an operator contender serves, e.g. WebAppOsdk, PodinfoChartpilot. */
+export function operatorKind(name: 'operator-sdk' | 'chartpilot', kindPrefix: string): Kind {
+  const kind = `${kindPrefix}${name === 'operator-sdk' ? 'Osdk' : 'Chartpilot'}`;
+  return { group: 'bench.chartpilot.io', version: 'v1', kind, plural: `${kind.toLowerCase()}s` };
+}
 
 export function operatorSdk(env: Env, bin: string): Contender {
   return operator(env, {
     name: 'operator-sdk',
-    kind: kindFor('WebAppOsdk'),
+    kind: operatorKind('operator-sdk', env.kindPrefix),
     command: bin,
     args: (watches) => [
       'run',
@@ -341,7 +348,7 @@ export function operatorSdk(env: Env, bin: string): Contender {
 export function chartpilot(env: Env, binJs: string): Contender {
   return operator(env, {
     name: 'chartpilot',
-    kind: kindFor('WebAppChartpilot'),
+    kind: operatorKind('chartpilot', env.kindPrefix),
     command: process.execPath,
     args: (watches) => [
       ...OPERATOR_NODE_FLAGS,

@@ -19,7 +19,7 @@ export interface BenchResults {
   startedAt: string;
   finishedAt: string;
   command: string;
-  parameters: { n: number; concurrency: number; idleSeconds: number; settleSeconds: number; contenders: ContenderName[]; chartSource?: string };
+  parameters: { n: number; concurrency: number; idleSeconds: number; settleSeconds: number; contenders: ContenderName[]; chartSource?: string; chart?: string };
   machine: { cores: number; cpuModel: string; memoryMiB: number; kernel: string };
   versions: { node: string; helm: string; kubernetes: string; helmOperator: string; chartpilot: string };
   helmOperatorBuild?: { cached: boolean; ok: boolean; seconds?: number; error?: string };
@@ -79,7 +79,7 @@ export function toMarkdown(results: BenchResults): string {
   const ok = results.contenders.filter((c) => c.status === 'ok');
   const ratioCols = Object.keys(results.ratios);
   const lines: string[] = [];
-  lines.push(`# chartpilot benchmark: N=${p.n}, concurrency ${p.concurrency}, idle ${p.idleSeconds} s${p.chartSource === undefined ? '' : `, chartpilot's chart from a registry (${p.chartSource})`}`);
+  lines.push(`# chartpilot benchmark: ${p.chart === undefined ? '' : `${p.chart}, `}N=${p.n}, concurrency ${p.concurrency}, idle ${p.idleSeconds} s${p.chartSource === undefined ? '' : `, chartpilot's chart from a registry (${p.chartSource})`}`);
   lines.push('');
   lines.push(`Run ${results.startedAt} → ${results.finishedAt} with \`${results.command}\`.`);
   lines.push('');

@@ -13,8 +13,9 @@ import { repoRoot } from '../devcluster/paths.js';
 import { startRegistry } from '../devcluster/registry.js';
 import { provision } from '../devcluster/provision.js';
 import { parseBenchArgs, USAGE, UsageError, type BenchOptions } from './args.js';
+import { BENCH_CHARTS, chartMeta } from './charts.js';
 import { deleteCrd, deleteNamespace, createNamespace, listCrs, type Kind } from './cluster-ops.js';
-import { chartpilot, floor, operatorSdk, type Contender, type Env } from './contenders.js';
+import { chartpilot, floor, operatorKind, operatorSdk, type Contender, type Env } from './contenders.js';
 import { buildHelmOperator, cachedHelmOperator, HELM_OPERATOR_VERSION, type BuildResult } from './helm-operator.js';
 import { createBenchKube, type BenchKube } from './kube.js';
 import { cpuSeconds, statusKiB } from './proc.js';
@@ -80,6 +81,7 @@ async function runContender(c: Contender, opts: BenchOptions, env: Env, kind: Ki
       idleSeconds: opts.idleSeconds,
       settleSeconds: opts.settleSeconds,
       phaseTimeoutMs: opts.phaseTimeoutSeconds * 1000,
+      specs: BENCH_CHARTS[opts.chart].specs,
       log: say,
       signal: abort.signal,
     });
@@ -138,6 +140,16 @@ async function main(argv: string[]): Promise<number> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   const root = repoRoot();
+  const benchChart = BENCH_CHARTS[opts.chart];
+  let chartDir: string;
+  let chartInfo: { name: string; version: string };
+  try {
+    chartInfo = chartMeta(root, benchChart);
+    chartDir = join(root, benchChart.dir);
+  } catch (err) {
+    say(`--chart ${opts.chart}: ${errorMessage(err)}`);
+    return 1;
+  }
   const startedAt = new Date();
   // Read once before any measurement: the first call runs `getconf`, a child of this process.
   cpuSeconds('self');
@@ -185,7 +197,7 @@ async function main(argv: string[]): Promise<number> {
       helmOperator: helmOperatorBin === undefined ? `${HELM_OPERATOR_VERSION} (not available)` : tryRun(helmOperatorBin, ['version']).split('\n')[0] ?? 'unknown',
       chartpilot: chartpilotVersion(root),
     };
-    const remoteChart = opts.chartSource === 'oci' ? await chartInRegistry(join(work, 'registry'), binDir, join(root, 'charts', 'webapp'), opts.chartRefreshSeconds) : undefined;
+    const remoteChart = opts.chartSource === 'oci' ? await chartInRegistry(join(work, 'registry'), binDir, chartDir, chartInfo, opts.chartRefreshSeconds) : undefined;
     const contenders: ContenderResult[] = [];
     for (const name of opts.contenders) {
       if (abort.signal.aborted) break;
@@ -196,21 +208,22 @@ async function main(argv: string[]): Promise<number> {
         dir: join(work, name),
         namespace: `bench-${name}`,
         concurrency: opts.concurrency,
-        chart: join(root, 'charts', 'webapp'),
+        chart: chartDir,
+        kindPrefix: benchChart.kindPrefix,
         log: say,
         ...(remoteChart === undefined ? {} : { remoteChart }),
       };
-      say(`=== ${name}: N=${opts.n}, concurrency ${opts.concurrency}`);
+      say(`=== ${name}: N=${opts.n}, concurrency ${opts.concurrency}, chart ${chartInfo.name} ${chartInfo.version}`);
       let c: Contender;
       let kind: Kind | undefined;
       if (name === 'floor') {
         c = floor(env);
       } else if (name === 'chartpilot') {
         c = chartpilot(env, join(root, 'bin', 'chartpilot.js'));
-        kind = { group: 'bench.chartpilot.io', version: 'v1', kind: 'WebAppChartpilot', plural: 'webappchartpilots' };
+        kind = operatorKind('chartpilot', benchChart.kindPrefix);
       } else if (helmOperatorBin !== undefined) {
         c = operatorSdk(env, helmOperatorBin);
-        kind = { group: 'bench.chartpilot.io', version: 'v1', kind: 'WebAppOsdk', plural: 'webapposdks' };
+        kind = operatorKind('operator-sdk', benchChart.kindPrefix);
       } else {
         contenders.push({ name, status: 'skipped', reason: `helm-operator ${HELM_OPERATOR_VERSION} unavailable: ${buildInfo?.error ?? 'unknown'}`, scenarios: [] });
         say(`operator-sdk skipped: ${buildInfo?.error ?? ''}`);
@@ -225,7 +238,7 @@ async function main(argv: string[]): Promise<number> {
       startedAt: startedAt.toISOString(),
       finishedAt: new Date().toISOString(),
       command: `npm run bench --${argv.length === 0 ? '' : ` ${argv.join(' ')}`}`,
-      parameters: { n: opts.n, concurrency: opts.concurrency, idleSeconds: opts.idleSeconds, settleSeconds: opts.settleSeconds, contenders: opts.contenders, ...(opts.chartSource === 'oci' ? { chartSource: `oci, refresh every ${String(opts.chartRefreshSeconds)} s` } : {}) },
+      parameters: { n: opts.n, concurrency: opts.concurrency, idleSeconds: opts.idleSeconds, settleSeconds: opts.settleSeconds, contenders: opts.contenders, chart: `${chartInfo.name} ${chartInfo.version}`, ...(opts.chartSource === 'oci' ? { chartSource: `oci, refresh every ${String(opts.chartRefreshSeconds)} s` } : {}) },
       machine: { cores: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memoryMiB: totalmem() / 2 ** 20, kernel: release() },
       versions,
       ...(buildInfo === undefined ? {} : { helmOperatorBuild: buildInfo }),
@@ -257,12 +270,12 @@ async function main(argv: string[]): Promise<number> {
 }
 
 /**
- * charts/webapp pushed with the real `helm push` to a real OCI registry next to the control plane
+ * The bench's chart (--chart) pushed with the real `helm push` to a real OCI registry next to the control plane
  * (TLS from its own CA, htpasswd), and what chartpilot needs to pull it: credentials in a Helm
  * registry config file (as a mounted `helm registry login` would give), the CA through
  * NODE_EXTRA_CA_CERTS.
  */
-async function chartInRegistry(dir: string, binDir: string, chart: string, refreshSeconds: number): Promise<NonNullable<Env['remoteChart']>> {
+async function chartInRegistry(dir: string, binDir: string, chart: string, meta: { name: string; version: string }, refreshSeconds: number): Promise<NonNullable<Env['remoteChart']>> {
   const password = randomBytes(9).toString('hex');
   const registry = await startRegistry({ dir, binDir, users: { bench: password } });
   cleanups.push(() => registry.destroy());
@@ -273,9 +286,11 @@ async function chartInRegistry(dir: string, binDir: string, chart: string, refre
   execFileSync(helm, ['package', chart, '--destination', join(dir, 'packages')], { env: helmEnv, stdio: 'ignore' });
   const tgz = join(dir, 'packages', readdirSync(join(dir, 'packages'))[0] ?? '');
   execFileSync(helm, ['push', tgz, `oci://${registry.host}/charts`, '--ca-file', registry.caFile], { env: helmEnv, stdio: 'ignore' });
-  say(`chart pushed to oci://${registry.host}/charts/webapp; chartpilot re-resolves it every ${String(refreshSeconds)} s`);
+  // helm push names the repository after Chart.yaml's name; a range (not the exact version), so
+  // that every refresh resolves it from the tag list.
+  say(`chart pushed to oci://${registry.host}/charts/${meta.name}; chartpilot re-resolves it every ${String(refreshSeconds)} s`);
   return {
-    entry: { chart: `oci://${registry.host}/charts/webapp`, chartVersion: '>=0.1.0' },
+    entry: { chart: `oci://${registry.host}/charts/${meta.name}`, chartVersion: `>=${meta.version}` },
     env: { HELM_REGISTRY_CONFIG: registryConfig, NODE_EXTRA_CA_CERTS: registry.caFile },
     args: ['--chart-refresh-interval', `${String(refreshSeconds)}s`, '--chart-cache-dir', join(dir, 'cache')],
     requests: () => registry.requests().filter((l) => l.endsWith('"chartpilot"')).length,

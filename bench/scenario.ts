@@ -51,19 +51,14 @@ export interface ScenarioOptions {
   /** Quiet time between the upgrade converging and the idle window, not measured. */
   settleSeconds: number;
   phaseTimeoutMs: number;
+  /** The CR spec (the floor: the values) per phase, from the chart (bench/charts.ts). */
+  specs: Readonly<Record<Phase, Readonly<Record<string, unknown>>>>;
   log: (line: string) => void;
   /** Set on Ctrl-C: stop waiting. */
   signal: AbortSignal;
 }
 
 export const releaseNames = (n: number): string[] => Array.from({ length: n }, (_, i) => `web-${String(i).padStart(4, '0')}`);
-
-const SPECS: Record<Phase, Record<string, unknown>> = {
-  create: { message: 'bench revision 1', replicaCount: 1 },
-  // A new message changes the ConfigMap and the pods' checksum annotation: a real rollout.
-  upgrade: { message: 'bench revision 2', replicaCount: 1 },
-  delete: {},
-};
 
 /**
  * Writes the control plane makes on its own every few seconds whatever runs: Lease renewals (API
@@ -160,7 +155,7 @@ async function runPhase(c: Contender, phase: Phase, names: string[], opts: Scena
   const deadline = a.at + opts.phaseTimeoutMs;
   let failure: string | undefined;
   try {
-    await c.act(phase, names, SPECS[phase]);
+    await c.act(phase, names, opts.specs[phase]);
   } catch (err) {
     failure = `${phase} action failed: ${errorMessage(err)}`;
   }

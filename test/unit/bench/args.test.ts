@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseBenchArgs, UsageError, type BenchOptions } from '../../../bench/args.js';
+import { BENCH_CHARTS } from '../../../bench/charts.js';
+
+function options(argv: string[]): BenchOptions {
+  const o = parseBenchArgs(argv);
+  assert.ok(o !== undefined, 'expected options, got --help');
+  return o;
+}
+
+describe('bench arguments: --chart', () => {
+  it('defaults to charts/webapp, the chart every earlier run used', () => {
+    assert.equal(options([]).chart, 'webapp');
+    assert.equal(options(['--smoke']).chart, 'webapp');
+  });
+
+  it('takes webapp or podinfo, in either flag form, alongside the other flags', () => {
+    assert.equal(options(['--chart', 'podinfo']).chart, 'podinfo');
+    assert.equal(options(['--chart=webapp']).chart, 'webapp');
+    const o = options(['--chart', 'podinfo', '--n', '1000', '--concurrency', '10', '--contenders', 'chartpilot', '--chart-source', 'oci']);
+    assert.deepEqual([o.chart, o.n, o.concurrency, o.contenders, o.chartSource], ['podinfo', 1000, 10, ['chartpilot'], 'oci']);
+  });
+
+  it('refuses any other chart, naming the known ones', () => {
+    for (const bad of ['nginx', 'Podinfo', '', 'charts/webapp']) {
+      assert.throws(() => parseBenchArgs(['--chart', bad]), (err: unknown) =>
+        err instanceof UsageError && err.message === `--chart must be one of webapp, podinfo, got ${JSON.stringify(bad)}`, bad);
+    }
+    assert.throws(() => parseBenchArgs(['--chart']), UsageError);
+  });
+
+  it('gives each chart its own CRD kinds and an upgrade spec that differs from the create spec', () => {
+    assert.deepEqual(Object.values(BENCH_CHARTS).map((c) => c.kindPrefix), ['WebApp', 'Podinfo']);
+    for (const c of Object.values(BENCH_CHARTS)) assert.notDeepEqual(c.specs.upgrade, c.specs.create, c.name);
+    assert.deepEqual(BENCH_CHARTS.podinfo.specs.create, { replicaCount: 1, ui: { message: 'bench revision 1' } });
+    assert.deepEqual(BENCH_CHARTS.podinfo.specs.upgrade, { replicaCount: 1, ui: { message: 'bench revision 2' } });
+  });
+});
