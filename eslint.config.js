@@ -3,8 +3,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  // bench/fixtures: vendored third-party charts, kept as upstream ships them.
-  { ignores: ['dist/', 'node_modules/', '.cluster/', 'coverage/', 'bench/fixtures/'] },
+  { ignores: ['dist/', 'node_modules/', '.cluster/', 'coverage/'] },
   ...tseslint.configs.strictTypeChecked,
   {
     languageOptions: {

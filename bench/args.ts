@@ -39,8 +39,8 @@ fresh local control plane: create N releases, upgrade all N, idle, delete all N.
   --settle-seconds S          unmeasured pause before the idle window (default 15)
   --contenders a,b,c          subset and order of floor,operator-sdk,chartpilot (default all three)
   --chart webapp|podinfo      the chart every contender installs: charts/webapp (default), or the
-                              public podinfo chart vendored in bench/fixtures/podinfo (the shape of
-                              Flux's published benchmark)
+                              public podinfo chart 6.9.2, fetched once from the Go module proxy and
+                              checked against a pinned sha256 (the shape of Flux's published benchmark)
   --phase-timeout-seconds S   give up on a scenario after S (default max(600, 6×N))
   --out-dir DIR               where results-<timestamp>.{json,md} go (default bench/out)
   --bin-dir DIR               control-plane binaries (default: provision them, as npm test does)

@@ -7,14 +7,15 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { Phase } from './contenders.js';
+import { moduleChartDir, type ModuleChart } from './module-chart.js';
 
 export type ChartName = 'webapp' | 'podinfo';
 export const CHART_NAMES: readonly ChartName[] = ['webapp', 'podinfo'];
 
 export interface BenchChart {
   readonly name: ChartName;
-  /** The chart directory, relative to the repository root. */
-  readonly dir: string;
+  /** The chart directory relative to the repository root, or the module it is fetched from. */
+  readonly source: { readonly dir: string } | { readonly module: ModuleChart };
   /** The operators' CRD kinds are `<kindPrefix>Osdk` and `<kindPrefix>Chartpilot`. */
   readonly kindPrefix: string;
   readonly specs: Readonly<Record<Phase, Readonly<Record<string, unknown>>>>;
@@ -23,7 +24,7 @@ export interface BenchChart {
 export const BENCH_CHARTS: Readonly<Record<ChartName, BenchChart>> = {
   webapp: {
     name: 'webapp',
-    dir: 'charts/webapp',
+    source: { dir: 'charts/webapp' },
     kindPrefix: 'WebApp',
     specs: {
       create: { message: 'bench revision 1', replicaCount: 1 },
@@ -32,12 +33,20 @@ export const BENCH_CHARTS: Readonly<Record<ChartName, BenchChart>> = {
       delete: {},
     },
   },
-  // The public podinfo chart that Flux's benchmark installs, vendored unchanged
-  // (bench/fixtures/README.md); every other value at the chart's defaults: a Deployment and a
-  // Service (how Flux's own values differ: bench/README.md, "Flux-comparable run").
+  // The public podinfo chart that Flux's benchmark installs, unchanged: charts/podinfo of
+  // github.com/stefanprodan/podinfo (Apache-2.0) at commit e86405a8674e (2025-09-10), chart and
+  // app version 6.9.2, from the Go module proxy's zip of that commit. Every other value at the
+  // chart's defaults: a Deployment and a Service (how Flux's own values differ: bench/README.md).
   podinfo: {
     name: 'podinfo',
-    dir: 'bench/fixtures/podinfo',
+    source: {
+      module: {
+        module: 'github.com/stefanprodan/podinfo',
+        version: 'v1.8.1-0.20250910200901-e86405a8674e',
+        zipSha256: 'bdcbe8b25d74e9fc64db41f2b138212e38464b670d8917ca4b99c3a363100dbb',
+        path: 'charts/podinfo',
+      },
+    },
     kindPrefix: 'Podinfo',
     specs: {
       create: { replicaCount: 1, ui: { message: 'bench revision 1' } },
@@ -48,17 +57,19 @@ export const BENCH_CHARTS: Readonly<Record<ChartName, BenchChart>> = {
   },
 };
 
-/** Chart.yaml's name and version; an error that says what to do when the chart is not there. */
-export function chartMeta(root: string, chart: BenchChart): { name: string; version: string } {
-  const file = join(root, chart.dir, 'Chart.yaml');
-  if (!existsSync(file)) {
-    throw new Error(`${chart.dir}/Chart.yaml does not exist: the ${chart.name} chart is not in this checkout`
-      + (chart.dir.startsWith('bench/fixtures/') ? ' (bench/fixtures/README.md says where it comes from and how to vendor it)' : ''));
-  }
+/** The chart's folder: in the repository, or fetched (once, then cached) from the module proxy. */
+export async function chartDir(root: string, chart: BenchChart, log: (line: string) => void): Promise<string> {
+  return 'dir' in chart.source ? join(root, chart.source.dir) : await moduleChartDir(chart.source.module, log);
+}
+
+/** Chart.yaml's name and version. */
+export function chartMeta(dir: string): { name: string; version: string } {
+  const file = join(dir, 'Chart.yaml');
+  if (!existsSync(file)) throw new Error(`${file} does not exist`);
   const meta = parseYaml(readFileSync(file, 'utf8')) as { name?: unknown; version?: unknown } | null;
   const name = meta?.name;
   // YAML reads `version: 1.0` as a number.
   const version = typeof meta?.version === 'number' ? String(meta.version) : meta?.version;
-  if (typeof name !== 'string' || typeof version !== 'string') throw new Error(`${chart.dir}/Chart.yaml has no name or version`);
+  if (typeof name !== 'string' || typeof version !== 'string') throw new Error(`${file} has no name or version`);
   return { name, version };
 }

@@ -30,7 +30,7 @@ export function cachedHelmOperator(): string | undefined {
 export type BuildResult = { ok: true; bin: string; seconds: number } | { ok: false; error: string; seconds: number };
 
 /** The first proxy of GOPROXY (`direct`/`off` entries cannot serve a zip over HTTP). */
-function moduleProxy(): string {
+export function moduleProxy(): string {
   const first = (process.env.GOPROXY ?? '').split(/[,|]/).find((p) => p.startsWith('http'));
   return (first ?? 'https://proxy.golang.org').replace(/\/+$/, '');
 }

@@ -13,7 +13,7 @@ import { repoRoot } from '../devcluster/paths.js';
 import { startRegistry } from '../devcluster/registry.js';
 import { provision } from '../devcluster/provision.js';
 import { parseBenchArgs, USAGE, UsageError, type BenchOptions } from './args.js';
-import { BENCH_CHARTS, chartMeta } from './charts.js';
+import { BENCH_CHARTS, chartDir as chartDirOf, chartMeta } from './charts.js';
 import { deleteCrd, deleteNamespace, createNamespace, listCrs, type Kind } from './cluster-ops.js';
 import { chartpilot, floor, operatorKind, operatorSdk, type Contender, type Env } from './contenders.js';
 import { buildHelmOperator, cachedHelmOperator, HELM_OPERATOR_VERSION, type BuildResult } from './helm-operator.js';
@@ -144,8 +144,8 @@ async function main(argv: string[]): Promise<number> {
   let chartDir: string;
   let chartInfo: { name: string; version: string };
   try {
-    chartInfo = chartMeta(root, benchChart);
-    chartDir = join(root, benchChart.dir);
+    chartDir = await chartDirOf(root, benchChart, say);
+    chartInfo = chartMeta(chartDir);
   } catch (err) {
     say(`--chart ${opts.chart}: ${errorMessage(err)}`);
     return 1;
