@@ -168,6 +168,11 @@ export class CrController {
     this.queue.add(key, opts);
   }
 
+  /** Looks at `key` after `delayMs`, unless it runs sooner anyway (hints that may wait). */
+  enqueueAfter(key: string, delayMs: number, opts: { respectBackoff?: boolean } = {}): void {
+    this.queue.addAfter(key, delayMs, opts);
+  }
+
   /** The reconciler wrote a CR's metadata (its finalizers), replacing version `from`, and goes on with `written`. */
   noteOwnWrite(from: string | undefined, written: { metadata: { namespace?: string; name: string; resourceVersion?: string } }): void {
     const to = written.metadata.resourceVersion;

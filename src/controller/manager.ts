@@ -104,19 +104,26 @@ export class Manager {
   /** Which ServiceAccounts exist: watched only once a kind runs as one. */
   private readonly serviceAccounts: ServiceAccountCache;
 
+  private readonly statusPaceMs: number;
+
   constructor(private readonly opts: ManagerOptions) {
+    this.statusPaceMs = opts.statusPaceMs ?? STATUS_PACE_MS;
     this.releases = createReleaseStore(opts.client);
     const log = opts.log.child({ controller: 'dependents' });
     this.dependents = new DependentWatcher({
       client: opts.client,
       namespaces: opts.watchNamespaces,
       log,
-      // A dependent changed (spec, status or existence): its owner re-checks drift and readiness.
-      onChange: (ownerUid) => {
+      // A dependent changed (spec, status or existence): its owner re-checks drift and readiness;
+      // our own apply/rollback changes dependents too, so a hint never bypasses a retry backoff.
+      // Progress that leaves the object's verdict as it was is told at the status pace anyway:
+      // one look after that long covers every such update meanwhile.
+      onChange: (ownerUid, change) => {
         for (const r of this.running.values()) {
           const key = r.controller.keyForUid(ownerUid);
-          // Our own apply/rollback changes dependents too: never let that bypass a retry backoff.
-          if (key !== undefined) r.controller.enqueue(key, { respectBackoff: true });
+          if (key === undefined) continue;
+          if (change.verdictChanged) r.controller.enqueue(key, { respectBackoff: true });
+          else r.controller.enqueueAfter(key, this.statusPaceMs, { respectBackoff: true });
         }
       },
     });
@@ -157,7 +164,7 @@ export class Manager {
       target: () => current.target,
       keeper: this.keeper,
       serviceAccounts: this.serviceAccounts,
-      statusPaceMs: opts.statusPaceMs ?? STATUS_PACE_MS,
+      statusPaceMs: this.statusPaceMs,
     });
     const createController = opts.createController ?? ((o: CrControllerOptions) => new CrController(o));
     const controller = createController({

@@ -97,6 +97,8 @@ export class WorkQueue {
   private readonly dirty = new Map<string, Lane>();
   /** Soft adds (respectBackoff) that came in while the key ran: rerun after success only. */
   private readonly softDirty = new Set<string>();
+  /** Soft delayed adds that came in while the key ran: after success, look again this much later. */
+  private readonly softLater = new Map<string, number>();
   /** Keys due later (requeue, backoff, addAfter); at most one timer per key, the earliest. */
   private readonly scheduled = new Map<string, Scheduled>();
   /** Consecutive failures per key. */
@@ -161,11 +163,23 @@ export class WorkQueue {
     this.pump();
   }
 
-  /** Queues `key` after `delayMs`; if a run is already scheduled sooner (or queued now), that one stands. */
-  addAfter(key: string, delayMs: number): void {
+  /**
+   * Queues `key` after `delayMs`; if a run is already scheduled sooner (or queued now), that one
+   * stands. `respectBackoff`: a hint never moves a failing key's retry, and one that comes while
+   * the key runs is covered by the run's own outcome.
+   */
+  addAfter(key: string, delayMs: number, opts: Pick<AddOptions, 'respectBackoff'> = {}): void {
     if (this.stopping) return;
+    if (opts.respectBackoff === true) {
+      if ((this.failures.get(key) ?? 0) > 0) return;
+      if (this.running.has(key)) {
+        // The run may have read the state before this change: look once more after it.
+        this.softLater.set(key, Math.min(this.softLater.get(key) ?? delayMs, delayMs));
+        return;
+      }
+    }
     if (!(delayMs > 0)) {
-      this.add(key);
+      this.add(key, opts);
       return;
     }
     if (this.queuedAt.has(key)) return;
@@ -199,6 +213,7 @@ export class WorkQueue {
     this.queuedAt.clear();
     this.dirty.clear();
     this.softDirty.clear();
+    this.softLater.clear();
     this.metrics.onDepth?.(0);
     if (this.inFlight.size === 0) return;
     let drainTimer: TimerHandle | undefined;
@@ -276,6 +291,8 @@ export class WorkQueue {
 
     // After a failure the backoff decides when to look again; after a success a soft add reruns now.
     const soft = this.softDirty.delete(key);
+    const later = this.softLater.get(key);
+    this.softLater.delete(key);
     if (!failed && soft && !this.dirty.has(key)) this.dirty.set(key, 'followUp');
     if (failed) {
       const attempt = (this.failures.get(key) ?? 0) + 1;
@@ -287,6 +304,7 @@ export class WorkQueue {
       this.failures.delete(key);
       const after = result?.requeueAfterMs;
       this.scheduleAfterRun(key, after === undefined ? undefined : Math.max(0, after));
+      if (later !== undefined) this.addAfter(key, later);
     }
     this.pump();
   }

@@ -119,7 +119,14 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
       return cached !== undefined && driftedFields(o.object, cached).length === 0;
     };
     const deadline = performance.now() + (this.opts.catchUpTimeoutMs ?? DEFAULT_CATCH_UP_MS);
-    while (!objects.every(shown) && performance.now() < deadline) await sleep(CATCH_UP_POLL_MS);
+    while (!objects.every(shown)) {
+      if (performance.now() >= deadline) {
+        const behind = objects.filter((o) => !shown(o)).map((o) => describeRef(o));
+        this.opts.log.info({ behind: behind.slice(0, 5) }, 'caches do not show what helm wrote yet; readiness is told from what they show');
+        return;
+      }
+      await sleep(CATCH_UP_POLL_MS);
+    }
   }
 
   private async desiredObjects(input: KeepInput): Promise<DesiredObject[]> {

@@ -12,6 +12,7 @@ import { listObjects } from '../kube/objects.js';
 import type { KubeClient } from '../kube/rest.js';
 import type { ApiResource, KubeObject } from '../kube/types.js';
 import { OWNER_UID_LABEL } from '../reconcile/names.js';
+import { objectReadiness } from './readiness.js';
 import { specHash } from './spec-hash.js';
 import type { ObjectRef } from './types.js';
 
@@ -20,6 +21,12 @@ export interface DependentChange {
   objectRef: ObjectRef;
   /** False when only status (or volatile metadata such as resourceVersion) changed. */
   specChanged: boolean;
+  /**
+   * Whether the object's readiness verdict (ready, failed, reason) may have changed: always true
+   * unless a status-only update left it as it was — a rollout's progress, which the owner's
+   * status tells at a pace anyway.
+   */
+  verdictChanged: boolean;
 }
 
 export interface DependentWatcherOptions {
@@ -217,7 +224,8 @@ export class DependentWatcher {
       const uid = o.metadata.labels?.[OWNER_UID_LABEL];
       if (uid) owners.add(uid);
     }
-    for (const uid of owners) this.onChange(uid, { type, objectRef, specChanged });
+    const verdictChanged = specChanged || objects.length < 2 || !sameReadinessVerdict(objectRef, objects[0], obj);
+    for (const uid of owners) this.onChange(uid, { type, objectRef, specChanged, verdictChanged });
   }
 
   private skip(k: string, err: unknown, message: string): void {
@@ -230,6 +238,13 @@ export class DependentWatcher {
     this.loggedOnce.add(k);
     this.log.warn({ err }, message);
   }
+}
+
+/** Whether an object's readiness verdict (ready, failed, reason) is the same before and after an update. */
+export function sameReadinessVerdict(ref: ObjectRef, before: KubeObject | undefined, after: KubeObject): boolean {
+  const a = objectReadiness(ref, before);
+  const b = objectReadiness(ref, after);
+  return a.ready === b.ready && a.failed === b.failed && a.reason === b.reason;
 }
 
 function kindKey(apiVersion: string, kind: string): string {

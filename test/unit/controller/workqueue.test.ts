@@ -336,6 +336,23 @@ describe('WorkQueue', () => {
     assert.equal(s.q.scheduledCount, 0);
   });
 
+  it('a delayed hint never moves a failing key’s retry, and one during a run looks again after it', async () => {
+    const { clock, h, q } = setup();
+    q.start();
+    q.add('a');
+    await settle();
+    q.addAfter('a', 5_000, { respectBackoff: true }); // progress seen while it runs
+    await h.finish('a');
+    assert.equal(h.calls.length, 1);
+    assert.deepEqual(clock.pendingDelays(), [5_000], 'looks again after the pace');
+    await clock.advance(5_000);
+    assert.equal(h.calls.length, 2);
+    await h.fail('a');
+    assert.deepEqual(clock.pendingDelays(), [500]);
+    q.addAfter('a', 100, { respectBackoff: true });
+    assert.deepEqual(clock.pendingDelays(), [500], 'the retry stands');
+  });
+
   it('addAfter with a non-positive delay is an add', async () => {
     const { h, q } = setup();
     q.start();

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino, type Logger } from 'pino';
 import { specHash } from '../../../src/dependents/spec-hash.js';
-import { DependentWatcher, type DependentChange } from '../../../src/dependents/watcher.js';
+import { DependentWatcher, sameReadinessVerdict, type DependentChange } from '../../../src/dependents/watcher.js';
 import { KubeApiError } from '../../../src/kube/errors.js';
 import type { KubeObject } from '../../../src/kube/types.js';
 import { until } from '../fakes/clock.js';
@@ -31,7 +31,7 @@ function setup(namespaces: string[] = [], opts: { notifyInitial?: boolean } = {}
 }
 
 const summary = (changes: [string, DependentChange][]): string[] =>
-  changes.map(([uid, c]) => `${uid} ${c.type} ${c.objectRef.kind} ${c.objectRef.namespace ?? '-'}/${c.objectRef.name} spec=${c.specChanged}`);
+  changes.map(([uid, c]) => `${uid} ${c.type} ${c.objectRef.kind} ${c.objectRef.namespace ?? '-'}/${c.objectRef.name} spec=${c.specChanged} verdict=${c.verdictChanged}`);
 
 describe('DependentWatcher', () => {
   it('lists and watches only labelled objects and reports events to their owner', async (t) => {
@@ -53,9 +53,9 @@ describe('DependentWatcher', () => {
     api.put('unlabelled', {}, 'ns');
     api.remove('web', 'ns');
     assert.deepEqual(summary(changes), [
-      'u1 added ConfigMap ns/web spec=true',
-      'u1 updated ConfigMap ns/web spec=true',
-      'u1 deleted ConfigMap ns/web spec=true',
+      'u1 added ConfigMap ns/web spec=true verdict=true',
+      'u1 updated ConfigMap ns/web spec=true verdict=true',
+      'u1 deleted ConfigMap ns/web spec=true verdict=true',
     ]);
     assert.deepEqual(watcher.watchedKinds(), ['v1/ConfigMap']);
     assert.equal(watcher.isWatching('v1', 'ConfigMap'), true);
@@ -73,9 +73,9 @@ describe('DependentWatcher', () => {
     api.current?.emit('MODIFIED', next({ status: { phase: 'x' }, metadata: { name: 'web', managedFields: [{ manager: 'm' }] } }, '202'));
     api.current?.emit('MODIFIED', next({ status: { phase: 'x' }, metadata: { name: 'web', labels: { [OWNER]: 'u1', extra: 'y' } } }, '203'));
     assert.deepEqual(summary(changes), [
-      'u1 updated ConfigMap ns/web spec=false',
-      'u1 updated ConfigMap ns/web spec=false',
-      'u1 updated ConfigMap ns/web spec=true',
+      'u1 updated ConfigMap ns/web spec=false verdict=false',
+      'u1 updated ConfigMap ns/web spec=false verdict=false',
+      'u1 updated ConfigMap ns/web spec=true verdict=true',
     ]);
   });
 
@@ -87,7 +87,7 @@ describe('DependentWatcher', () => {
     await watcher.waitForSync();
     await until('watch open', () => api.current !== undefined);
     api.put('web', {}, 'ns', { labels: { [OWNER]: 'u2' } });
-    assert.deepEqual(summary(changes), ['u1 updated ConfigMap ns/web spec=true', 'u2 updated ConfigMap ns/web spec=true']);
+    assert.deepEqual(summary(changes), ['u1 updated ConfigMap ns/web spec=true verdict=true', 'u2 updated ConfigMap ns/web spec=true verdict=true']);
   });
 
   it('reports the first LIST when asked to', async (t) => {
@@ -96,7 +96,7 @@ describe('DependentWatcher', () => {
     api.put('web', {}, 'ns', { labels: { [OWNER]: 'u1' } });
     await watcher.ensureWatching('v1', 'ConfigMap');
     await watcher.waitForSync();
-    assert.deepEqual(summary(changes), ['u1 added ConfigMap ns/web spec=true']);
+    assert.deepEqual(summary(changes), ['u1 added ConfigMap ns/web spec=true verdict=true']);
   });
 
   it('runs one informer per namespace when it has a namespace list', async (t) => {
@@ -162,5 +162,27 @@ describe('specHash', () => {
     assert.equal(specHash(a), specHash(b));
     assert.notEqual(specHash(a), specHash({ ...a, spec: { p: 2, q: [1, 2] } }));
     assert.notEqual(specHash(a), specHash({ ...a, metadata: { ...a.metadata, annotations: { n: 'x' } } }));
+  });
+});
+
+describe('sameReadinessVerdict', () => {
+  const ref = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ns', name: 'web' };
+  const deployment = (status: Record<string, unknown>): KubeObject => ({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web', namespace: 'ns', generation: 2 },
+    spec: { replicas: 1 },
+    status: { observedGeneration: 2, replicas: 1, ...status },
+  });
+
+  it('is the same while a rollout only progresses, and changes when it becomes available or fails', () => {
+    const updating = deployment({ updatedReplicas: 0 });
+    const updated = deployment({ updatedReplicas: 1, availableReplicas: 0 });
+    const available = deployment({ updatedReplicas: 1, availableReplicas: 1 });
+    const stuck = deployment({ conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded' }] });
+    assert.equal(sameReadinessVerdict(ref, updating, updated), true, '0/1 updated → 0/1 available: progress only');
+    assert.equal(sameReadinessVerdict(ref, updated, available), false);
+    assert.equal(sameReadinessVerdict(ref, updated, stuck), false);
+    assert.equal(sameReadinessVerdict(ref, undefined, updated), false, 'missing → present');
   });
 });
