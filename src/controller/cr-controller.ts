@@ -84,12 +84,12 @@ export class CrController {
   private readonly queue: WorkQueue;
   private readonly byUid = new Map<string, string>();
   /**
-   * This controller's own last metadata write per key (the finalizer added or removed): the
-   * version it replaced and the version it made, until the cache has caught up with it. The
-   * watch event of exactly that write needs no second reconcile (the reconcile that wrote it went
-   * on with the result), and a reconcile must not start from the version it replaced.
+   * This controller's own writes per key (finalizer added or removed, status) that the cache has
+   * not shown yet, oldest first: the version each replaced and the version it made. Their watch
+   * events need no second reconcile (the reconcile that wrote them went on with the result), and
+   * a reconcile must not start from a version they replaced.
    */
-  private readonly ownWrites = new Map<string, { from: string | undefined; to: string }>();
+  private readonly ownWrites = new Map<string, { from: string | undefined; to: string }[]>();
 
   constructor(private readonly opts: CrControllerOptions) {
     this.queue = new WorkQueue({
@@ -173,22 +173,31 @@ export class CrController {
     this.queue.addAfter(key, delayMs, opts);
   }
 
-  /** The reconciler wrote a CR's metadata (its finalizers), replacing version `from`, and goes on with `written`. */
+  /** The reconciler wrote a CR (finalizers or status), starting from version `from`, and goes on with `written`. */
   noteOwnWrite(from: string | undefined, written: { metadata: { namespace?: string; name: string; resourceVersion?: string } }): void {
     const to = written.metadata.resourceVersion;
     // The watch may have delivered the write before its response arrived: nothing left to skip.
     if (to === undefined || this.get(keyOf(written))?.metadata.resourceVersion === to) return;
-    this.ownWrites.set(keyOf(written), { from, to });
+    const key = keyOf(written);
+    this.ownWrites.set(key, [...(this.ownWrites.get(key) ?? []), { from, to }]);
   }
 
-  /** An update reached the cache; true when it is exactly our own last write (nothing new to act on). */
+  /** An update reached the cache; true when it is one of our own writes (nothing new to act on). */
   private caughtUpWithOwnWrite(obj: KubeObject): boolean {
     const key = keyOf(obj);
     const own = this.ownWrites.get(key);
     if (own === undefined) return false;
-    // Events come in order, so any update means the cache has moved past the version we replaced.
-    this.ownWrites.delete(key);
-    return own.to === obj.metadata.resourceVersion;
+    // Events come in order: the writes up to this one are in the cache now.
+    const i = own.findIndex((w) => w.to === obj.metadata.resourceVersion);
+    if (i < 0 || i === own.length - 1) this.ownWrites.delete(key);
+    else this.ownWrites.set(key, own.slice(i + 1));
+    return i >= 0;
+  }
+
+  /** Whether the cache still shows a version one of our own writes replaced. */
+  private behindOwnWrite(key: string, cr: CustomResource): boolean {
+    const rv = cr.metadata.resourceVersion;
+    return rv !== undefined && (this.ownWrites.get(key) ?? []).some((w) => w.from === rv);
   }
 
   /** Every known CR of this kind (after a chart change, every release must be upgraded). */
@@ -221,7 +230,7 @@ export class CrController {
     if (cr === undefined) return {};
     // The cache still shows the version our own last write replaced (typically a follow-up
     // queued right after the finalizer was removed): look again once the cache has caught up.
-    if (cr.metadata.resourceVersion !== undefined && this.ownWrites.get(key)?.from === cr.metadata.resourceVersion) {
+    if (this.behindOwnWrite(key, cr)) {
       return { requeueAfterMs: CACHE_CATCH_UP_MS };
     }
     const reconcileID = randomUUID();

@@ -16,19 +16,17 @@ export function statusMergePatch(previous: CrStatus | undefined, next: CrStatus)
 }
 
 /**
- * `onMetadataWritten`: told of every finalizer write, with the resourceVersion it replaced and the
- * object it returned (the controller then skips the write's own watch event).
+ * `onWritten`: told of every write (finalizers, status), with the resourceVersion the writer
+ * started from and the object the API server returned, so the controller can tell a cache that
+ * has not caught up with our own writes from a change made by someone else.
  */
-export function createCrWriter(
-  client: KubeClient,
-  resource: ApiResource,
-  onMetadataWritten?: (from: string | undefined, written: KubeObject) => void,
-): CrWriter {
+export function createCrWriter(client: KubeClient, resource: ApiResource, onWritten?: (from: string | undefined, written: KubeObject) => void): CrWriter {
   const at = (cr: CustomResource): ObjectAddress => ({ resource, namespace: cr.metadata.namespace, name: cr.metadata.name });
   return {
     async patchStatus(cr, status) {
       try {
-        await mergePatchObject(client, at(cr), statusMergePatch(cr.status, status), { subresource: 'status' });
+        const written = await mergePatchObject(client, at(cr), statusMergePatch(cr.status, status), { subresource: 'status' });
+        onWritten?.(cr.metadata.resourceVersion, written);
       } catch (err) {
         // The resource is gone (deleted after its finalizer was removed): nothing to report on.
         if (isNotFound(err)) return;
@@ -38,7 +36,7 @@ export function createCrWriter(
     async setFinalizers(cr, finalizers) {
       // resourceVersion makes this a compare-and-swap: a concurrent change → 409 → retried.
       const written = await mergePatchObject<CustomResource & KubeObject>(client, at(cr), { metadata: { finalizers, resourceVersion: cr.metadata.resourceVersion } });
-      onMetadataWritten?.(cr.metadata.resourceVersion, written);
+      onWritten?.(cr.metadata.resourceVersion, written);
       return written;
     },
   };

@@ -76,6 +76,7 @@ const JITTER = 0.1;
 interface Scheduled {
   at: number;
   timer: TimerHandle;
+  lane: Lane;
 }
 
 export class WorkQueue {
@@ -140,7 +141,8 @@ export class WorkQueue {
 
   /**
    * Queues `key` to run as soon as a worker is free (and it is not already running). A key that
-   * already waits keeps its place.
+   * already waits keeps its place, except that a follow-up or a deletion takes it out of the
+   * change lane (its run is the same whichever lane it waits in, so it runs at the earlier turn).
    */
   add(key: string, opts: AddOptions = {}): void {
     if (this.stopping) return;
@@ -158,7 +160,10 @@ export class WorkQueue {
       this.dirty.set(key, stronger(this.dirty.get(key), lane));
       return;
     }
-    if (this.queuedAt.has(key)) return;
+    if (this.queuedAt.has(key)) {
+      if (lane !== 'change') this.promote(key, lane);
+      return;
+    }
     this.enqueue(key, lane);
     this.pump();
   }
@@ -168,7 +173,7 @@ export class WorkQueue {
    * stands. `respectBackoff`: a hint never moves a failing key's retry, and one that comes while
    * the key runs is covered by the run's own outcome.
    */
-  addAfter(key: string, delayMs: number, opts: Pick<AddOptions, 'respectBackoff'> = {}): void {
+  addAfter(key: string, delayMs: number, opts: AddOptions = {}): void {
     if (this.stopping) return;
     if (opts.respectBackoff === true) {
       if ((this.failures.get(key) ?? 0) > 0) return;
@@ -183,15 +188,16 @@ export class WorkQueue {
       return;
     }
     if (this.queuedAt.has(key)) return;
+    const lane = opts.lane ?? (opts.respectBackoff === true ? 'followUp' : 'change');
     const at = this.clock.now() + delayMs;
     const existing = this.scheduled.get(key);
     if (existing && existing.at <= at) return;
     if (existing) this.clock.clearTimeout(existing.timer);
     const timer = this.clock.setTimeout(() => {
       this.scheduled.delete(key);
-      this.add(key);
+      this.add(key, { lane });
     }, delayMs);
-    this.scheduled.set(key, { at, timer });
+    this.scheduled.set(key, { at, timer, lane });
   }
 
   /** Begins handing keys to workers (keys added before `start` wait until then). */
@@ -231,6 +237,15 @@ export class WorkQueue {
     this.queuedAt.set(key, this.clock.now());
     this.metrics.onAdd?.(key);
     this.metrics.onDepth?.(this.queuedAt.size);
+  }
+
+  /** Moves a key waiting in the change lane to `lane`, where its turn comes sooner. */
+  private promote(key: string, lane: Lane): void {
+    const waiting = this.ready.change;
+    const i = waiting.indexOf(key);
+    if (i < 0) return;
+    waiting.splice(i, 1);
+    this.ready[lane].push(key);
   }
 
   /** The next waiting key: the first lane with keys from the current turn on; the turn then moves past it. */
@@ -299,18 +314,20 @@ export class WorkQueue {
       this.failures.set(key, attempt);
       this.report(key, error, attempt);
       this.metrics.onRetry?.(key);
-      this.scheduleAfterRun(key, this.retryDelay(attempt));
+      // A retry may well run helm again: it takes its turn with the changes.
+      this.scheduleAfterRun(key, this.retryDelay(attempt), 'change');
     } else {
       this.failures.delete(key);
       const after = result?.requeueAfterMs;
-      this.scheduleAfterRun(key, after === undefined ? undefined : Math.max(0, after));
-      if (later !== undefined) this.addAfter(key, later);
+      // A requeue the handler asked for (its period, a paced status) is a follow-up look.
+      this.scheduleAfterRun(key, after === undefined ? undefined : Math.max(0, after), 'followUp');
+      if (later !== undefined) this.addAfter(key, later, { lane: 'followUp' });
     }
     this.pump();
   }
 
   /** After a run: an add that came in meanwhile runs now; otherwise the requested delay, if any. */
-  private scheduleAfterRun(key: string, delayMs: number | undefined): void {
+  private scheduleAfterRun(key: string, delayMs: number | undefined, delayedLane: Lane): void {
     const lane = this.dirty.get(key);
     if (lane !== undefined) {
       this.dirty.delete(key);
@@ -318,7 +335,7 @@ export class WorkQueue {
       if (!this.queuedAt.has(key)) this.enqueue(key, lane);
       return;
     }
-    if (delayMs !== undefined) this.addAfter(key, delayMs);
+    if (delayMs !== undefined) this.addAfter(key, delayMs, { lane: delayedLane });
   }
 
   private report(key: string, err: unknown, attempt: number): void {

@@ -155,6 +155,23 @@ describe('CrController', () => {
     await until('the next change is reconciled', () => reconciler.seen.length === 2);
   });
 
+  it('skips the echoes of a finalizer write and a status write that both came before either echo', async (t) => {
+    const { api, reconciler, controller } = await started(t, ['a']);
+    await until('watch open', () => api.current !== undefined);
+    const before = controller.get('ns1/a')?.metadata.resourceVersion;
+    api.live = false;
+    const withFinalizer = api.put('a', { mode: 'fast' }, 'ns1', { generation: 1, finalizers: ['chartpilot.io/uninstall'] });
+    controller.noteOwnWrite(before, withFinalizer);
+    const withStatus = api.put('a', { mode: 'fast', status: 'Deployed' }, 'ns1', { generation: 1, finalizers: ['chartpilot.io/uninstall'] });
+    controller.noteOwnWrite(withFinalizer.metadata.resourceVersion, withStatus);
+    api.live = true;
+    api.current?.emit('MODIFIED', structuredClone(withFinalizer));
+    api.current?.emit('MODIFIED', structuredClone(withStatus));
+    await until('cache caught up', () => controller.get('ns1/a')?.metadata.resourceVersion === withStatus.metadata.resourceVersion);
+    await settle();
+    assert.equal(reconciler.seen.length, 1);
+  });
+
   it('does not start a reconcile from the version its own write replaced; looks again once the cache caught up', async (t) => {
     const { api, clock, reconciler, controller } = await started(t, ['a']);
     await until('watch open', () => api.current !== undefined);

@@ -128,13 +128,41 @@ describe('WorkQueue', () => {
     q.add('ready-1', { respectBackoff: true }); // a dependent became available: followUp lane
     q.add('gone-1', { lane: 'delete' });
     q.add('ready-2', { respectBackoff: true });
-    q.add('c1', { lane: 'delete' }); // already waiting: keeps its place
+    q.add('c4', { lane: 'delete' }); // deleted while it waits: out of the change lane
+    q.add('c1', { lane: 'change' }); // already waiting: keeps its place
     assert.equal(q.length, 7);
     q.start();
     await settle();
-    for (const k of ['c1', 'gone-1', 'ready-1', 'c2', 'ready-2', 'c3', 'c4']) await h.finish(k);
-    assert.deepEqual(h.keys(), ['c1', 'gone-1', 'ready-1', 'c2', 'ready-2', 'c3', 'c4']);
+    for (const k of ['c1', 'gone-1', 'ready-1', 'c2', 'c4', 'ready-2', 'c3']) await h.finish(k);
+    assert.deepEqual(h.keys(), ['c1', 'gone-1', 'ready-1', 'c2', 'c4', 'ready-2', 'c3']);
     assert.equal(q.length, 0);
+  });
+
+  it('a follow-up for a key still waiting behind a wave of changes runs at the follow-ups’ turn', async () => {
+    const { h, q } = setup({ concurrency: 1 });
+    for (const k of ['c1', 'c2', 'c3', 'web']) q.add(k);
+    q.add('web', { respectBackoff: true }); // its Deployment became available
+    q.start();
+    await settle();
+    await h.finish('c1');
+    assert.deepEqual(h.keys(), ['c1', 'web']);
+  });
+
+  it('requeues a handler asks for come back as follow-ups; retries as changes', async () => {
+    const { clock, h, q } = setup({ concurrency: 1 });
+    q.start();
+    q.add('paced');
+    await settle();
+    await h.finish('paced', { requeueAfterMs: 100 });
+    q.add('failing');
+    await settle();
+    await h.fail('failing');
+    for (const k of ['c1', 'c2']) q.add(k);
+    await settle();
+    await clock.advance(500);
+    // c1 ran when 'failing' ended; then the turns: follow-up (paced), change (c2), …, change (failing).
+    for (const k of ['c1', 'paced', 'c2', 'failing']) await h.finish(k);
+    assert.deepEqual(h.keys(), ['paced', 'failing', 'c1', 'paced', 'c2', 'failing']);
   });
 
   it('no lane starves another: a stream of follow-ups still lets changes through every other turn', async () => {
