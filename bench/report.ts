@@ -30,7 +30,7 @@ export interface BenchResults {
 }
 
 const FIGURES = [
-  'wallSeconds', 'deployedSeconds', 'settledSeconds', 'cpuSeconds', 'cpuOperatorSeconds', 'helmProcesses', 'apiRequests', 'apiWrites',
+  'wallSeconds', 'deployedSeconds', 'rolledOutSeconds', 'settledSeconds', 'cpuSeconds', 'cpuOperatorSeconds', 'helmProcesses', 'apiRequests', 'apiWrites',
   'windowWrites', 'contenderWritesPerCr', 'peakRssMiB', 'peakTreeRssMiB',
 ] as const;
 type Figure = (typeof FIGURES)[number];
@@ -70,6 +70,7 @@ const LABELS: Record<Figure, string> = {
   helmProcesses: 'helm processes',
   apiRequests: 'API requests',
   apiWrites: 'API writes',
+  rolledOutSeconds: 'every Deployment rolled out, as the bench\'s watch saw it (s)',
   settledSeconds: 'settled: converged and every Deployment rolled out (s)',
   windowWrites: 'API writes over the equal window, all clients but the bench (audit log)',
   contenderWritesPerCr: 'API writes by the contender (operator + helm) per CR, equal window',
@@ -111,7 +112,7 @@ export function toMarkdown(results: BenchResults): string {
     row(['---', ...ok.map(() => '---:'), ...ratioCols.map(() => '---:')]);
     const figures: Figure[] = s === 'idle'
       ? ['cpuSeconds', 'cpuOperatorSeconds', 'helmProcesses', 'apiRequests', 'apiWrites', 'peakRssMiB', 'peakTreeRssMiB']
-      : FIGURES.filter((f) => s !== 'delete' || f !== 'settledSeconds');
+      : FIGURES.filter((f) => s !== 'delete' || (f !== 'settledSeconds' && f !== 'rolledOutSeconds'));
     for (const f of figures) {
       const cells = ok.map((c) => fmt(c.scenarios.find((x) => x.scenario === s)?.[f]));
       const rs = ratioCols.map((k) => fmtRatio(results.ratios[k]?.[s]?.[f]));
