@@ -28,6 +28,13 @@ export interface BenchKube {
   call(verb: Verb, path: string, opts?: { body?: unknown; contentType?: string; accept?: string; timeoutMs?: number }): Promise<ApiResponse>;
   /** Like call, but a status outside 2xx (and outside `allow`) is an error naming the request. */
   json<T>(verb: Verb, path: string, opts?: { body?: unknown; contentType?: string; accept?: string; allow?: number[] }): Promise<T | undefined>;
+  /**
+   * A long-running GET (a watch): onLine gets every complete line of the body as it arrives.
+   * Resolves once the response has begun, with its status and a promise that settles when the
+   * server closes the stream or signal aborts it. Counted as one read when it ends, which is also
+   * when the API server counts it.
+   */
+  stream(path: string, onLine: (line: string) => void, signal: AbortSignal): Promise<{ status: number; ended: Promise<void> }>;
   own(): OwnRequests;
   close(): void;
 }
@@ -88,9 +95,38 @@ export function createBenchKube(kubeconfigPath: string): BenchKube {
     });
   };
 
+  const stream: BenchKube['stream'] = (path, onLine, signal) => new Promise((resolve, reject) => {
+    const url = new URL(server + path);
+    let counted = false;
+    const count = (): void => { if (!counted) { counted = true; own.reads++; } };
+    const req = request({ method: 'GET', hostname: url.hostname, port: url.port, path: `${url.pathname}${url.search}`, agent, headers: { accept: 'application/json', 'user-agent': 'chartpilot-bench' } }, (res) => {
+      let rest = '';
+      res.setEncoding('utf8');
+      const ended = new Promise<void>((done) => {
+        const finish = (): void => { count(); done(); };
+        res.on('data', (chunk: string) => {
+          const lines = (rest + chunk).split('\n');
+          rest = lines.pop() ?? '';
+          for (const l of lines) if (l.trim() !== '') onLine(l);
+        });
+        res.on('end', finish);
+        res.on('close', finish);
+        res.on('error', finish);
+      });
+      resolve({ status: res.statusCode ?? 0, ended });
+    });
+    const abort = (): void => { req.destroy(); };
+    signal.addEventListener('abort', abort, { once: true });
+    req.on('close', () => { signal.removeEventListener('abort', abort); count(); });
+    req.on('error', (err) => { count(); reject(err); });
+    if (signal.aborted) abort();
+    req.end();
+  });
+
   return {
     server,
     call,
+    stream,
     async json<T>(verb: Verb, path: string, opts: { body?: unknown; contentType?: string; accept?: string; allow?: number[] } = {}): Promise<T | undefined> {
       const r = await call(verb, path, opts);
       if (r.status >= 200 && r.status < 300) return r.body === '' ? undefined : (JSON.parse(r.body) as T);

@@ -1,6 +1,7 @@
 /** The results file's shape and its markdown rendering (tables with ratios, then the targets). */
 import type { ContenderName } from './contenders.js';
 import type { RssPeaks } from './proc.js';
+import { measureSections } from './report-measure.js';
 import type { ScenarioName, ScenarioResult } from './scenario.js';
 
 export interface ContenderResult {
@@ -28,7 +29,10 @@ export interface BenchResults {
   ratios: Record<string, Record<string, Record<string, number | null>>>;
 }
 
-const FIGURES = ['wallSeconds', 'deployedSeconds', 'cpuSeconds', 'cpuOperatorSeconds', 'helmProcesses', 'apiRequests', 'apiWrites', 'peakRssMiB', 'peakTreeRssMiB'] as const;
+const FIGURES = [
+  'wallSeconds', 'deployedSeconds', 'rolledOutSeconds', 'settledSeconds', 'cpuSeconds', 'cpuOperatorSeconds', 'helmProcesses', 'apiRequests', 'apiWrites',
+  'windowWrites', 'contenderWritesPerCr', 'peakRssMiB', 'peakTreeRssMiB',
+] as const;
 type Figure = (typeof FIGURES)[number];
 
 function scenarioOf(results: BenchResults, name: ContenderName, s: ScenarioName): ScenarioResult | undefined {
@@ -66,6 +70,10 @@ const LABELS: Record<Figure, string> = {
   helmProcesses: 'helm processes',
   apiRequests: 'API requests',
   apiWrites: 'API writes',
+  rolledOutSeconds: 'every Deployment rolled out, as the bench\'s watch saw it (s)',
+  settledSeconds: 'settled: converged and every Deployment rolled out (s)',
+  windowWrites: 'API writes over the equal window, all clients but the bench (audit log)',
+  contenderWritesPerCr: 'API writes by the contender (operator + helm) per CR, equal window',
   peakRssMiB: 'peak RSS, operator (MiB)',
   peakTreeRssMiB: 'peak RSS, operator + children (MiB)',
 };
@@ -104,7 +112,7 @@ export function toMarkdown(results: BenchResults): string {
     row(['---', ...ok.map(() => '---:'), ...ratioCols.map(() => '---:')]);
     const figures: Figure[] = s === 'idle'
       ? ['cpuSeconds', 'cpuOperatorSeconds', 'helmProcesses', 'apiRequests', 'apiWrites', 'peakRssMiB', 'peakTreeRssMiB']
-      : [...FIGURES];
+      : FIGURES.filter((f) => s !== 'delete' || (f !== 'settledSeconds' && f !== 'rolledOutSeconds'));
     for (const f of figures) {
       const cells = ok.map((c) => fmt(c.scenarios.find((x) => x.scenario === s)?.[f]));
       const rs = ratioCols.map((k) => fmtRatio(results.ratios[k]?.[s]?.[f]));
@@ -135,6 +143,7 @@ export function toMarkdown(results: BenchResults): string {
       lines.push(`Did not converge: ${notConverged.join('; ')}`);
     }
     lines.push('');
+    lines.push(...measureSections(s, ok, p.n));
   }
 
   lines.push('## Overall peak RSS');
@@ -186,7 +195,10 @@ export function toMarkdown(results: BenchResults): string {
   lines.push('Notes: API figures are deltas of `apiserver_request_total` (all clients, so they include the controller manager, scheduler and kwok reacting to the workload) minus the bench\'s own requests; '
     + 'the floor\'s figures show what the workload alone costs. CPU counts the operator process and every helm process it reaped (helm-operator runs Helm in-process). '
     + 'Idle writes "without heartbeats" leave out Lease renewals and kwok\'s Node status, which the control plane writes whatever runs. '
-    + `The idle window starts ${p.settleSeconds} s after the upgrade converged.`);
+    + `The idle window starts ${p.settleSeconds} s after the upgrade converged. `
+    + 'The audit-log figures attribute every write to who made it, by user agent, over an equal window for every contender: '
+    + 'create and upgrade from the phase start until the contender converged AND every Deployment of its namespace was rolled out ("settled"); delete until converged. '
+    + 'Ready lag and the per-CR timeline come from the bench\'s watches (when it saw a Deployment available and a CR Ready) and the audit log (when each write took effect).');
   lines.push('');
   return lines.join('\n');
 }

@@ -5,7 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, release, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startControlPlane, stopControlPlane } from '../devcluster/control-plane.js';
@@ -13,6 +13,7 @@ import { repoRoot } from '../devcluster/paths.js';
 import { startRegistry } from '../devcluster/registry.js';
 import { provision } from '../devcluster/provision.js';
 import { parseBenchArgs, USAGE, UsageError, type BenchOptions } from './args.js';
+import { AuditLog } from './audit-log.js';
 import { BENCH_CHARTS, chartDir as chartDirOf, chartMeta } from './charts.js';
 import { deleteCrd, deleteNamespace, createNamespace, listCrs, type Kind } from './cluster-ops.js';
 import { chartpilot, floor, operatorKind, operatorSdk, type Contender, type Env } from './contenders.js';
@@ -63,7 +64,7 @@ async function dropFinalizers(kube: BenchKube, kind: Kind, ns: string): Promise<
   }
 }
 
-async function runContender(c: Contender, opts: BenchOptions, env: Env, kind: Kind | undefined): Promise<ContenderResult> {
+async function runContender(c: Contender, opts: BenchOptions, env: Env, kind: Kind | undefined, audit: AuditLog | undefined): Promise<ContenderResult> {
   const result: ContenderResult = { name: c.name, status: 'ok', scenarios: [] };
   cleanups.push(() => c.stop());
   try {
@@ -84,6 +85,7 @@ async function runContender(c: Contender, opts: BenchOptions, env: Env, kind: Ki
       specs: BENCH_CHARTS[opts.chart].specs,
       log: say,
       signal: abort.signal,
+      ...(audit === undefined ? {} : { measure: { audit, namespace: env.namespace, kind } }),
     });
     result.scenarios = scenarios;
     result.overall = overall;
@@ -175,11 +177,21 @@ async function main(argv: string[]): Promise<number> {
     if (abort.signal.aborted && !opts.keep) rmSync(work, { recursive: true, force: true });
     return Promise.resolve();
   });
-  cleanups.push(async () => { await stopControlPlane(cpDir); });
+  cleanups.push(async () => {
+    // stopControlPlane deletes its dir: with --keep, its logs (the audit log too) stay in the scratch dir.
+    if (opts.keep || failed) {
+      try {
+        cpSync(join(cpDir, 'logs'), join(work, 'control-plane-logs'), { recursive: true });
+      } catch { /* no control plane got that far */ }
+    }
+    await stopControlPlane(cpDir);
+  });
   let failed = false;
   try {
-    const cp = await startControlPlane({ dir: cpDir, binDir, log: (l) => { say(`control plane: ${l}`); } });
+    // The audit log of writes: who made each one (bench/audit.ts).
+    const cp = await startControlPlane({ dir: cpDir, binDir, auditLog: true, log: (l) => { say(`control plane: ${l}`); } });
     const kube = createBenchKube(cp.kubeconfig);
+    const audit = cp.auditLog === undefined ? undefined : new AuditLog(cp.auditLog, kube);
     cleanups.push(() => { kube.close(); return Promise.resolve(); });
 
     if (build !== undefined) {
@@ -229,7 +241,7 @@ async function main(argv: string[]): Promise<number> {
         say(`operator-sdk skipped: ${buildInfo?.error ?? ''}`);
         continue;
       }
-      const r = await runContender(c, opts, env, kind);
+      const r = await runContender(c, opts, env, kind, audit);
       if (r.status === 'failed') failed = true;
       contenders.push(r);
     }

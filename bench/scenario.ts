@@ -5,14 +5,19 @@
  */
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { CONTENDER_AGENTS } from './audit.js';
+import type { AuditLog } from './audit-log.js';
+import type { Kind } from './cluster-ops.js';
 import type { Contender, Phase } from './contenders.js';
 import { diffCounters, scrapeRequestCounters, type BenchKube, type RequestCounters } from './kube.js';
+import { phaseMeasures, writesOver, type PhaseMeasures } from './measure.js';
+import { startPhaseWatch, type PhaseWatch } from './phase-watch.js';
 import { machineBusySeconds, RssSampler, type RssPeaks } from './proc.js';
 import { errorMessage } from '../src/lib/errors.js';
 
 export type ScenarioName = Phase | 'idle';
 
-export interface ScenarioResult extends RssPeaks {
+export interface ScenarioResult extends RssPeaks, PhaseMeasures {
   scenario: ScenarioName;
   /** Every release (and CR) reached the goal before the timeout; always true for idle. */
   converged: boolean;
@@ -56,6 +61,11 @@ export interface ScenarioOptions {
   log: (line: string) => void;
   /** Set on Ctrl-C: stop waiting. */
   signal: AbortSignal;
+  /**
+   * Attributed writes, the equal (settled) window, Ready lag and per-CR timeline: the API
+   * server's audit log, the contender's namespace and its CR kind (undefined for the floor).
+   */
+  measure?: { audit: AuditLog; namespace: string; kind: Kind | undefined };
 }
 
 export const releaseNames = (n: number): string[] => Array.from({ length: n }, (_, i) => `web-${String(i).padStart(4, '0')}`);
@@ -121,6 +131,8 @@ export async function runScenarios(c: Contender, opts: ScenarioOptions): Promise
         const b = await mark(c, kube);
         const f = between(a, b);
         const minutes = f.wallSeconds / 60;
+        const writes = opts.measure === undefined ? undefined
+          : writesOver(await opts.measure.audit.take(a.at, b.at), CONTENDER_AGENTS[c.name], opts.n, f.wallSeconds, 'idle');
         const heartbeats = Object.entries(f.writesByResource).filter(([k]) => HEARTBEAT.test(k)).reduce((s, [, v]) => s + v, 0);
         scenarios.push({
           scenario: 'idle', converged: true, done: opts.n, ...f, ...rss.takePhase(), loadAverage: loadavg()[0] ?? 0,
@@ -133,6 +145,7 @@ export async function runScenarios(c: Contender, opts: ScenarioOptions): Promise
             ...(a.chart === undefined || b.chart === undefined ? {} : { chartRequests: (b.chart - a.chart) / minutes }),
           },
           writesByResource: f.writesByResource,
+          ...(writes === undefined ? {} : { writes }),
         });
         continue;
       }
@@ -150,8 +163,56 @@ export async function runScenarios(c: Contender, opts: ScenarioOptions): Promise
 }
 
 async function runPhase(c: Contender, phase: Phase, names: string[], opts: ScenarioOptions, rss: RssSampler): Promise<ScenarioResult> {
-  const a = await mark(c, opts.kube);
-  rss.takePhase();
+  // Watches first: they must see every change of the phase, and their LISTs are not the phase's.
+  const m = opts.measure;
+  const watch = m === undefined ? undefined
+    : await startPhaseWatch({ kube: opts.kube, namespace: m.namespace, kind: m.kind, phase, names, log: opts.log });
+  let result: ScenarioResult;
+  let a: Mark;
+  let converged: number;
+  let settled: number | undefined;
+  try {
+    a = await mark(c, opts.kube);
+    rss.takePhase();
+    ({ result, end: converged } = await converge(c, phase, names, opts, a, rss));
+    // The equal window: whatever the contender's own criterion, wait for the workload too.
+    if (watch !== undefined && result.converged && phase !== 'delete') {
+      settled = await awaitSettled(c, phase, watch, converged, a.at + opts.phaseTimeoutMs, opts);
+    }
+  } finally {
+    await watch?.stop();
+  }
+  if (m === undefined || watch === undefined) return result;
+  let entries;
+  try {
+    entries = await m.audit.take(a.at, settled ?? converged);
+  } catch (err) {
+    opts.log(`${c.name}: ${phase}: no audit-log figures: ${errorMessage(err)}`);
+    return result;
+  }
+  return {
+    ...result,
+    ...phaseMeasures({
+      phase, names, start: a.at, converged, settled, rolledOut: watch.rolledOutSince, entries,
+      agents: CONTENDER_AGENTS[c.name], kind: m.kind, watch,
+    }),
+  };
+}
+
+/** settled = converged and every Deployment of the namespace rolled out, whichever comes later. */
+async function awaitSettled(c: Contender, phase: Phase, watch: PhaseWatch, converged: number, deadline: number, opts: ScenarioOptions): Promise<number | undefined> {
+  const rolledOut = await watch.rolledOut(Math.max(deadline, converged + 60_000), opts.signal);
+  if (rolledOut === undefined) {
+    opts.log(`${c.name}: ${phase}: the Deployments were not all rolled out by the deadline; no settled figures`);
+    return undefined;
+  }
+  const settled = Math.max(converged, rolledOut);
+  opts.log(`${c.name}: ${phase} settled (every Deployment rolled out) after ${((settled - converged) / 1000).toFixed(1)} s more`);
+  return settled;
+}
+
+/** Acts, polls the contender's progress until it converged; end is the time of the closing mark. */
+async function converge(c: Contender, phase: Phase, names: string[], opts: ScenarioOptions, a: Mark, rss: RssSampler): Promise<{ result: ScenarioResult; end: number }> {
   const deadline = a.at + opts.phaseTimeoutMs;
   let failure: string | undefined;
   try {
@@ -177,7 +238,7 @@ async function runPhase(c: Contender, phase: Phase, names: string[], opts: Scena
   const b = await mark(c, opts.kube);
   const f = between(a, b);
   const converged = failure === undefined && progress.done === names.length;
-  return {
+  const result: ScenarioResult = {
     scenario: phase,
     converged,
     done: progress.done,
@@ -187,4 +248,5 @@ async function runPhase(c: Contender, phase: Phase, names: string[], opts: Scena
     loadAverage: loadavg()[0] ?? 0,
     ...(converged ? {} : { detail: failure ?? (opts.signal.aborted ? 'interrupted' : progress.detail) }),
   };
+  return { result, end: b.at };
 }

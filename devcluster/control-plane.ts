@@ -9,6 +9,8 @@
 //   pids.json       component -> pid (plus the reaper's pid, if any)
 //   pids            the same pids, one per line, for the reaper (plain bash)
 //   logs/<component>.log
+//   logs/audit.log  the API server's audit log of writes (only with StartOptions.auditLog)
+//   audit-policy.yaml
 //   etcd-data/
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
@@ -42,6 +44,14 @@ export interface StartOptions {
    * after this process exits until stopControlPlane (used by `npm run cluster:up`).
    */
   ownerPid?: number | null;
+  /**
+   * Have the API server log every write request (create, update, patch, delete,
+   * deletecollection; reads not at all) to logs/audit.log, one JSON event per line at level
+   * Metadata: who (user agent, user), what (verb, resource, subresource, name), when, and the
+   * response code. Off by default: tests and `npm run cluster:up` don't pay for it; the bench turns
+   * it on to attribute API writes to the processes that made them.
+   */
+  auditLog?: boolean;
 }
 
 export interface Ports {
@@ -64,6 +74,8 @@ export interface ControlPlane {
   /** gitVersion from the API server's /version, e.g. v1.33.13. */
   version: string;
   startupMs: number;
+  /** The audit log's path, with StartOptions.auditLog. */
+  auditLog?: string;
 }
 
 interface State {
@@ -126,7 +138,8 @@ async function startOnce(opts: StartOptions & { dir: string }): Promise<ControlP
   const [ports, pki] = await Promise.all([pickPorts(), makePki(join(dir, 'pki'))]);
   const kubeconfig = join(dir, 'kubeconfig');
   await writeFile(kubeconfig, kubeconfigYaml(ports.apiserver, pki));
-  const state: State = { binDir, ports, ownerPid, argv: componentArgs(dir, ports, pki) };
+  const audit = opts.auditLog === true ? await writeAuditPolicy(dir) : undefined;
+  const state: State = { binDir, ports, ownerPid, argv: componentArgs(dir, ports, pki, audit) };
   await writeJsonAtomic(join(dir, 'state.json'), state);
 
   const pids: Pids = {};
@@ -180,6 +193,7 @@ async function startOnce(opts: StartOptions & { dir: string }): Promise<ControlP
     log(`control plane ${version} ready in ${String(startupMs)} ms (${dir})`);
     return {
       dir, kubeconfig, binDir, server: api, ports, version, startupMs,
+      ...(audit === undefined ? {} : { auditLog: audit.logPath }),
       pids: Object.fromEntries(COMPONENTS.map((c) => [c, pids[c] ?? 0])) as Record<Component, number>,
     };
   } catch (err) {
@@ -280,7 +294,51 @@ function readState(dir: string): State {
 // ---------------------------------------------------------------------------------------------
 // Flags
 
-function componentArgs(dir: string, ports: Ports, pki: Pki): Record<Component, string[]> {
+interface AuditFiles {
+  policyPath: string;
+  logPath: string;
+}
+
+/**
+ * Writes only, at level Metadata (no request or response bodies), one event per request at
+ * ResponseComplete; reads (get, list, watch) are not logged at all. This keeps the log to a few
+ * hundred bytes per write, and the API server's cost with it.
+ */
+const AUDIT_POLICY = {
+  apiVersion: 'audit.k8s.io/v1',
+  kind: 'Policy',
+  omitStages: ['RequestReceived', 'ResponseStarted', 'Panic'],
+  rules: [
+    { level: 'Metadata', verbs: ['create', 'update', 'patch', 'delete', 'deletecollection'] },
+    { level: 'None' },
+  ],
+};
+
+async function writeAuditPolicy(dir: string): Promise<AuditFiles> {
+  const policyPath = join(dir, 'audit-policy.yaml');
+  await writeFile(policyPath, toYaml(AUDIT_POLICY));
+  return { policyPath, logPath: join(dir, 'logs', 'audit.log') };
+}
+
+/**
+ * kube-apiserver's audit flags (checked against v1.33's --help). Batch mode: events are buffered
+ * and written by a background goroutine, so a request never waits for the log file. The buffer
+ * is larger than the default 10 000 because a full buffer drops events (a 1000-CR wave makes a
+ * few thousand writes a second at most); batches of up to 100 events, at least once a second.
+ */
+function auditArgs(audit: AuditFiles): string[] {
+  return [
+    `--audit-policy-file=${audit.policyPath}`,
+    `--audit-log-path=${audit.logPath}`,
+    '--audit-log-format=json',
+    '--audit-log-mode=batch',
+    '--audit-log-batch-buffer-size=100000',
+    '--audit-log-batch-max-size=100',
+    '--audit-log-batch-max-wait=1s',
+  ];
+}
+
+function componentArgs(dir: string, ports: Ports, pki: Pki, audit: AuditFiles | undefined): Record<Component, string[]> {
   const kubeconfig = join(dir, 'kubeconfig');
   const etcd = `http://127.0.0.1:${String(ports.etcdClient)}`;
   const peer = `http://127.0.0.1:${String(ports.etcdPeer)}`;
@@ -322,6 +380,7 @@ function componentArgs(dir: string, ports: Ports, pki: Pki): Record<Component, s
       // rejects (loopback) every 10 s in the log; nothing here dials it from a pod anyway.
       '--endpoint-reconciler-type=none',
       '--profiling=false',
+      ...(audit === undefined ? [] : auditArgs(audit)),
     ],
     'kube-controller-manager': [
       ...delegated,

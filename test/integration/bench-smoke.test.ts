@@ -66,12 +66,25 @@ describe('npm run bench (smoke mode)', () => {
       assert.ok(create.apiWrites > 0, `${c.name}: no API writes measured for create`);
       const idle = c.scenarios.find((s) => s.scenario === 'idle');
       assert.ok(idle?.perMinute !== undefined, `${c.name}: idle has no per-minute figures`);
+      // The audit log's attribution over the equal window, which ends at settled for create and upgrade.
+      for (const s of c.scenarios.filter((x) => x.scenario === 'create' || x.scenario === 'upgrade')) {
+        assert.ok(s.settledSeconds !== undefined && s.settledSeconds >= s.wallSeconds, `${c.name} ${s.scenario}: settled ${String(s.settledSeconds)}`);
+        assert.ok((s.writes?.contender ?? 0) >= 5 && (s.writes?.controlPlane ?? 0) > 0, `${c.name} ${s.scenario}: ${JSON.stringify(s.writes)}`);
+        assert.ok((s.timeline?.gaps.length ?? 0) > 0, `${c.name} ${s.scenario}: no timeline`);
+      }
+      assert.equal(create.writes?.helmByKey['create secrets'], c.name === 'operator-sdk' ? undefined : 5, `${c.name}: one release record per release`);
     }
+    const cp = results.contenders.find((c) => c.name === 'chartpilot');
+    const floorWrites = results.contenders.find((c) => c.name === 'floor')?.scenarios[0]?.writes;
+    assert.equal(floorWrites?.operator, 0, 'the floor has no operator');
+    // chartpilot writes a Ready condition: its lag behind the Deployments is measured per CR.
+    assert.equal(cp?.scenarios[0]?.readyLag?.count, 5, `chartpilot create Ready lag: ${JSON.stringify(cp?.scenarios[0]?.readyLag)}`);
+    assert.match(md, /Ready lag per CR/);
+    assert.match(md, /per-CR timeline/);
     const floorCreate = results.contenders.find((c) => c.name === 'floor')?.scenarios[0];
     // By construction: one helm process per release.
     assert.equal(floorCreate?.helmProcesses, 5);
-    const cp = results.contenders.find((c) => c.name === 'chartpilot');
-    assert.ok((cp?.overall?.peakRssMiB ?? 0) > 10, `chartpilot peak RSS: ${String(cp?.overall?.peakRssMiB)}`);
+    assert.ok((cp.overall?.peakRssMiB ?? 0) > 10, `chartpilot peak RSS: ${String(cp.overall?.peakRssMiB)}`);
     assert.ok(results.ratios['chartpilot/floor']?.create?.wallSeconds !== undefined, 'no chartpilot/floor ratio');
     assert.match(md, /## create[\s\S]*## upgrade[\s\S]*## idle[\s\S]*## delete/);
   });
