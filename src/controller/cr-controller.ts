@@ -11,6 +11,7 @@ import type { KubeClient } from '../kube/rest.js';
 import type { ApiResource, KubeObject } from '../kube/types.js';
 import type { Reconciler } from '../reconcile/reconciler.js';
 import type { CustomResource } from '../reconcile/model.js';
+import { FINALIZER, LEGACY_FINALIZER } from '../reconcile/names.js';
 import { WorkQueue, type AddOptions, type Lane, type WorkQueueMetrics } from './workqueue.js';
 import { errorMessage } from '../lib/errors.js';
 import type { Clock } from '../lib/clock.js';
@@ -71,6 +72,10 @@ export function needsReconcile(oldObj: CustomResource, newObj: CustomResource): 
   );
 }
 
+function hasReconcilerFinalizer(finalizers: readonly string[] | undefined): boolean {
+  return (finalizers ?? []).some((f) => f === FINALIZER || f === LEGACY_FINALIZER);
+}
+
 /** How long to wait for the cache to show our own write before looking at a key again. */
 const CACHE_CATCH_UP_MS = 50;
 
@@ -90,6 +95,11 @@ export class CrController {
    * a reconcile must not start from a version they replaced.
    */
   private readonly ownWrites = new Map<string, { from: string | undefined; to: string }[]>();
+  /**
+   * Uids of CRs being deleted whose finalizer we removed: nothing is left to do for them, whatever
+   * version of them the cache still shows until their deletion arrives.
+   */
+  private readonly released = new Set<string>();
 
   constructor(private readonly opts: CrControllerOptions) {
     this.queue = new WorkQueue({
@@ -129,7 +139,10 @@ export class CrController {
             if (needsReconcile(oldObj, newObj) && !this.caughtUpWithOwnWrite(newObj)) this.queue.add(keyOf(newObj), { lane: laneOf(newObj) });
           },
           onDelete: (obj) => {
-            if (obj.metadata.uid !== undefined) this.byUid.delete(obj.metadata.uid);
+            if (obj.metadata.uid !== undefined) {
+              this.byUid.delete(obj.metadata.uid);
+              this.released.delete(obj.metadata.uid);
+            }
             this.ownWrites.delete(keyOf(obj));
             this.opts.onResource?.('gone', obj);
             // Nothing to do for a deleted CR: with our finalizer, deletion arrives as an update.
@@ -174,7 +187,15 @@ export class CrController {
   }
 
   /** The reconciler wrote a CR (finalizers or status), starting from version `from`, and goes on with `written`. */
-  noteOwnWrite(from: string | undefined, written: { metadata: { namespace?: string; name: string; resourceVersion?: string } }): void {
+  noteOwnWrite(
+    from: string | undefined,
+    written: { metadata: { namespace?: string; name: string; resourceVersion?: string; uid?: string; deletionTimestamp?: string; finalizers?: readonly string[] } },
+  ): void {
+    const { uid, deletionTimestamp, finalizers } = written.metadata;
+    // Our finalizer came off a CR being deleted (while the cache still has it): it is released.
+    if (uid !== undefined && deletionTimestamp !== undefined && !hasReconcilerFinalizer(finalizers) && this.get(keyOf(written)) !== undefined) {
+      this.released.add(uid);
+    }
     const to = written.metadata.resourceVersion;
     // The watch may have delivered the write before its response arrived: nothing left to skip.
     if (to === undefined || this.get(keyOf(written))?.metadata.resourceVersion === to) return;
@@ -230,6 +251,7 @@ export class CrController {
     if (cr === undefined) return {};
     // The cache still shows the version our own last write replaced (typically a follow-up
     // queued right after the finalizer was removed): look again once the cache has caught up.
+    if (cr.metadata.uid !== undefined && this.released.has(cr.metadata.uid)) return {};
     if (this.behindOwnWrite(key, cr)) {
       return { requeueAfterMs: CACHE_CATCH_UP_MS };
     }

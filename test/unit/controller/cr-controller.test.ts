@@ -172,6 +172,19 @@ describe('CrController', () => {
     assert.equal(reconciler.seen.length, 1);
   });
 
+  it('does not reconcile a deleting CR again once its finalizer came off, whatever version the cache still shows', async (t) => {
+    const { api, reconciler, controller } = await started(t, ['a']);
+    await until('watch open', () => api.current !== undefined);
+    api.put('a', { mode: 'fast' }, 'ns1', { generation: 1, finalizers: ['helm.sdk.operatorframework.io/uninstall-release'], deletionTimestamp: '2026-01-01T10:00:00Z' });
+    await until('deletion reconciled', () => reconciler.seen.length === 2);
+    const cached = controller.get('ns1/a');
+    assert.ok(cached);
+    controller.noteOwnWrite('some-other-version', { metadata: { ...cached.metadata, finalizers: [], resourceVersion: '999' } });
+    controller.enqueue('ns1/a', { respectBackoff: true });
+    await settle();
+    assert.equal(reconciler.seen.length, 2);
+  });
+
   it('does not start a reconcile from the version its own write replaced; looks again once the cache caught up', async (t) => {
     const { api, clock, reconciler, controller } = await started(t, ['a']);
     await until('watch open', () => api.current !== undefined);
