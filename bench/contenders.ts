@@ -352,6 +352,8 @@ export function chartpilot(env: Env, binJs: string): Contender {
     command: process.execPath,
     args: (watches) => [
       ...OPERATOR_NODE_FLAGS,
+      // A CPU profile of the operator during the bench (node allows --cpu-prof only on the command line).
+      ...(process.env.CHARTPILOT_BENCH_CPU_PROF === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.CHARTPILOT_BENCH_CPU_PROF}`]),
       binJs,
       'run',
       '--watches-file', watches,

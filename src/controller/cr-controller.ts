@@ -181,6 +181,11 @@ export class CrController {
     this.queue.add(key, opts);
   }
 
+  /** The running reconcile of `key` reads its dependents now: hints that came before are covered. */
+  hintsCovered(key: string): void {
+    this.queue.dropSoftAdds(key);
+  }
+
   /** Looks at `key` after `delayMs`, unless it runs sooner anyway (hints that may wait). */
   enqueueAfter(key: string, delayMs: number, opts: { respectBackoff?: boolean } = {}): void {
     this.queue.addAfter(key, delayMs, opts);

@@ -127,7 +127,17 @@ export class Manager {
         }
       },
     });
-    this.keeper = new ReleaseKeeper({ client: opts.client, watcher: this.dependents, scopes: new ScopeMap({ client: opts.client, log }), log });
+    this.keeper = new ReleaseKeeper({
+      client: opts.client,
+      watcher: this.dependents,
+      scopes: new ScopeMap({ client: opts.client, log }),
+      log,
+      // The release's objects as the caches hold them now are what this reconcile judges: the
+      // hints their earlier events queued (helm's own creates, a rollout's progress) are covered.
+      onReading: (namespace, release) => {
+        for (const r of this.running.values()) r.controller.hintsCovered(`${namespace}/${release}`);
+      },
+    });
     this.serviceAccounts = new ServiceAccountCache({
       client: opts.client,
       namespaces: opts.watchNamespaces,

@@ -200,6 +200,16 @@ export class WorkQueue {
     this.scheduled.set(key, { at, timer, lane });
   }
 
+  /**
+   * Forgets the hints (respectBackoff adds, delayed or not) that came in while `key` runs: its run
+   * is about to see what they were about. Only a running key has any.
+   */
+  dropSoftAdds(key: string): void {
+    if (!this.running.has(key)) return;
+    this.softDirty.delete(key);
+    this.softLater.delete(key);
+  }
+
   /** Begins handing keys to workers (keys added before `start` wait until then). */
   start(): void {
     if (this.started || this.stopping) return;

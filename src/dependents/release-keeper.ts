@@ -32,6 +32,11 @@ export interface ReleaseKeeperOptions {
   readonly syncTimeoutMs?: number;
   /** How long to wait, right after a deploy, for the caches to show what helm wrote (awaitCaches). */
   readonly catchUpTimeoutMs?: number;
+  /**
+   * Called when a pass starts reading a release's objects from the caches: every change of them
+   * the caches hold by now is seen by this pass, so hints queued for them earlier may go.
+   */
+  readonly onReading?: (namespace: string, release: string) => void;
 }
 
 /** The watch delivers helm's writes within milliseconds unless the machine is saturated. */
@@ -94,6 +99,7 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
     }
 
     if (input.awaitCaches === true) await this.caughtUp(objects);
+    this.opts.onReading?.(input.namespace, input.release);
     const repaired: Repair[] = [];
     if (input.repair) {
       for (const o of objects) {

@@ -381,6 +381,26 @@ describe('WorkQueue', () => {
     assert.deepEqual(clock.pendingDelays(), [500], 'the retry stands');
   });
 
+  it('drops the hints a running key got before its run read what they were about, not later ones', async () => {
+    const { clock, h, q } = setup();
+    q.start();
+    q.add('a');
+    await settle();
+    q.add('a', { respectBackoff: true }); // helm's own create of a dependent
+    q.addAfter('a', 5_000, { respectBackoff: true }); // a rollout's progress
+    q.dropSoftAdds('a'); // the run reads the caches now
+    await h.finish('a');
+    assert.equal(h.calls.length, 1, 'no rerun');
+    assert.deepEqual(clock.pendingDelays(), []);
+    q.add('a');
+    await settle();
+    q.dropSoftAdds('a');
+    q.add('a', { respectBackoff: true }); // the Deployment became available after the read
+    await h.finish('a');
+    assert.equal(h.calls.length, 3, 'a later hint still reruns it');
+    q.dropSoftAdds('b'); // not running: nothing to drop, no error
+  });
+
   it('addAfter with a non-positive delay is an add', async () => {
     const { h, q } = setup();
     q.start();

@@ -142,8 +142,17 @@ function setup() {
   const api = new ObjectApi();
   const watcher = new FakeWatcher();
   const { log, text } = capturingLogger();
-  const keeper = new ReleaseKeeper({ client: api, watcher, scopes: new ScopeMap({ client: api }), log, syncTimeoutMs: 1_000, catchUpTimeoutMs: 300 });
-  return { api, watcher, keeper, logged: text };
+  const reading: string[] = [];
+  const keeper = new ReleaseKeeper({
+    client: api,
+    watcher,
+    scopes: new ScopeMap({ client: api }),
+    log,
+    syncTimeoutMs: 1_000,
+    catchUpTimeoutMs: 300,
+    onReading: (namespace, release) => reading.push(`${namespace}/${release} ${String(watcher.get('apps/v1', 'Deployment', 'ns1', 'web') !== undefined)}`),
+  });
+  return { api, watcher, keeper, logged: text, reading };
 }
 
 function input(extra: Partial<KeepInput> = {}): KeepInput {
@@ -180,7 +189,7 @@ describe('ReleaseKeeper.keep', () => {
   });
 
   it('right after a deploy, tells readiness once the caches show what helm wrote', async () => {
-    const { keeper, watcher, api } = setup();
+    const { keeper, watcher, api, reading } = setup();
     watcher.put(configMap('cfg', { mode: 'slow' })); // the previous revision's, not yet replaced in the cache
     setTimeout(() => {
       inSync(api, watcher);
@@ -188,6 +197,7 @@ describe('ReleaseKeeper.keep', () => {
     }, 60);
     const kept = await keeper.keep(input({ awaitCaches: true }));
     assert.deepEqual(kept.readiness, { ready: false, failed: false, reason: 'DeploymentNotAvailable', message: 'Deployment web: 1/2 replicas available' });
+    assert.deepEqual(reading, ['ns1/demo true'], 'says when it reads the caches: after they caught up');
   });
 
   it('waits for the caches only so long, then tells readiness as they are', async () => {
