@@ -331,6 +331,9 @@ function auditArgs(audit: AuditFiles): string[] {
     `--audit-policy-file=${audit.policyPath}`,
     `--audit-log-path=${audit.logPath}`,
     '--audit-log-format=json',
+    // The bench reads the log by offset: it must never be rotated (lumberjack rotates at
+    // 100 MB by default, which a 1000-CR run passes).
+    '--audit-log-maxsize=1000000',
     '--audit-log-mode=batch',
     '--audit-log-batch-buffer-size=100000',
     '--audit-log-batch-max-size=100',

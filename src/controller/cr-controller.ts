@@ -196,15 +196,13 @@ export class CrController {
     from: string | undefined,
     written: { metadata: { namespace?: string; name: string; resourceVersion?: string; uid?: string; deletionTimestamp?: string; finalizers?: readonly string[] } },
   ): void {
-    const { uid, deletionTimestamp, finalizers } = written.metadata;
-    // Our finalizer came off a CR being deleted (while the cache still has it): it is released.
-    if (uid !== undefined && deletionTimestamp !== undefined && !hasReconcilerFinalizer(finalizers) && this.get(keyOf(written)) !== undefined) {
-      this.released.add(uid);
-    }
-    const to = written.metadata.resourceVersion;
-    // The watch may have delivered the write before its response arrived: nothing left to skip.
-    if (to === undefined || this.get(keyOf(written))?.metadata.resourceVersion === to) return;
     const key = keyOf(written);
+    const cached = this.get(key);
+    const { uid, deletionTimestamp, finalizers, resourceVersion: to } = written.metadata;
+    // Our finalizer came off a CR being deleted (while the cache still has it): it is released.
+    if (uid !== undefined && deletionTimestamp !== undefined && !hasReconcilerFinalizer(finalizers) && cached !== undefined) this.released.add(uid);
+    // The watch may have delivered the write before its response arrived: nothing left to skip.
+    if (to === undefined || cached?.metadata.resourceVersion === to) return;
     this.ownWrites.set(key, [...(this.ownWrites.get(key) ?? []), { from, to }]);
   }
 
@@ -254,9 +252,10 @@ export class CrController {
   private async process(key: string): Promise<{ requeueAfterMs?: number }> {
     const cr = this.get(key);
     if (cr === undefined) return {};
-    // The cache still shows the version our own last write replaced (typically a follow-up
-    // queued right after the finalizer was removed): look again once the cache has caught up.
+    // We removed its finalizer: only its deletion is left to arrive.
     if (cr.metadata.uid !== undefined && this.released.has(cr.metadata.uid)) return {};
+    // The cache still shows a version our own write replaced (typically a follow-up queued right
+    // after a status write): look again once the cache has caught up.
     if (this.behindOwnWrite(key, cr)) {
       return { requeueAfterMs: CACHE_CATCH_UP_MS };
     }

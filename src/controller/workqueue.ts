@@ -76,7 +76,6 @@ const JITTER = 0.1;
 interface Scheduled {
   at: number;
   timer: TimerHandle;
-  lane: Lane;
 }
 
 export class WorkQueue {
@@ -170,8 +169,8 @@ export class WorkQueue {
 
   /**
    * Queues `key` after `delayMs`; if a run is already scheduled sooner (or queued now), that one
-   * stands. `respectBackoff`: a hint never moves a failing key's retry, and one that comes while
-   * the key runs is covered by the run's own outcome.
+   * stands. `respectBackoff`: a hint never moves a failing key's retry; one that comes while the
+   * key runs looks again that long after a successful run (unless dropSoftAdds drops it).
    */
   addAfter(key: string, delayMs: number, opts: AddOptions = {}): void {
     if (this.stopping) return;
@@ -197,7 +196,7 @@ export class WorkQueue {
       this.scheduled.delete(key);
       this.add(key, { lane });
     }, delayMs);
-    this.scheduled.set(key, { at, timer, lane });
+    this.scheduled.set(key, { at, timer });
   }
 
   /**

@@ -34,9 +34,10 @@ export interface ReconcilerDeps {
   /** Whether a kind's ServiceAccount exists; without it, it is taken to exist. */
   readonly serviceAccounts?: ServiceAccountLookup | undefined;
   /**
-   * A status change that only retells a rollout in progress (Ready stays False, not failed) is
-   * written at most this often per resource; the last one is written when the time is up.
-   * Transitions (Ready True, a failure, a new revision) are always written at once. 0 = off.
+   * A status change that only retells a rollout in progress (Ready stays False, not failed, for
+   * the same reason) is written at most this often per resource; the last one is written when the
+   * time is up. Transitions (Ready True, a failure, a new reason or revision) are written at once.
+   * 0 = off.
    */
   readonly statusPaceMs?: number | undefined;
 }
