@@ -7,7 +7,7 @@
 import type { Kind } from './cluster-ops.js';
 import type { Phase } from './contenders.js';
 import type { BenchKube } from './kube.js';
-import { isAvailable, isReadyFor, isRolledOut, tracksReadiness, type CrReadyView, type DeploymentView } from './rollout.js';
+import { isAvailable, isReadyFor, isRolledOut, releaseOf, tracksReadiness, type CrReadyView, type DeploymentView } from './rollout.js';
 import type { WatchTimes } from './timeline.js';
 import { listAndWatch, type Watch } from './watch.js';
 
@@ -71,7 +71,7 @@ export async function startPhaseWatch(opts: PhaseWatchOptions): Promise<PhaseWat
   };
 
   const onDeployment = (type: string, d: DeploymentView, at: number): void => {
-    const name = d.metadata.name;
+    const name = releaseOf(d);
     if (type === 'DELETED') deployments.delete(name);
     else {
       const generation = d.metadata.generation ?? 0;
@@ -101,8 +101,8 @@ export async function startPhaseWatch(opts: PhaseWatchOptions): Promise<PhaseWat
       const w = await listAndWatch<DeploymentView>(kube, `/apis/apps/v1/namespaces/${namespace}/deployments`, onDeployment, opts.log);
       watches.push(w);
       for (const d of w.initial) {
-        startGen.set(d.metadata.name, d.metadata.generation ?? 0);
-        deployments.set(d.metadata.name, { generation: d.metadata.generation ?? 0, rolledOut: isRolledOut(d) });
+        startGen.set(releaseOf(d), d.metadata.generation ?? 0);
+        deployments.set(releaseOf(d), { generation: d.metadata.generation ?? 0, rolledOut: isRolledOut(d) });
       }
     }
     if (kind !== undefined) {

@@ -5,7 +5,7 @@
 import type { Condition } from './cluster-ops.js';
 
 export interface DeploymentView {
-  metadata: { name: string; generation?: number; resourceVersion?: string };
+  metadata: { name: string; generation?: number; resourceVersion?: string; annotations?: Record<string, string> };
   spec?: { replicas?: number };
   status?: {
     observedGeneration?: number;
@@ -22,6 +22,15 @@ export interface CrReadyView {
 }
 
 /** The Deployment's own Available condition is True (minimum availability reached). */
+/**
+ * The release a Deployment belongs to: helm annotates every object it creates with its release's
+ * name (charts name their objects as they like: webapp after the release, podinfo
+ * `<release>-podinfo`). Without the annotation, the Deployment's own name.
+ */
+export function releaseOf(d: DeploymentView): string {
+  return d.metadata.annotations?.['meta.helm.sh/release-name'] ?? d.metadata.name;
+}
+
 export function isAvailable(d: DeploymentView): boolean {
   return d.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') === true;
 }

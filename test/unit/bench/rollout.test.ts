@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isAvailable, isReadyFor, isRolledOut, tracksReadiness, type CrReadyView, type DeploymentView } from '../../../bench/rollout.js';
+import { isAvailable, isReadyFor, isRolledOut, releaseOf, tracksReadiness, type CrReadyView, type DeploymentView } from '../../../bench/rollout.js';
 
 const available = [{ type: 'Available', status: 'True' }, { type: 'Progressing', status: 'True' }];
 
@@ -56,5 +56,13 @@ describe('bench rollout predicates', () => {
     assert.equal(tracksReadiness(withReady('Unknown', 'ReadinessNotTracked')), false);
     assert.equal(tracksReadiness(withReady('False', 'DeploymentNotAvailable')), true);
     assert.equal(tracksReadiness({ metadata: { name: 'w' }, status: { conditions: [{ type: 'Deployed', status: 'True' }] } }), false);
+  });
+});
+
+describe('releaseOf', () => {
+  it('names the release from helm’s annotation, whatever the chart calls its Deployment', () => {
+    const podinfo: DeploymentView = { metadata: { name: 'web-0007-podinfo', annotations: { 'meta.helm.sh/release-name': 'web-0007' } } };
+    assert.equal(releaseOf(podinfo), 'web-0007');
+    assert.equal(releaseOf({ metadata: { name: 'web-0007' } }), 'web-0007');
   });
 });
