@@ -22,11 +22,16 @@ export function statusMergePatch(previous: CrStatus | undefined, next: CrStatus)
  */
 export function createCrWriter(client: KubeClient, resource: ApiResource, onWritten?: (from: string | undefined, written: KubeObject) => void): CrWriter {
   const at = (cr: CustomResource): ObjectAddress => ({ resource, namespace: cr.metadata.namespace, name: cr.metadata.name });
+  // Only an answer that is the object (the API server's always is) tells which version was made.
+  const told = (cr: CustomResource, written: unknown): void => {
+    const meta = (written as Partial<KubeObject> | undefined)?.metadata;
+    if (meta?.name !== undefined) onWritten?.(cr.metadata.resourceVersion, written as KubeObject);
+  };
   return {
     async patchStatus(cr, status) {
       try {
         const written = await mergePatchObject(client, at(cr), statusMergePatch(cr.status, status), { subresource: 'status' });
-        onWritten?.(cr.metadata.resourceVersion, written);
+        told(cr, written);
       } catch (err) {
         // The resource is gone (deleted after its finalizer was removed): nothing to report on.
         if (isNotFound(err)) return;
@@ -36,7 +41,7 @@ export function createCrWriter(client: KubeClient, resource: ApiResource, onWrit
     async setFinalizers(cr, finalizers) {
       // resourceVersion makes this a compare-and-swap: a concurrent change → 409 → retried.
       const written = await mergePatchObject<CustomResource & KubeObject>(client, at(cr), { metadata: { finalizers, resourceVersion: cr.metadata.resourceVersion } });
-      onWritten?.(cr.metadata.resourceVersion, written);
+      told(cr, written);
       return written;
     },
   };
