@@ -42,7 +42,7 @@ export interface ReconcilerDeps {
   readonly statusPaceMs?: number | undefined;
 }
 
-/** When each resource's status was last written (by uid), for status pacing; shared by a kind's reconciles. */
+/** When each resource's status was last written (by uid), within the pace, oldest first; shared by a kind's reconciles. */
 export type StatusWriteTimes = Map<string, number>;
 
 /** What writeStatus did: `deferredMs` = a rollout-progress change waits; look again after that long. */
@@ -127,13 +127,21 @@ export class ActionContext {
       return { deferredMs: pace - (nowMs - last) };
     }
     await this.deps.writer.patchStatus(this.cr, status);
-    this.statusWrites.set(uid, nowMs);
+    if (pace > 0) this.rememberStatusWrite(uid, nowMs, pace);
     return {};
   }
 
-  /** The resource is released: no more pacing to remember for it. */
-  forgetStatusWrites(): void {
-    this.statusWrites.delete(this.cr.metadata.uid ?? `${this.namespace}/${this.name}`);
+  /**
+   * Kept in write order, so the entries older than the pace (which decide nothing any more, and
+   * include those of deleted resources) are the ones at the front.
+   */
+  private rememberStatusWrite(uid: string, nowMs: number, pace: number): void {
+    this.statusWrites.delete(uid);
+    this.statusWrites.set(uid, nowMs);
+    for (const [key, at] of this.statusWrites) {
+      if (nowMs - at < pace) break;
+      this.statusWrites.delete(key);
+    }
   }
 
   /** Inventory, readiness and (on quiet passes) drift repair; repairs are announced as events. */

@@ -11,7 +11,6 @@ export async function addFinalizer(ctx: ActionContext): Promise<StepResult> {
 /** The release is gone: forget it and let the CR be deleted (operator-sdk's legacy finalizer too). */
 export async function removeFinalizer(ctx: ActionContext): Promise<StepResult> {
   ctx.deps.keeper?.forget(ctx.namespace, ctx.name);
-  ctx.forgetStatusWrites();
   await ctx.deps.writer.setFinalizers(
     ctx.cr,
     (ctx.cr.metadata.finalizers ?? []).filter((f) => f !== FINALIZER && f !== LEGACY_FINALIZER),

@@ -259,6 +259,18 @@ describe('Reconciler', () => {
     assert.equal(writer.statuses.length, 5, 'a failure, and the way back from it, are transitions');
   });
 
+  it('remembers status writes only within the pace, so deleted resources leave nothing behind', async () => {
+    const keeper = new FakeKeeper();
+    keeper.keepResult = { inventory: [], repaired: [], readiness: { ready: false, failed: false, reason: 'DeploymentNotAvailable', message: 'Deployment web: 0/1 replicas updated' } };
+    const other = cr({ name: 'other', uid: 'uid-other' });
+    reconciler = makeReconciler({ keeper, statusPaceMs: 5_000 });
+    await reconciler.reconcile(other, log); // then deleted: never reconciled again
+    world.now += 6_000;
+    await reconciler.reconcile(cr(), log);
+    const remembered = (reconciler as unknown as { statusWrites: Map<string, number> }).statusWrites;
+    assert.deepEqual([...remembered.keys()], ['uid-1']);
+  });
+
   it('keeps a deleted resource until its objects are gone (uninstall-wait)', async () => {
     let left = [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ns1', name: 'web' }];
     const keeper: ReleaseKeeperPort = {
