@@ -25,6 +25,8 @@ export interface CrControllerOptions {
   readonly namespaces: readonly string[];
   readonly labelSelector: string | undefined;
   readonly concurrency: number;
+  /** Workers beyond `concurrency` that only take follow-ups (see WorkQueueOptions); default 0. */
+  readonly followUpWorkers?: number;
   /** Only `reconcile` is used (unit tests pass a recording fake). */
   readonly reconciler: Pick<Reconciler, 'reconcile'>;
   readonly log: Logger;
@@ -105,6 +107,7 @@ export class CrController {
     this.queue = new WorkQueue({
       name: opts.name,
       concurrency: opts.concurrency,
+      ...(opts.followUpWorkers === undefined ? {} : { followUpWorkers: opts.followUpWorkers }),
       handler: (key) => this.process(key),
       ...(opts.clock === undefined ? {} : { clock: opts.clock }),
       ...(opts.queueMetrics === undefined ? {} : { metrics: opts.queueMetrics }),

@@ -23,6 +23,7 @@ import { ReleaseKeeper } from '../dependents/release-keeper.js';
 import { ServiceAccountCache } from './service-accounts.js';
 import type { WorkQueueMetrics } from './workqueue.js';
 import { ChartTracker } from './chart-tracker.js';
+import { limitConcurrentCalls } from '../helm/limited-actions.js';
 import type { ChartState } from '../registry/refresh-plan.js';
 import type { ChartResolver } from '../registry/resolver.js';
 
@@ -157,8 +158,10 @@ export class Manager {
     const log = opts.log.child({ controller: name });
     const tracker = await this.track(key, entry, log);
     const current = { entry, target: await targetFor(entry, opts.defaultReconcilePeriodMs, opts.defaultServiceAccount, tracker?.state) };
+    const concurrency = entry.maxConcurrentReconciles ?? opts.defaultConcurrency;
     const reconciler = new Reconciler({
-      helm: opts.helm,
+      // The queue's follow-up workers may add reconciles beyond `concurrency`, never helm processes.
+      helm: limitConcurrentCalls(opts.helm, concurrency),
       releases: this.releases,
       // The controller is made below; a write only happens once it runs.
       writer: createCrWriter(opts.client, resource, (from, written) => {
@@ -183,7 +186,9 @@ export class Manager {
       client: opts.client,
       namespaces: opts.watchNamespaces,
       labelSelector: entry.labelSelector,
-      concurrency: entry.maxConcurrentReconciles ?? opts.defaultConcurrency,
+      concurrency,
+      // Status refreshes after a dependent changed: as many again, so they never wait for an install.
+      followUpWorkers: concurrency,
       reconciler,
       log,
       ...(opts.queueMetrics === undefined ? {} : { queueMetrics: opts.queueMetrics(name) }),

@@ -6,7 +6,8 @@
  * - a failing key is retried with per-key exponential backoff (reset by a success);
  * - `requeueAfterMs` and `addAfter` schedule a later run, and an immediate add always wins over a
  *   scheduled one, so an event never waits for a period or a backoff;
- * - at most `concurrency` handlers run at once; `shutdown` drains.
+ * - at most `concurrency` handlers run at once, plus up to `followUpWorkers` more that only take
+ *   follow-ups; `shutdown` drains.
  *
  * Waiting keys sit in lanes by why they were added (see Lane), and workers take turns between the
  * lanes that have keys: a wave of creates must not make a deletion, or the status refresh that
@@ -57,6 +58,12 @@ export interface WorkQueueMetrics {
 export interface WorkQueueOptions {
   name: string;
   concurrency: number;
+  /**
+   * Workers beyond `concurrency` that only take keys from the follow-up lane (default 0). A
+   * follow-up is typically a short status refresh: it should not wait for, nor hold up, a slot
+   * that an install needs.
+   */
+  followUpWorkers?: number;
   // eslint-disable-next-line @typescript-eslint/no-invalid-void-type -- a handler that never requeues just returns
   handler: (key: string, signal: AbortSignal) => Promise<WorkResult | void>;
   /** Retry backoff per key: baseMs · 2^(failures-1), capped at maxMs; default 500 ms … 5 min. */
@@ -81,6 +88,7 @@ interface Scheduled {
 export class WorkQueue {
   private readonly handler: WorkQueueOptions['handler'];
   private readonly concurrency: number;
+  private readonly followUpWorkers: number;
   private readonly backoff: { baseMs: number; maxMs: number };
   private readonly clock: Clock;
   private readonly metrics: WorkQueueMetrics;
@@ -93,6 +101,8 @@ export class WorkQueue {
   private turn = 0;
   /** Keys currently in a handler. */
   private readonly running = new Map<string, AbortController>();
+  /** The running keys that a follow-up worker took (a subset of `running`). */
+  private readonly onFollowUpWorker = new Set<string>();
   /** Keys added while running, with the lane they go back to when their run ends. */
   private readonly dirty = new Map<string, Lane>();
   /** Soft adds (respectBackoff) that came in while the key ran: rerun after success only. */
@@ -112,6 +122,11 @@ export class WorkQueue {
     if (!(Number.isInteger(opts.concurrency) && opts.concurrency >= 1)) {
       throw new RangeError(`work queue ${opts.name}: concurrency must be an integer >= 1, got ${opts.concurrency}`);
     }
+    const followUpWorkers = opts.followUpWorkers ?? 0;
+    if (!(Number.isInteger(followUpWorkers) && followUpWorkers >= 0)) {
+      throw new RangeError(`work queue ${opts.name}: followUpWorkers must be an integer >= 0, got ${followUpWorkers}`);
+    }
+    this.followUpWorkers = followUpWorkers;
     this.backoff = opts.backoff ?? DEFAULT_BACKOFF;
     if (!(this.backoff.baseMs > 0 && this.backoff.maxMs >= this.backoff.baseMs)) {
       throw new RangeError(`work queue ${opts.name}: backoff needs 0 < baseMs <= maxMs`);
@@ -278,21 +293,32 @@ export class WorkQueue {
 
   private pump(): void {
     if (!this.started || this.stopping) return;
-    while (this.running.size < this.concurrency) {
+    // Follow-ups go to their own workers first, so the shared ones stay free for changes and deletions.
+    while (this.onFollowUpWorker.size < this.followUpWorkers) {
+      const key = this.ready.followUp.shift();
+      if (key === undefined) break;
+      this.launch(key, true);
+    }
+    while (this.running.size - this.onFollowUpWorker.size < this.concurrency) {
       const key = this.takeNext();
       if (key === undefined) break;
-      const queued = this.queuedAt.get(key) ?? this.clock.now();
-      this.queuedAt.delete(key);
-      this.metrics.onDepth?.(this.queuedAt.size);
-      this.metrics.onQueueLatency?.(this.clock.now() - queued);
-      const done = this.process(key)
-        .catch((err: unknown) => {
-          // Only a throwing metrics hook gets here; the key's own failure was handled in process().
-          this.report(key, err, 0);
-        })
-        .finally(() => this.inFlight.delete(done));
-      this.inFlight.add(done);
+      this.launch(key, false);
     }
+  }
+
+  private launch(key: string, followUpWorker: boolean): void {
+    const queued = this.queuedAt.get(key) ?? this.clock.now();
+    this.queuedAt.delete(key);
+    if (followUpWorker) this.onFollowUpWorker.add(key);
+    this.metrics.onDepth?.(this.queuedAt.size);
+    this.metrics.onQueueLatency?.(this.clock.now() - queued);
+    const done = this.process(key)
+      .catch((err: unknown) => {
+        // Only a throwing metrics hook gets here; the key's own failure was handled in process().
+        this.report(key, err, 0);
+      })
+      .finally(() => this.inFlight.delete(done));
+    this.inFlight.add(done);
   }
 
   /** Runs one key; never rejects. */
@@ -311,6 +337,7 @@ export class WorkQueue {
     }
     this.metrics.onWorkDuration?.(this.clock.now() - started);
     this.running.delete(key);
+    this.onFollowUpWorker.delete(key);
     if (this.stopping) return;
 
     // After a failure the backoff decides when to look again; after a success a soft add reruns now.

@@ -40,8 +40,11 @@ export class Reconciler {
   async reconcile(cr: CustomResource, log: Logger): Promise<ReconcileOutcome> {
     const ctx = this.begin(cr, log);
     const serviceAccountMissing = await this.serviceAccountMissing(ctx);
+    let unchanged: StoredRevision[] | undefined;
     for (let step = 0; ; step++) {
-      const revisions = await this.observe(ctx);
+      // A step that does not touch helm's storage leaves what the last look saw; no second LIST.
+      const revisions = unchanged ?? (await this.observe(ctx));
+      unchanged = undefined;
       const next = plan({
         deleting: ctx.cr.metadata.deletionTimestamp !== undefined,
         hasFinalizer: hasOurFinalizer(ctx.cr),
@@ -64,6 +67,7 @@ export class Reconciler {
       log.debug({ plan: next.kind, step }, 'planned');
       const result = await run(ctx, next, revisions);
       if (result.done) return result.outcome;
+      if (LEAVES_STORAGE.has(next.kind)) unchanged = revisions;
     }
   }
 
@@ -126,6 +130,9 @@ export class Reconciler {
     }
   }
 }
+
+/** Steps that write only the CR, never a release record. */
+const LEAVES_STORAGE: ReadonlySet<Plan['kind']> = new Set(['add-finalizer']);
 
 function hasOurFinalizer(cr: CustomResource): boolean {
   const finalizers = cr.metadata.finalizers ?? [];

@@ -183,6 +183,38 @@ describe('WorkQueue', () => {
     assert.deepEqual(h.keys().slice(1, 7), ['hint-0', 'change-0', 'hint-1', 'change-1', 'hint-2', 'change-2']);
   });
 
+  it('follow-up workers take follow-ups beside a full set of change workers, and nothing else', async () => {
+    const { h, q } = setup({ concurrency: 2, followUpWorkers: 1 });
+    q.start();
+    for (const k of ['c1', 'c2', 'c3']) q.add(k);
+    await settle();
+    assert.deepEqual(h.keys(), ['c1', 'c2']); // the follow-up worker does not take a change
+    q.add('ready-1', { respectBackoff: true });
+    q.add('ready-2', { respectBackoff: true });
+    await settle();
+    // One follow-up runs at once on its own worker although both change workers are busy.
+    assert.deepEqual(h.keys(), ['c1', 'c2', 'ready-1']);
+    assert.equal(q.active, 3);
+    await h.finish('ready-1');
+    assert.deepEqual(h.keys(), ['c1', 'c2', 'ready-1', 'ready-2']);
+    await h.finish('ready-2');
+    assert.equal(q.active, 2);
+    // A change worker that comes free takes turns as before (c3 is the only key waiting).
+    await h.finish('c1');
+    assert.deepEqual(h.keys(), ['c1', 'c2', 'ready-1', 'ready-2', 'c3']);
+    assert.equal(q.active, 2);
+  });
+
+  it('without follow-up workers a follow-up waits for a shared worker', async () => {
+    const { h, q } = setup({ concurrency: 1 });
+    q.start();
+    q.add('c1');
+    q.add('ready-1', { respectBackoff: true });
+    await settle();
+    assert.deepEqual(h.keys(), ['c1']);
+    assert.throws(() => new WorkQueue({ name: 'x', concurrency: 1, followUpWorkers: -1, handler: async () => {} }), RangeError);
+  });
+
   it('a rerun keeps the strongest reason it was asked for while running', async () => {
     const { h, q } = setup({ concurrency: 1 });
     q.start();

@@ -94,8 +94,14 @@ export class HelmWorld {
     template: () => Promise.resolve(''),
   };
 
+  /** How often the reconciler listed stored revisions. */
+  revisionReads = 0;
+
   readonly store: ReleaseStore = {
-    revisions: (namespace, release) => Promise.resolve(this.history(namespace, release).map(({ values: _v, ...r }) => r)),
+    revisions: (namespace, release) => {
+      this.revisionReads++;
+      return Promise.resolve(this.history(namespace, release).map(({ values: _v, ...r }) => r));
+    },
     deleteRevision: (namespace, revision) => {
       this.calls.push(`deleteRevision ${namespace} ${revision.revision}`);
       for (const [k, list] of this.releases) {
