@@ -346,6 +346,7 @@ export function operatorSdk(env: Env, bin: string): Contender {
 }
 
 export function chartpilot(env: Env, binJs: string): Contender {
+  const cpuProfDir = process.env.CHARTPILOT_BENCH_CPU_PROF;
   return operator(env, {
     name: 'chartpilot',
     kind: operatorKind('chartpilot', env.kindPrefix),
@@ -353,7 +354,8 @@ export function chartpilot(env: Env, binJs: string): Contender {
     args: (watches) => [
       ...OPERATOR_NODE_FLAGS,
       // A CPU profile of the operator during the bench (node allows --cpu-prof only on the command line).
-      ...(process.env.CHARTPILOT_BENCH_CPU_PROF === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.CHARTPILOT_BENCH_CPU_PROF}`]),
+      // Set and not empty: an empty directory would make node refuse to start.
+      ...(cpuProfDir === undefined || cpuProfDir === '' ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`]),
       binJs,
       'run',
       '--watches-file', watches,

@@ -2,7 +2,7 @@
  * One API request: JSON in and out, a whole-request deadline, and every failure turned into a
  * KubeApiError — except the caller's own abort, which stays an abort.
  */
-import { fetch } from 'undici';
+import { request } from 'undici';
 import { KubeApiError } from './errors.js';
 import { buildUrl, requestHeaders, type ContentType, type HttpVerb, type Query, type Transport } from './http.js';
 import { errorWithCause } from '../lib/errors.js';
@@ -39,10 +39,12 @@ export async function sendRequest<T>(t: Transport, method: HttpVerb, path: strin
       body = typeof ro.body === 'string' ? ro.body : JSON.stringify(ro.body);
       headers['Content-Type'] = ro.contentType ?? 'application/json';
     }
-    const res = await fetch(url, { method, headers, body, dispatcher: auth.dispatcher, signal });
-    status = res.status;
-    const text = await res.text();
-    if (!res.ok) throw KubeApiError.fromResponse(res.status, text, { method, path });
+    // undici's request, not fetch: the same connection pool without the WHATWG streams and
+    // Request/Response objects, which cost the operator a noticeable share of its CPU in a wave.
+    const res = await request(url, { method, headers, body, dispatcher: auth.dispatcher, signal });
+    status = res.statusCode;
+    const text = await res.body.text();
+    if (status < 200 || status > 299) throw KubeApiError.fromResponse(status, text, { method, path });
     return (text ? JSON.parse(text) : undefined) as T;
   } catch (err) {
     // The caller's own abort surfaces as an abort, not as an API failure.
