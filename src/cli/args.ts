@@ -83,7 +83,7 @@ const RUN_FLAGS = [
     default: String(availableParallelism()),
     defaultHelp: 'the number of CPUs',
     example: '4',
-    help: 'Maximum concurrent reconciles per controller',
+    help: 'Maximum concurrent reconciles running helm per controller (status refreshes and the work around a helm call overlap them)',
   },
   {
     name: 'metrics-bind-address',

@@ -96,6 +96,9 @@ export async function targetFor(entry: WatchEntry, defaultPeriodMs: number, defa
  */
 export const STATUS_PACE_MS = 5_000;
 
+/** Workers per helm slot: enough that one waits at the slot while another finishes around its call. */
+const WORKERS_PER_HELM_SLOT = 2;
+
 export class Manager {
   private readonly running = new Map<string, Running>();
   private readonly releases;
@@ -158,10 +161,12 @@ export class Manager {
     const log = opts.log.child({ controller: name });
     const tracker = await this.track(key, entry, log);
     const current = { entry, target: await targetFor(entry, opts.defaultReconcilePeriodMs, opts.defaultServiceAccount, tracker?.state) };
-    const concurrency = entry.maxConcurrentReconciles ?? opts.defaultConcurrency;
+    // --max-concurrent-reconciles bounds what costs: helm processes. Reconciles around them (the
+    // LIST and finalizer before, the status after a call) overlap with other CRs' helm calls, so
+    // the next call starts the moment one ends, as with bare helm at that concurrency.
+    const helmSlots = entry.maxConcurrentReconciles ?? opts.defaultConcurrency;
     const reconciler = new Reconciler({
-      // The queue's follow-up workers may add reconciles beyond `concurrency`, never helm processes.
-      helm: limitConcurrentCalls(opts.helm, concurrency),
+      helm: limitConcurrentCalls(opts.helm, helmSlots),
       releases: this.releases,
       // The controller is made below; a write only happens once it runs.
       writer: createCrWriter(opts.client, resource, (from, written) => {
@@ -186,9 +191,9 @@ export class Manager {
       client: opts.client,
       namespaces: opts.watchNamespaces,
       labelSelector: entry.labelSelector,
-      concurrency,
-      // Status refreshes after a dependent changed: as many again, so they never wait for an install.
-      followUpWorkers: concurrency,
+      concurrency: helmSlots * WORKERS_PER_HELM_SLOT,
+      // Status refreshes after a dependent changed: workers of their own, so they never wait for an install.
+      followUpWorkers: helmSlots,
       reconciler,
       log,
       ...(opts.queueMetrics === undefined ? {} : { queueMetrics: opts.queueMetrics(name) }),

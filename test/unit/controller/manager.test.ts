@@ -169,7 +169,9 @@ describe('Manager', () => {
     assert.equal(c.options.resource, webApps);
     assert.deepEqual(c.options.namespaces, ['ns1']);
     assert.equal(c.options.labelSelector, 'team=web');
-    assert.equal(c.options.concurrency, DEFAULT_CONCURRENCY);
+    // Two workers per helm slot, and as many follow-up workers as slots (helm itself is held to the slots).
+    assert.equal(c.options.concurrency, 2 * DEFAULT_CONCURRENCY);
+    assert.equal(c.options.followUpWorkers, DEFAULT_CONCURRENCY);
     assert.deepEqual(metricsFor, ['webapp']);
     assert.deepEqual(manager.entries(), [entry]);
     assert.deepEqual(manager.controllers(), [c]);
@@ -179,7 +181,8 @@ describe('Manager', () => {
     const { manager, built, reconciled } = setup();
     await manager.add(watchEntry('Cache', { chartPath: await chartDir(t), maxConcurrentReconciles: 7 }), caches);
     const c = only(built);
-    assert.equal(c.options.concurrency, 7);
+    assert.equal(c.options.concurrency, 14);
+    assert.equal(c.options.followUpWorkers, 7);
     c.options.onReconciled?.('requeue_after', 12);
     assert.deepEqual(reconciled, ['cache requeue_after 12']);
   });
