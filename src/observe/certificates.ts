@@ -122,6 +122,11 @@ export function watchCertificateFiles(files: CertificateFiles, current: Credenti
       reading = reading.then(reload);
     }, 200);
   });
+  // A change while chokidar still scans the directory is taken for the initial state and gives no
+  // event (ignoreInitial): look once more when the scan is done.
+  watcher.on('ready', () => {
+    reading = reading.then(reload);
+  });
   watcher.on('error', (err: unknown) => {
     log.warn({ dir: files.dir, err: errorMessage(err) }, 'cannot watch the metrics TLS certificate directory; a renewed certificate needs a restart');
   });

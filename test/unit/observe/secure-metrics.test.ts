@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { connect as connectTls, createServer as createTlsServer, type ConnectionOptions } from 'node:tls';
 import { after, describe, it } from 'node:test';
 import type { AccessReviewResult, Reviewer, TokenReviewResult } from '../../../src/kube/reviews.js';
-import { CertificateError, loadCertificateFiles, selfSignedCertificate } from '../../../src/observe/certificates.js';
+import { CertificateError, loadCertificateFiles, selfSignedCertificate, watchCertificateFiles } from '../../../src/observe/certificates.js';
 import type { Credentials } from '../../../src/observe/http-server.js';
 import { OperatorMetrics } from '../../../src/observe/metrics.js';
 import { ScrapeAuthorizer } from '../../../src/observe/scrape-auth.js';
@@ -201,6 +201,25 @@ describe('metrics over HTTPS (--metrics-secure)', () => {
       });
     } finally {
       await servers.close();
+    }
+  });
+
+  it('a certificate replaced while the directory watch is still starting is picked up once it started', async () => {
+    const dir = tempDir();
+    const first = await selfSignedCertificate(['first.example']);
+    const second = await selfSignedCertificate(['second.example']);
+    writeFileSync(join(dir, 'tls.crt'), first.cert);
+    writeFileSync(join(dir, 'tls.key'), first.key);
+    const seen: string[] = [];
+    const { log } = capturingLogger();
+    const watch = watchCertificateFiles({ dir, certName: 'tls.crt', keyName: 'tls.key' }, first, (c) => seen.push(fingerprintOf(c)), log);
+    try {
+      // Before the watcher's first scan: that scan takes this state for the initial one.
+      writeFileSync(join(dir, 'tls.crt'), second.cert);
+      writeFileSync(join(dir, 'tls.key'), second.key);
+      await waitFor('the replaced certificate to be taken', () => Promise.resolve(seen.includes(fingerprintOf(second))), { timeoutMs: 10_000, intervalMs: 20 });
+    } finally {
+      await watch.close();
     }
   });
 
