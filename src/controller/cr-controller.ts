@@ -11,6 +11,7 @@ import type { KubeClient } from '../kube/rest.js';
 import type { ApiResource, KubeObject } from '../kube/types.js';
 import type { Reconciler } from '../reconcile/reconciler.js';
 import type { CustomResource } from '../reconcile/model.js';
+import { HelmCallsStopped } from '../reconcile/ports.js';
 import { FINALIZER, LEGACY_FINALIZER } from '../reconcile/names.js';
 import { WorkQueue, type AddOptions, type Lane, type WorkQueueMetrics } from './workqueue.js';
 import { errorMessage } from '../lib/errors.js';
@@ -27,6 +28,8 @@ export interface CrControllerOptions {
   readonly concurrency: number;
   /** Workers beyond `concurrency` that only take follow-ups (see WorkQueueOptions); default 0. */
   readonly followUpWorkers?: number;
+  /** Called once the queue takes no more work and before it drains (e.g. to refuse new helm calls). */
+  readonly onStopping?: () => void;
   /** Only `reconcile` is used (unit tests pass a recording fake). */
   readonly reconciler: Pick<Reconciler, 'reconcile'>;
   readonly log: Logger;
@@ -162,7 +165,11 @@ export class CrController {
     await Promise.all([...this.informers.values()].map((i) => i.stop()));
     // A kind that is no longer watched keeps no per-CR series.
     if (this.opts.onResource !== undefined) for (const i of this.informers.values()) for (const obj of i.list()) this.opts.onResource('gone', obj);
-    await this.queue.shutdown({ drainTimeoutMs });
+    // shutdown() stops taking work at once; only then may running reconciles be refused helm,
+    // so that a refusal is not taken for a failure to retry.
+    const drained = this.queue.shutdown({ drainTimeoutMs });
+    this.opts.onStopping?.();
+    await drained;
   }
 
   hasSynced(): boolean {
@@ -275,6 +282,11 @@ export class CrController {
       if (this.isGone(err, cr)) {
         log.debug('the custom resource is gone; nothing to reconcile');
         this.opts.onReconciled?.('success', performance.now() - started);
+        return {};
+      }
+      // Stopping before its helm call started: nothing was done, nothing to count or retry.
+      if (err instanceof HelmCallsStopped) {
+        log.debug('stopping: the helm call did not start');
         return {};
       }
       this.opts.onReconciled?.('error', performance.now() - started);

@@ -165,8 +165,9 @@ export class Manager {
     // LIST and finalizer before, the status after a call) overlap with other CRs' helm calls, so
     // the next call starts the moment one ends, as with bare helm at that concurrency.
     const helmSlots = entry.maxConcurrentReconciles ?? opts.defaultConcurrency;
+    const helm = limitConcurrentCalls(opts.helm, helmSlots);
     const reconciler = new Reconciler({
-      helm: limitConcurrentCalls(opts.helm, helmSlots),
+      helm,
       releases: this.releases,
       // The controller is made below; a write only happens once it runs.
       writer: createCrWriter(opts.client, resource, (from, written) => {
@@ -194,6 +195,9 @@ export class Manager {
       concurrency: helmSlots * WORKERS_PER_HELM_SLOT,
       // Status refreshes after a dependent changed: workers of their own, so they never wait for an install.
       followUpWorkers: helmSlots,
+      onStopping: () => {
+        helm.stop();
+      },
       reconciler,
       log,
       ...(opts.queueMetrics === undefined ? {} : { queueMetrics: opts.queueMetrics(name) }),

@@ -1,17 +1,26 @@
 /**
- * Bounds the helm processes one controller runs at once. Its work queue may run more reconciles
- * than that (follow-up workers refresh status beside the installs); should one of those need
- * helm after all, it waits here, so `--max-concurrent-reconciles` still bounds helm.
+ * Bounds the helm processes one controller runs at once. Its work queue runs more reconciles than
+ * that (the work around a call overlaps with other calls; follow-up workers refresh status), so a
+ * reconcile may wait here for a slot; once the controller stops, the waiting ones and any later
+ * call are turned away (HelmCallsStopped) rather than starting helm during shutdown.
  */
 import { Semaphore } from '../lib/semaphore.js';
-import type { ReleaseActions } from '../reconcile/ports.js';
+import { HelmCallsStopped, type ReleaseActions } from '../reconcile/ports.js';
 
-export function limitConcurrentCalls(actions: ReleaseActions, limit: number): ReleaseActions {
+export interface LimitedReleaseActions extends ReleaseActions {
+  /** No helm call starts from now on; the running ones finish. */
+  stop(): void;
+}
+
+export function limitConcurrentCalls(actions: ReleaseActions, limit: number): LimitedReleaseActions {
   const slots = new Semaphore(limit);
   return {
     upgradeInstall: (req) => slots.run(() => actions.upgradeInstall(req)),
     uninstall: (req) => slots.run(() => actions.uninstall(req)),
     rollback: (req) => slots.run(() => actions.rollback(req)),
     status: (release, namespace, timeoutMs, impersonate) => slots.run(() => actions.status(release, namespace, timeoutMs, impersonate)),
+    stop: () => {
+      slots.close(new HelmCallsStopped('the controller is stopping: no new helm call starts'));
+    },
   };
 }

@@ -1,7 +1,8 @@
-/** At most `permits` holders at once; the others wait in arrival order. */
+/** At most `permits` holders at once; the others wait in arrival order until it is closed. */
 export class Semaphore {
   private held = 0;
-  private readonly waiting: (() => void)[] = [];
+  private readonly waiting: { resolve: () => void; reject: (err: Error) => void }[] = [];
+  private closedWith: Error | undefined;
 
   constructor(private readonly permits: number) {
     if (!(Number.isInteger(permits) && permits >= 1)) throw new RangeError(`semaphore permits must be an integer >= 1, got ${permits}`);
@@ -12,11 +13,12 @@ export class Semaphore {
     return this.held;
   }
 
-  /** Runs `fn` once a permit is free, and frees it when `fn` settles. */
+  /** Runs `fn` once a permit is free, and frees it when `fn` settles; rejects once closed, without running `fn`. */
   async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.closedWith !== undefined) throw this.closedWith;
     if (this.held < this.permits) this.held++;
     // release() hands its permit straight to the first waiter, so `held` stays counted.
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else await new Promise<void>((resolve, reject) => this.waiting.push({ resolve, reject }));
     try {
       return await fn();
     } finally {
@@ -24,9 +26,15 @@ export class Semaphore {
     }
   }
 
+  /** Turns away the waiting and every later `run` with `reason`; holders finish as they are. */
+  close(reason: Error): void {
+    this.closedWith = reason;
+    for (const w of this.waiting.splice(0)) w.reject(reason);
+  }
+
   private release(): void {
     const next = this.waiting.shift();
     if (next === undefined) this.held--;
-    else next();
+    else next.resolve();
   }
 }

@@ -78,7 +78,18 @@ export interface RollbackRequest extends ReleaseRequestBase {
   readonly disableHooks?: boolean | undefined;
 }
 
-/** The Helm actions a reconcile runs. Failures reject with an Error that may carry a string `kind`. */
+/**
+ * A helm call refused because the operator (or this kind's controller) is stopping before the
+ * call started. Nothing was done, so there is nothing to record: the reconcile just ends.
+ */
+export class HelmCallsStopped extends Error {
+  override readonly name = 'HelmCallsStopped';
+}
+
+/**
+ * The Helm actions a reconcile runs. Failures reject with an Error that may carry a string `kind`,
+ * or with HelmCallsStopped when the call never started.
+ */
 export interface ReleaseActions {
   /** `helm upgrade --install`; returns the release Helm recorded. */
   upgradeInstall(req: UpgradeInstallRequest): Promise<Release>;

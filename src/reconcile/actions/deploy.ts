@@ -3,7 +3,7 @@ import { errorMessage } from '../../lib/errors.js';
 import { forbiddenExplanation } from '../identity.js';
 import type { Release } from '../model.js';
 import { OWNER_UID_LABEL, PRIMARY_RESOURCE_ANNOTATION, PRIMARY_RESOURCE_TYPE_ANNOTATION, Reasons, ReleaseLabels } from '../names.js';
-import type { PostRenderSpec } from '../ports.js';
+import { HelmCallsStopped, type PostRenderSpec } from '../ports.js';
 import { CONTINUE, end, type ActionContext, type StepResult } from './context.js';
 
 /**
@@ -33,6 +33,7 @@ export async function deploy(ctx: ActionContext, action: 'install' | 'upgrade'):
       impersonate: ctx.impersonate,
     });
   } catch (err) {
+    if (err instanceof HelmCallsStopped) throw err; // never started: nothing to record
     const errorKind = err instanceof Error && 'kind' in err && typeof err.kind === 'string' ? err.kind : 'unknown';
     ctx.log.warn({ action, errorKind }, 'helm failed');
     const why = forbiddenExplanation(err, derived.tenant) ?? errorMessage(err);

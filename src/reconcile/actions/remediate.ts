@@ -5,6 +5,7 @@
 import { errorMessage } from '../../lib/errors.js';
 import { Reasons } from '../names.js';
 import { clip } from '../status.js';
+import { HelmCallsStopped } from '../ports.js';
 import { CONTINUE, type ActionContext, type FailedDeploy, type StepResult } from './context.js';
 import { ReconcileFailure } from './failure.js';
 
@@ -32,6 +33,7 @@ export async function rollback(ctx: ActionContext, revision: number): Promise<St
       impersonate: ctx.impersonate,
     });
   } catch (err) {
+    if (err instanceof HelmCallsStopped) throw err; // never started: nothing to record
     remediationFailed(ctx, err);
     return CONTINUE;
   }
@@ -46,6 +48,7 @@ export async function removeFailedInstall(ctx: ActionContext): Promise<StepResul
   try {
     await ctx.deps.helm.uninstall({ release: ctx.name, namespace: ctx.namespace, timeoutMs: ctx.deps.helmTimeoutMs, impersonate: ctx.impersonate });
   } catch (err) {
+    if (err instanceof HelmCallsStopped) throw err; // never started: nothing to record
     remediationFailed(ctx, err);
     return CONTINUE;
   }

@@ -3,6 +3,7 @@ import { errorMessage } from '../../lib/errors.js';
 import { forbiddenExplanation } from '../identity.js';
 import { Reasons } from '../names.js';
 import { clip } from '../status.js';
+import { HelmCallsStopped } from '../ports.js';
 import { CONTINUE, type ActionContext, type StepResult } from './context.js';
 import { ReconcileFailure } from './failure.js';
 import { removeFinalizer } from './finalizer.js';
@@ -31,6 +32,7 @@ async function uninstall(ctx: ActionContext, why: string): Promise<StepResult> {
       deps.events.emit(ctx.cr, 'Normal', Reasons.uninstallSuccessful, `uninstalled release ${ctx.name} (${why})`);
     }
   } catch (err) {
+    if (err instanceof HelmCallsStopped) throw err; // never started: nothing to record
     const message = `helm uninstall failed: ${forbiddenExplanation(err, ctx.derived.tenant) ?? errorMessage(err)}`;
     deps.events.emit(ctx.cr, 'Warning', Reasons.uninstallError, clip(message));
     await ctx.writeStatus({ kind: 'failed', reason: Reasons.uninstallError, message });

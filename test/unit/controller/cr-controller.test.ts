@@ -6,6 +6,7 @@ import { KubeApiError } from '../../../src/kube/errors.js';
 import { resourcePath } from '../../../src/kube/resource.js';
 import type { ApiResource, KubeObject } from '../../../src/kube/types.js';
 import type { CustomResource } from '../../../src/reconcile/model.js';
+import { HelmCallsStopped } from '../../../src/reconcile/ports.js';
 import { ReconcileFailure, type ReconcileOutcome, type Reconciler } from '../../../src/reconcile/reconciler.js';
 import { FakeClock, settle, until } from '../fakes/clock.js';
 import { capturingLogger } from '../fakes/reconcile-ports.js';
@@ -30,6 +31,7 @@ interface SetupOptions {
   readonly namespaces?: string[];
   readonly labelSelector?: string;
   readonly resource?: ApiResource;
+  readonly onStopping?: () => void;
 }
 
 /** A controller of ConfigMaps (the kind FakeApi serves) with a fake reconciler and a hand-driven clock. */
@@ -54,6 +56,7 @@ function setup(t: TestContext, o: SetupOptions = {}) {
     queueMetrics: { onRetry: (key) => retries.push(key) },
     onReconciled: (result) => results.push(result),
     onResource: (change, obj) => resources.push(`${change} ${obj.metadata.namespace ?? ''}/${obj.metadata.name}`),
+    ...(o.onStopping === undefined ? {} : { onStopping: o.onStopping }),
   });
   t.after(() => controller.stop(0));
   return { api, clock, reconciler, controller, results, retries, resources, logged: text };
@@ -290,6 +293,32 @@ describe('CrController', () => {
     await until('reconcile', () => s.results.length === 1);
     assert.deepEqual(s.results, ['error']);
     assert.deepEqual(s.retries, ['ns1/a']);
+  });
+
+  it('neither counts nor retries a reconcile whose helm call was turned away because it stops', async (t) => {
+    const s = setup(t);
+    s.reconciler.outcome = new HelmCallsStopped('stopping');
+    s.api.put('a', {}, 'ns1');
+    s.controller.start();
+    await until('reconcile', () => s.reconciler.seen.length === 1);
+    await settle();
+    assert.deepEqual(s.results, []);
+    assert.deepEqual(s.retries, []);
+    assert.equal(s.clock.pending, 0);
+  });
+
+  it('calls onStopping when it stops, and takes no work after', async (t) => {
+    const order: string[] = [];
+    const s = setup(t, { onStopping: () => order.push('onStopping') });
+    s.api.put('a', {}, 'ns1');
+    s.controller.start();
+    await until('reconcile', () => s.reconciler.seen.length === 1);
+    await s.controller.stop(0);
+    order.push('stopped');
+    s.controller.enqueue('ns1/a');
+    await settle();
+    assert.deepEqual(order, ['onStopping', 'stopped']);
+    assert.equal(s.reconciler.seen.length, 1);
   });
 
   it('enqueues every cached object on enqueueAll, and nothing for a key not in the cache', async (t) => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { limitConcurrentCalls } from '../../../src/helm/limited-actions.js';
 import type { Release } from '../../../src/reconcile/model.js';
-import type { ReleaseActions } from '../../../src/reconcile/ports.js';
+import { HelmCallsStopped, type ReleaseActions } from '../../../src/reconcile/ports.js';
 
 const tick = () => new Promise<void>((r) => setImmediate(r));
 
@@ -45,5 +45,33 @@ describe('limitConcurrentCalls', () => {
     assert.equal(uninstalled, 'uninstalled');
     assert.equal(most, 2);
     assert.equal(open, 0);
+  });
+
+  it('after stop() a call waiting for a slot never starts helm', async () => {
+    const started: string[] = [];
+    let finish: (() => void) | undefined;
+    const helm: ReleaseActions = {
+      upgradeInstall: (req) => {
+        started.push(req.release);
+        return new Promise((resolve) => {
+          finish = () => {
+            resolve({ revision: 1 } as Release);
+          };
+        });
+      },
+      uninstall: () => Promise.resolve('uninstalled'),
+      rollback: () => Promise.resolve(),
+      status: () => Promise.resolve(undefined),
+    };
+    const limited = limitConcurrentCalls(helm, 1);
+    const base = { namespace: 'ns', timeoutMs: 1000, chart: 'c', values: {} };
+    const running = limited.upgradeInstall({ ...base, release: 'first' });
+    const waiting = limited.upgradeInstall({ ...base, release: 'second' });
+    await tick();
+    limited.stop();
+    await assert.rejects(waiting, HelmCallsStopped);
+    finish?.();
+    assert.equal((await running).revision, 1);
+    assert.deepEqual(started, ['first']);
   });
 });

@@ -46,6 +46,35 @@ describe('Semaphore', () => {
     assert.equal(s.inUse, 0);
   });
 
+  it('once closed, turns away the waiting and later runs without running them, and lets holders finish', async () => {
+    const s = new Semaphore(1);
+    const holder = gate();
+    const ran: string[] = [];
+    const held = s.run(async () => {
+      ran.push('holder');
+      await holder.promise;
+      return 'held';
+    });
+    const waiting = s.run(() => {
+      ran.push('waiter');
+      return Promise.resolve('waited');
+    });
+    await tick();
+    s.close(new Error('stopping'));
+    await assert.rejects(waiting, /stopping/);
+    await assert.rejects(
+      s.run(() => {
+        ran.push('late');
+        return Promise.resolve('late');
+      }),
+      /stopping/,
+    );
+    holder.open();
+    assert.equal(await held, 'held');
+    assert.deepEqual(ran, ['holder']);
+    assert.equal(s.inUse, 0);
+  });
+
   it('refuses a permit count that is not a positive integer', () => {
     assert.throws(() => new Semaphore(0), RangeError);
     assert.throws(() => new Semaphore(1.5), RangeError);

@@ -4,7 +4,7 @@ import pino from 'pino';
 import { applyOverrides } from '../../../src/config/overrides.js';
 import { HelmError } from '../../../src/helm/types.js';
 import { FINALIZER } from '../../../src/reconcile/names.js';
-import type { ReleaseKeeperPort } from '../../../src/reconcile/ports.js';
+import { HelmCallsStopped, type ReleaseKeeperPort } from '../../../src/reconcile/ports.js';
 import { Reconciler, ReconcileFailure, type ReconcilerOptions, type ReconcileTarget } from '../../../src/reconcile/reconciler.js';
 import type { CrStatus, CustomResource } from '../../../src/reconcile/model.js';
 import { HelmWorld } from '../fakes/helm-world.js';
@@ -79,6 +79,13 @@ describe('Reconciler', () => {
     assert.equal(deployed.reason, 'InstallSuccessful');
     assert.equal(deployed.message, 'notes for demo');
     assert.ok(events.events.some((e) => e.reason === 'InstallSuccessful'));
+  });
+
+  it('a helm call turned away because the operator stops ends the reconcile without recording anything', async () => {
+    const stopping = makeReconciler({ helm: { ...world.helm, upgradeInstall: () => Promise.reject(new HelmCallsStopped('stopping')) } });
+    await assert.rejects(stopping.reconcile(cr(), log), HelmCallsStopped);
+    assert.equal(writer.last, undefined);
+    assert.deepEqual(events.events, []);
   });
 
   it('runs no helm process and writes nothing when the release is current', async () => {
