@@ -101,8 +101,9 @@ export async function startPhaseWatch(opts: PhaseWatchOptions): Promise<PhaseWat
       const w = await listAndWatch<DeploymentView>(kube, `/apis/apps/v1/namespaces/${namespace}/deployments`, onDeployment, opts.log);
       watches.push(w);
       for (const d of w.initial) {
-        startGen.set(releaseOf(d), d.metadata.generation ?? 0);
-        deployments.set(releaseOf(d), { generation: d.metadata.generation ?? 0, rolledOut: isRolledOut(d) });
+        const release = releaseOf(d);
+        startGen.set(release, d.metadata.generation ?? 0);
+        deployments.set(release, { generation: d.metadata.generation ?? 0, rolledOut: isRolledOut(d) });
       }
     }
     if (kind !== undefined) {

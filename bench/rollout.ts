@@ -21,7 +21,6 @@ export interface CrReadyView {
   status?: { conditions?: Condition[] };
 }
 
-/** The Deployment's own Available condition is True (minimum availability reached). */
 /**
  * The release a Deployment belongs to: helm annotates every object it creates with its release's
  * name (charts name their objects as they like: webapp after the release, podinfo
@@ -31,6 +30,7 @@ export function releaseOf(d: DeploymentView): string {
   return d.metadata.annotations?.['meta.helm.sh/release-name'] ?? d.metadata.name;
 }
 
+/** The Deployment's own Available condition is True (minimum availability reached). */
 export function isAvailable(d: DeploymentView): boolean {
   return d.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') === true;
 }
