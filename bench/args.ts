@@ -1,7 +1,7 @@
 /** Flags of `npm run bench -- …`. */
 import { parseArgs } from 'node:util';
 import { CHART_NAMES, type ChartName } from './charts.js';
-import { CONTENDERS, type ContenderName } from './contenders.js';
+import { CONTENDERS, KNOWN_CONTENDERS, type ContenderName } from './contenders.js';
 import { errorMessage } from '../src/lib/errors.js';
 
 export interface BenchOptions {
@@ -37,7 +37,9 @@ fresh local control plane: create N releases, upgrade all N, idle, delete all N.
   --concurrency C             helm parallelism / --max-concurrent-reconciles (default 10)
   --idle-seconds S            length of the idle window (default 300)
   --settle-seconds S          unmeasured pause before the idle window (default 15)
-  --contenders a,b,c          subset and order of floor,operator-sdk,chartpilot (default all three)
+  --contenders a,b,c          subset and order of floor,operator-sdk,chartpilot (default all three);
+                              floor-postrender (the floor through a post-renderer that only runs
+                              cat) is opt-in
   --chart webapp|podinfo      the chart every contender installs: charts/webapp (default), or the
                               public podinfo chart 6.9.2, fetched once from the Go module proxy and
                               checked against a pinned sha256 (the shape of Flux's published benchmark)
@@ -101,7 +103,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
   const n = positiveInt('n', values.n, smoke ? 5 : 200);
   const contenders = (values.contenders ?? CONTENDERS.join(',')).split(',').map((s) => s.trim()).filter((s) => s !== '');
   for (const c of contenders) {
-    if (!(CONTENDERS as readonly string[]).includes(c)) throw new UsageError(`unknown contender ${JSON.stringify(c)} (known: ${CONTENDERS.join(', ')})`);
+    if (!(KNOWN_CONTENDERS as readonly string[]).includes(c)) throw new UsageError(`unknown contender ${JSON.stringify(c)} (known: ${KNOWN_CONTENDERS.join(', ')})`);
   }
   const chart = values.chart ?? 'webapp';
   if (!(CHART_NAMES as readonly string[]).includes(chart)) throw new UsageError(`--chart must be one of ${CHART_NAMES.join(', ')}, got ${JSON.stringify(chart)}`);

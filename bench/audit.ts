@@ -97,6 +97,7 @@ export const BENCH_AGENT = 'chartpilot-bench';
  */
 export const CONTENDER_AGENTS: Record<ContenderName, Agents> = {
   floor: { helm: /^Helm\// },
+  'floor-postrender': { helm: /^Helm\// },
   'operator-sdk': { operator: /^helm-operator\//, helm: /^(?:Helm|Go-http-client)\// },
   chartpilot: { operator: /^chartpilot$/, helm: /^Helm\// },
 };

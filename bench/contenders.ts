@@ -1,8 +1,11 @@
 /**
- * The three contenders behind one interface. Each acts on its own namespace (and, for the two
+ * The contenders behind one interface. Each acts on its own namespace (and, for the two
  * operators, its own CRD kind), so nothing one leaves behind can be mistaken for another's work.
  *
  *   floor         helm upgrade --install / helm uninstall, C at a time, from the bench itself
+ *   floor-postrender
+ *                 the floor through a post-renderer that changes nothing (`cat`): what helm's
+ *                 post-render step costs any operator that post-renders (opt-in, not by default)
  *   operator-sdk  helm-operator run (Helm in-process: no helm processes)
  *   chartpilot    node bin/chartpilot.js run (one helm process per Helm action)
  */
@@ -19,8 +22,11 @@ import { ReleaseLabels } from '../src/reconcile/names.js';
 import type { BenchKube } from './kube.js';
 import { readStat } from './proc.js';
 
-export type ContenderName = 'floor' | 'operator-sdk' | 'chartpilot';
+export type ContenderName = 'floor' | 'floor-postrender' | 'operator-sdk' | 'chartpilot';
+/** Run by default, in this order. */
 export const CONTENDERS: readonly ContenderName[] = ['floor', 'operator-sdk', 'chartpilot'];
+/** Every contender --contenders may name. */
+export const KNOWN_CONTENDERS: readonly ContenderName[] = ['floor', 'floor-postrender', 'operator-sdk', 'chartpilot'];
 
 export type Phase = 'create' | 'upgrade' | 'delete';
 
@@ -155,11 +161,35 @@ async function measureProgress(env: Env, kind: Kind | undefined, phase: Phase, n
 
 // ---------------------------------------------------------------------------------------------
 
-/** helm itself, driven by the bench with the same parallelism: what the operators add overhead to. */
-export function floor(env: Env): Contender {
+/**
+ * A helm 4 post-renderer plugin that hands the manifest back unchanged: the least any
+ * post-renderer costs (helm's plugin lookup, a process, the manifest through a pipe and parsed
+ * again), none of chartpilot's own work. Returns the HELM_PLUGINS directory.
+ */
+const CAT_POSTRENDER = 'bench-cat';
+function catPostRenderPlugin(dir: string): string {
+  const plugins = join(dir, 'plugins');
+  mkdirSync(join(plugins, CAT_POSTRENDER), { recursive: true });
+  writeFileSync(join(plugins, CAT_POSTRENDER, 'plugin.yaml'), toYaml({
+    apiVersion: 'v1',
+    type: 'postrenderer/v1',
+    name: CAT_POSTRENDER,
+    version: '0.1.0',
+    runtime: 'subprocess',
+    runtimeConfig: { platformCommand: [{ command: 'cat' }] },
+  }));
+  return plugins;
+}
+
+/**
+ * helm itself, driven by the bench with the same parallelism: what the operators add overhead to.
+ * With `postRender`, every install and upgrade also goes through the `cat` post-renderer.
+ */
+export function floor(env: Env, postRender = false): Contender {
   mkdirSync(env.dir, { recursive: true });
   const wrapper = helmWrapper(env.dir, join(env.binDir, 'helm'));
-  const hEnv = childEnv(env, {});
+  const hEnv = childEnv(env, postRender ? { HELM_PLUGINS: catPostRenderPlugin(env.dir) } : {});
+  const postRenderFlags = postRender ? [`--post-renderer=${CAT_POSTRENDER}`] : [];
   const running = new Set<ChildProcess>();
   let stopped = false;
 
@@ -178,7 +208,7 @@ export function floor(env: Env): Contender {
   });
 
   return {
-    name: 'floor',
+    name: postRender ? 'floor-postrender' : 'floor',
     pid: undefined,
     // The bench's own children named helm; the control-plane daemons are its children too.
     tree: { root: process.pid, include: (comm) => comm === 'helm' },
@@ -189,7 +219,7 @@ export function floor(env: Env): Contender {
     async act(phase, names, spec) {
       const values = join(env.dir, `values-${phase}.json`);
       writeFileSync(values, JSON.stringify(spec));
-      await pool(names, env.concurrency, (n) => helm(phase === 'delete' ? floorUninstallArgs(env, n) : floorUpgradeArgs(env, n, values)));
+      await pool(names, env.concurrency, (n) => helm(phase === 'delete' ? floorUninstallArgs(env, n) : floorUpgradeArgs(env, n, values, postRenderFlags)));
     },
     progress: (phase, names) => measureProgress(env, undefined, phase, names),
     failure: () => undefined,
@@ -213,14 +243,14 @@ export function floor(env: Env): Contender {
 const FLOOR_BUDGET_MS = 300_000;
 const FLOOR_HISTORY_MAX = 10;
 
-function floorUpgradeArgs(env: Env, release: string, valuesFile: string): string[] {
+function floorUpgradeArgs(env: Env, release: string, valuesFile: string, postRenderFlags: string[]): string[] {
   return upgradeArgs(
     { release, namespace: env.namespace, chart: env.chart, values: {}, historyMax: FLOOR_HISTORY_MAX, timeoutMs: FLOOR_BUDGET_MS },
     dialectFor('v4.0.0'),
     {
       // A fingerprint of chartpilot's length (40 hex characters), as the operator stores one.
       labelFlags: releaseLabelFlags({ [ReleaseLabels.fingerprint]: '0'.repeat(40), [ReleaseLabels.ownerKind]: 'Bench' }),
-      postRenderFlags: [],
+      postRenderFlags,
       budgetMs: FLOOR_BUDGET_MS,
       valuesFile,
     },

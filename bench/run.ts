@@ -228,8 +228,8 @@ async function main(argv: string[]): Promise<number> {
       say(`=== ${name}: N=${opts.n}, concurrency ${opts.concurrency}, chart ${chartInfo.name} ${chartInfo.version}`);
       let c: Contender;
       let kind: Kind | undefined;
-      if (name === 'floor') {
-        c = floor(env);
+      if (name === 'floor' || name === 'floor-postrender') {
+        c = floor(env, name === 'floor-postrender');
       } else if (name === 'chartpilot') {
         c = chartpilot(env, join(root, 'bin', 'chartpilot.js'));
         kind = operatorKind('chartpilot', benchChart.kindPrefix);

@@ -37,3 +37,15 @@ describe('bench arguments: --chart', () => {
     assert.deepEqual(BENCH_CHARTS.podinfo.specs.upgrade, { replicaCount: 1, ui: { message: 'bench revision 2' } });
   });
 });
+
+describe('bench arguments: --contenders', () => {
+  it('runs floor, operator-sdk and chartpilot by default; floor-postrender only when named', () => {
+    assert.deepEqual(options([]).contenders, ['floor', 'operator-sdk', 'chartpilot']);
+    assert.deepEqual(options(['--contenders', 'floor,floor-postrender,chartpilot']).contenders, ['floor', 'floor-postrender', 'chartpilot']);
+  });
+
+  it('refuses an unknown contender, naming the known ones', () => {
+    assert.throws(() => parseBenchArgs(['--contenders', 'floor,flux']), (err: unknown) =>
+      err instanceof UsageError && err.message === 'unknown contender "flux" (known: floor, floor-postrender, operator-sdk, chartpilot)');
+  });
+});
