@@ -161,12 +161,13 @@ async function measureProgress(env: Env, kind: Kind | undefined, phase: Phase, n
 
 // ---------------------------------------------------------------------------------------------
 
+const CAT_POSTRENDER = 'bench-cat';
+
 /**
  * A helm 4 post-renderer plugin that hands the manifest back unchanged: the least any
  * post-renderer costs (helm's plugin lookup, a process, the manifest through a pipe and parsed
  * again), none of chartpilot's own work. Returns the HELM_PLUGINS directory.
  */
-const CAT_POSTRENDER = 'bench-cat';
 function catPostRenderPlugin(dir: string): string {
   const plugins = join(dir, 'plugins');
   mkdirSync(join(plugins, CAT_POSTRENDER), { recursive: true });
