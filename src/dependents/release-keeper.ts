@@ -19,7 +19,7 @@ import { findObject } from '../kube/objects.js';
 import type { KubeClient } from '../kube/rest.js';
 import type { KubeObject } from '../kube/types.js';
 import type { KeepResult, ObjectRef, Readiness, Repair } from '../reconcile/model.js';
-import type { KeepInput, ReleaseKeeperPort } from '../reconcile/ports.js';
+import type { KeepInput, KindScopes, ReleaseKeeperPort } from '../reconcile/ports.js';
 import { errorMessage } from '../lib/errors.js';
 
 export interface ReleaseKeeperOptions {
@@ -53,12 +53,20 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
 
   constructor(private readonly opts: ReleaseKeeperOptions) {}
 
-  async clusterScopedKinds(): Promise<readonly string[]> {
+  async kindScopes(): Promise<KindScopes> {
     if (performance.now() - this.scopesLoadedAt > SCOPES_MAX_AGE_MS) {
       await this.opts.scopes.refresh();
       this.scopesLoadedAt = performance.now();
     }
-    return this.opts.scopes.clusterScopedKinds();
+    return { clusterScoped: this.opts.scopes.clusterScopedKinds(), namespaced: this.opts.scopes.namespacedKinds() };
+  }
+
+  async learnKinds(kinds: readonly string[]): Promise<boolean> {
+    const parsed = kinds.map((k) => {
+      const slash = k.lastIndexOf('/');
+      return { apiVersion: k.slice(0, slash), kind: k.slice(slash + 1) };
+    });
+    return await this.opts.scopes.ensureKnown(parsed);
   }
 
   forget(namespace: string, release: string): void {

@@ -90,9 +90,18 @@ export class ScopeMap {
 
   /** `apiVersion/Kind` of every cluster-scoped kind, sorted (e.g. `v1/Namespace`, `rbac.authorization.k8s.io/v1/ClusterRole`). */
   clusterScopedKinds(): string[] {
+    return this.kindsWhere(false);
+  }
+
+  /** `apiVersion/Kind` of every namespaced kind, sorted (e.g. `v1/ConfigMap`, `apps/v1/Deployment`). */
+  namespacedKinds(): string[] {
+    return this.kindsWhere(true);
+  }
+
+  private kindsWhere(namespaced: boolean): string[] {
     const out: string[] = [];
-    for (const [k, namespaced] of this.scopes) {
-      if (!namespaced) out.push(k.replace('\u0000', '/'));
+    for (const [k, n] of this.scopes) {
+      if (n === namespaced) out.push(k.replace('\u0000', '/'));
     }
     return out.sort();
   }

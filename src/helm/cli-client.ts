@@ -187,7 +187,7 @@ class CliHelm implements CliHelmClient {
       return await this.run(args, 'upgrade', remaining(), env, secrets);
     } catch (err) {
       const refusal = await render?.refusal();
-      if (refusal !== undefined) throw new HelmError('render', refusal, 'upgrade', { cause: err });
+      if (refusal !== undefined) throw new HelmError('render', refusal.message, 'upgrade', { cause: err, unknownKinds: refusal.unknownKinds });
       throw err;
     } finally {
       render?.done();

@@ -52,8 +52,12 @@ export class HelmError extends Error {
     readonly kind: HelmErrorKind,
     message: string,
     readonly action: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; unknownKinds?: readonly string[] },
   ) {
     super(message, options);
+    this.unknownKinds = options?.unknownKinds ?? [];
   }
+
+  /** For a post-render refusal: the kinds discovery did not know (re-read discovery, then retry). */
+  readonly unknownKinds: readonly string[];
 }

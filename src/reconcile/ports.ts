@@ -60,6 +60,13 @@ export interface PostRenderOwner {
   readonly namespace: string;
   /** `apiVersion/Kind` of every cluster-scoped kind the API server serves. */
   readonly clusterScopedKinds: readonly string[];
+  /**
+   * `apiVersion/Kind` of every namespaced kind the API server serves. A kind in neither list is
+   * refused: its scope decides where it lands, and a guess would fail open.
+   */
+  readonly namespacedKinds: readonly string[];
+  /** base64 of this CR's seal key (seal.ts): every object that passes is sealed with it. */
+  readonly sealKey?: string | undefined;
   readonly nonOwnedAnnotations: Readonly<Record<string, string>>;
   readonly allowClusterScoped: boolean;
   readonly allowCrossNamespace: boolean;
@@ -146,11 +153,21 @@ export interface ServiceAccountLookup {
   exists(namespace: string, name: string): Promise<boolean>;
 }
 
+export interface KindScopes {
+  readonly clusterScoped: readonly string[];
+  readonly namespaced: readonly string[];
+}
+
 /** Keeps a deployed release true between Helm operations (drift, readiness, inventory). */
 export interface ReleaseKeeperPort {
   keep(input: KeepInput): Promise<KeepResult>;
-  /** `apiVersion/Kind` of every cluster-scoped kind, for the post-renderer's ownership rules. */
-  clusterScopedKinds(): Promise<readonly string[]>;
+  /** `apiVersion/Kind` of every kind the cluster serves, by scope, for the post-renderer's rules. */
+  kindScopes(): Promise<KindScopes>;
+  /**
+   * Re-reads discovery at once (at most every few seconds) because these `apiVersion/Kind`s were
+   * unknown; true when all are known afterwards.
+   */
+  learnKinds(kinds: readonly string[]): Promise<boolean>;
   /** The release is gone: drop what is remembered about it. */
   forget(namespace: string, release: string): void;
   /** Which of these objects still exist (for uninstall-wait). */

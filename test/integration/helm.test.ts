@@ -79,8 +79,8 @@ describe('helm client (real helm 4, real API server)', { concurrency: true }, ()
     assert.equal(r1.appVersion, '1.2.3');
     assert.equal(r1.description, 'installed by the test');
     assert.equal(r1.notes, `webapp web is running in ${ns} (revision 1).\n`);
-    assert.match(r1.manifest, /kind: ConfigMap[\s\S]*kind: Service[\s\S]*kind: Deployment/);
-    assert.match(r1.manifest, /chartpilot\.io\/owner-uid: "uid-1234"/, 'the stored manifest is the post-rendered one');
+    assert.match(r1.manifest, /"kind": "ConfigMap"[\s\S]*"kind": "Service"[\s\S]*"kind": "Deployment"/);
+    assert.match(r1.manifest, /"chartpilot\.io\/owner-uid": "uid-1234"/, 'the stored manifest is the post-rendered one');
 
     // Post-render labels and annotations are on every live object.
     for (const obj of ['configmap/web-config', 'deployment/web-web', 'service/web-web']) {
@@ -136,7 +136,7 @@ describe('helm client (real helm 4, real API server)', { concurrency: true }, ()
       const ns = await newNamespace(t, 'helm-pr');
       const { helm, tempDir } = await client(t, transport.startsWith('script') ? { curlBin: null } : {});
       const release = await helm.upgradeInstall(request(ns));
-      assert.match(release.manifest, /chartpilot\.io\/owner-uid: "uid-1234"/);
+      assert.match(release.manifest, /"chartpilot\.io\/owner-uid": "uid-1234"/);
       const { labels = {} } = (await getJson<Obj>(c, ['get', 'configmap/web-config', '-n', ns])).metadata;
       assert.equal(labels['chartpilot.io/owner-uid'], 'uid-1234');
 
@@ -147,6 +147,7 @@ describe('helm client (real helm 4, real API server)', { concurrency: true }, ()
           reference: { apiVersion: 'apps.example.com/v1', kind: 'WebApp', name: 'crb', uid: 'uid-1234' },
           namespace: ns,
           clusterScopedKinds: ['rbac.authorization.k8s.io/v1/ClusterRole'],
+          namespacedKinds: ['v1/ConfigMap'],
           nonOwnedAnnotations: {},
           allowClusterScoped: false,
           allowCrossNamespace: false,

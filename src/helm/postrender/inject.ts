@@ -1,19 +1,17 @@
 /**
- * The transformation our post-renderer applies: add labels/annotations to the metadata of every
- * object in a multi-document manifest (each item of a `*List` kind instead of the list itself).
+ * The transformation our post-renderer applies to every install and upgrade (hooks included:
+ * helm 4 post-renders them with the rest): resolve the manifest into the objects the API server
+ * will receive (resolve.ts), refuse any the watches entry does not allow, add labels, annotations,
+ * ownership and the seal (seal.ts), and emit exactly the objects checked (emit.ts).
  *
- * Pure so it can be unit-tested without spawning helm; `main.ts` wraps it in stdin/stdout.
+ * Pure so it can be unit-tested without spawning helm; `main.ts` and `server.ts` wrap it.
  */
-import { isMap, isSeq, parseAllDocuments, type Document } from 'yaml';
+import { Buffer } from 'node:buffer';
 
+import { sealOf, SEAL_ANNOTATION } from '../seal.js';
 import { KEEP_POLICY, type PostRenderOwner, type PostRenderSpec } from '../types.js';
-
-/**
- * Parse as YAML 1.1 because helm decodes manifests with sigs.k8s.io/yaml (go-yaml, YAML 1.1):
- * with 1.2 rules `0755` would be re-emitted as `755` and `on`/`yes` would stay unquoted where we
- * insert them, silently changing what the API server receives. Big integers stay exact.
- */
-const PARSE_OPTIONS = { version: '1.1', intAsBigInt: true, keepSourceTokens: false } as const;
+import { emitManifest } from './emit.js';
+import { isObject, ManifestResolveError, resolveManifest, type JsonObject, type JsonValue } from './resolve.js';
 
 export class PostRenderInputError extends Error {
   override readonly name = 'PostRenderInputError';
@@ -22,118 +20,201 @@ export class PostRenderInputError extends Error {
 /** The chart renders objects its watches entry does not allow; nothing may be applied. */
 export class PostRenderRefusal extends Error {
   override readonly name = 'PostRenderRefusal';
+  /**
+   * `apiVersion/Kind` of kinds discovery did not know: the caller re-reads discovery at once and
+   * may try again (a CRD installed a moment ago); until discovery knows a kind it is refused.
+   */
+  readonly unknownKinds: readonly string[];
+  constructor(message: string, unknownKinds: readonly string[] = []) {
+    super(message);
+    this.unknownKinds = unknownKinds;
+  }
 }
 
 /** How many refused objects a message names before summarising. */
 const MAX_NAMED = 5;
+const CRD_KIND = 'apiextensions.k8s.io/v1/CustomResourceDefinition';
 
 export function injectMetadata(manifest: string, spec: PostRenderSpec): string {
-  const docs = parseAllDocuments(manifest, PARSE_OPTIONS);
-  if (!Array.isArray(docs)) {
-    // parseAllDocuments returns an EmptyStream (not an array) for input with no documents.
-    return manifest;
+  let resolved;
+  try {
+    resolved = resolveManifest(manifest);
+  } catch (err) {
+    if (err instanceof ManifestResolveError) throw new PostRenderRefusal(`${err.message}. Nothing was applied.`);
+    throw err;
   }
-  const out: string[] = [];
+  const owner = spec.owner;
+  const scopes = owner === undefined ? undefined : scopeTable(owner, resolved.map((r) => r.object));
   const refused: string[] = [];
-  for (const doc of docs) {
-    const firstError = doc.errors[0];
-    if (firstError !== undefined) {
-      throw new PostRenderInputError(`manifest is not valid YAML: ${firstError.message}`);
-    }
-    if (isMap(doc.contents)) {
-      const kind = doc.get('kind');
-      const items = doc.get('items');
-      if (typeof kind === 'string' && kind.endsWith('List') && isSeq(items)) {
-        items.items.forEach((_item, i) => {
-          if (isMap(doc.getIn(['items', i]))) injectInto(doc, ['items', i], spec, refused);
-        });
-      } else {
-        injectInto(doc, [], spec, refused);
-      }
-    }
-    const text = doc.toString({ lineWidth: 0 });
-    // Every document after the first needs its own separator; helm's input always starts
-    // with one, so emit it uniformly rather than relying on what the parser remembered.
-    out.push(text.startsWith('---') ? text : `---\n${text}`);
+  const unknown = new Set<string>();
+  const sealKey = owner?.sealKey === undefined ? undefined : Buffer.from(owner.sealKey, 'base64');
+  const out: JsonObject[] = [];
+  for (const { object, document } of resolved) {
+    const identity = identityOf(object, document);
+    setAll(object, 'labels', spec.labels);
+    setAll(object, 'annotations', spec.annotations);
+    if (owner !== undefined && scopes !== undefined) placeOwnership(object, identity, owner, scopes, refused, unknown);
+    out.push(object);
   }
-  if (refused.length > 0 && spec.owner !== undefined) throw new PostRenderRefusal(refusalMessage(refused, spec.owner));
-  return out.join('');
+  if (owner !== undefined && (refused.length > 0 || unknown.size > 0)) throw refusal(refused, [...unknown].sort(), owner);
+  if (sealKey !== undefined) {
+    // Last: the seal covers the object exactly as it leaves.
+    for (const object of out) annotationsOf(object)[SEAL_ANNOTATION] = sealOf(sealKey, object);
+  }
+  return emitManifest(out);
 }
 
-function refusalMessage(refused: readonly string[], owner: PostRenderOwner): string {
-  const named = refused.slice(0, MAX_NAMED).join(', ');
-  const more = refused.length > MAX_NAMED ? ` and ${refused.length - MAX_NAMED} more` : '';
-  return (
-    `the chart renders objects outside the namespace of ${owner.reference.kind} ${owner.namespace}/${owner.reference.name}, ` +
-    `which its watches entry does not allow: ${named}${more}. Nothing was applied. If this chart should create them, ` +
-    `set allowClusterScoped: true (cluster-scoped objects) or allowCrossNamespace: true (other namespaces) on the watches entry`
-  );
+interface Identity {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  /** metadata.namespace as written; '' when absent (helm then uses the release's). */
+  readonly namespace: string;
 }
 
-function injectInto(doc: Document, prefix: readonly (string | number)[], spec: PostRenderSpec, refused: string[]): void {
-  setAll(doc, [...prefix, 'metadata', 'labels'], spec.labels);
-  setAll(doc, [...prefix, 'metadata', 'annotations'], spec.annotations);
-  if (spec.owner !== undefined) placeOwnership(doc, prefix, spec.owner, refused);
+/** What a document claims to be; anything the API server could read differently is refused. */
+function identityOf(object: JsonObject, document: number): Identity {
+  const apiVersion = object['apiVersion'];
+  const kind = object['kind'];
+  if (typeof apiVersion !== 'string' || apiVersion === '' || typeof kind !== 'string' || kind === '') {
+    throw new PostRenderRefusal(`manifest document ${document} has no apiVersion or kind (both must be text). Nothing was applied.`);
+  }
+  const metadata = object['metadata'];
+  if (metadata !== undefined && metadata !== null && !isObject(metadata)) {
+    throw new PostRenderRefusal(`manifest document ${document} (${kind}) has a metadata that is not a mapping. Nothing was applied.`);
+  }
+  const m: JsonObject = isObject(metadata) ? metadata : {};
+  const namespace = m['namespace'];
+  if (namespace !== undefined && namespace !== null && typeof namespace !== 'string') {
+    throw new PostRenderRefusal(`manifest document ${document} (${kind}) has a metadata.namespace that is not text. Nothing was applied.`);
+  }
+  const name = m['name'];
+  return { apiVersion, kind, name: typeof name === 'string' ? name : '', namespace: namespace ?? '' };
+}
+
+/**
+ * Scope of every kind: discovery's answer, plus the kinds defined by CRDs in this very render
+ * (helm creates them first), which discovery cannot know yet. A CRD is cluster-scoped, so this
+ * only matters where the entry allows cluster-scoped objects.
+ */
+function scopeTable(owner: PostRenderOwner, objects: readonly JsonObject[]): Map<string, boolean> {
+  const table = new Map<string, boolean>();
+  for (const k of owner.namespacedKinds) table.set(k, true);
+  for (const k of owner.clusterScopedKinds) table.set(k, false);
+  for (const o of objects) {
+    if (typeof o['apiVersion'] !== 'string' || typeof o['kind'] !== 'string' || `${o['apiVersion']}/${o['kind']}` !== CRD_KIND) continue;
+    const spec = o['spec'];
+    if (!isObject(spec) || !isObject(spec['names']) || typeof spec['group'] !== 'string' || !Array.isArray(spec['versions'])) continue;
+    const kind = spec['names']['kind'];
+    const scope = spec['scope'];
+    if (typeof kind !== 'string' || (scope !== 'Namespaced' && scope !== 'Cluster')) continue;
+    for (const v of spec['versions']) {
+      const version = isObject(v) ? v['name'] : undefined;
+      if (typeof version !== 'string') continue;
+      const key = `${spec['group']}/${version}/${kind}`;
+      if (!table.has(key)) table.set(key, scope === 'Namespaced');
+    }
+  }
+  return table;
+}
+
+function refusal(refused: readonly string[], unknown: readonly string[], owner: PostRenderOwner): PostRenderRefusal {
+  const parts: string[] = [];
+  if (refused.length > 0) {
+    const named = refused.slice(0, MAX_NAMED).join(', ');
+    const more = refused.length > MAX_NAMED ? ` and ${refused.length - MAX_NAMED} more` : '';
+    parts.push(
+      `the chart renders objects outside the namespace of ${owner.reference.kind} ${owner.namespace}/${owner.reference.name}, ` +
+        `which its watches entry does not allow: ${named}${more}`,
+    );
+  }
+  if (unknown.length > 0) {
+    parts.push(`the cluster does not serve ${unknown.length === 1 ? 'the kind' : 'the kinds'} ${unknown.join(', ')} (as discovery knows it), so ${unknown.length === 1 ? 'its' : 'their'} scope cannot be checked`);
+  }
+  const fixes: string[] = [];
+  if (refused.length > 0) {
+    fixes.push('If this chart should create them, set allowClusterScoped: true (cluster-scoped objects) or allowCrossNamespace: true (other namespaces) on the watches entry');
+  }
+  if (unknown.length > 0) fixes.push('Install the CRD that defines it (discovery is read again at once on an unknown kind), or fix the apiVersion/kind the chart renders');
+  return new PostRenderRefusal(`${parts.join('; ')}. Nothing was applied. ${fixes.join('. ')}`, unknown);
 }
 
 /**
  * Same-namespace objects get a controller ownerReference to the CR; cluster-scoped and
  * other-namespace objects cannot (the garbage collector would delete them), so they get
  * operator-sdk's primary-resource annotations — or are refused unless the entry allows them.
+ * An unknown kind is refused: its scope decides where it lands, and a guess would fail open.
  */
-function placeOwnership(doc: Document, prefix: readonly (string | number)[], owner: PostRenderOwner, refused: string[]): void {
-  const apiVersion = text(doc.getIn([...prefix, 'apiVersion']));
-  const kind = text(doc.getIn([...prefix, 'kind']));
-  const name = text(doc.getIn([...prefix, 'metadata', 'name']));
-  const rawNamespace = doc.getIn([...prefix, 'metadata', 'namespace']);
-  if (owner.clusterScopedKinds.includes(`${apiVersion}/${kind}`)) {
-    if (!owner.allowClusterScoped) refused.push(`cluster-scoped ${kind} ${name}`);
-    else setAll(doc, [...prefix, 'metadata', 'annotations'], owner.nonOwnedAnnotations);
+function placeOwnership(object: JsonObject, id: Identity, owner: PostRenderOwner, scopes: ReadonlyMap<string, boolean>, refused: string[], unknown: Set<string>): void {
+  const kindKey = `${id.apiVersion}/${id.kind}`;
+  const namespaced = scopes.get(kindKey);
+  if (namespaced === undefined) {
+    unknown.add(kindKey);
     return;
   }
-  const namespace = typeof rawNamespace === 'string' && rawNamespace !== '' ? rawNamespace : owner.namespace;
+  if (!namespaced) {
+    if (!owner.allowClusterScoped) refused.push(`cluster-scoped ${id.kind} ${id.name}`);
+    else setAll(object, 'annotations', owner.nonOwnedAnnotations);
+    return;
+  }
+  const namespace = id.namespace === '' ? owner.namespace : id.namespace;
   if (namespace !== owner.namespace) {
-    if (!owner.allowCrossNamespace) refused.push(`${kind} ${name} in namespace ${namespace}`);
-    else setAll(doc, [...prefix, 'metadata', 'annotations'], owner.nonOwnedAnnotations);
+    if (!owner.allowCrossNamespace) refused.push(`${id.kind} ${id.name} in namespace ${namespace}`);
+    else setAll(object, 'annotations', owner.nonOwnedAnnotations);
     return;
   }
   // Helm leaves `resource-policy: keep` objects behind on uninstall; an ownerReference would
   // let the garbage collector delete them with the CR anyway.
-  if (doc.getIn([...prefix, 'metadata', 'annotations', KEEP_POLICY.annotation]) === KEEP_POLICY.value) {
-    setAll(doc, [...prefix, 'metadata', 'annotations'], owner.nonOwnedAnnotations);
+  if (readAnnotation(object, KEEP_POLICY.annotation) === KEEP_POLICY.value) {
+    setAll(object, 'annotations', owner.nonOwnedAnnotations);
     return;
   }
-  addOwnerReference(doc, [...prefix, 'metadata', 'ownerReferences'], owner);
+  addOwnerReference(object, owner);
 }
 
-/** A scalar field's text; '' for anything else (a template may leave a field empty or odd). */
-function text(value: unknown): string {
-  return typeof value === 'string' ? value : '';
+function readAnnotation(object: JsonObject, key: string): JsonValue | undefined {
+  const m = object['metadata'];
+  const a = isObject(m) ? m['annotations'] : undefined;
+  return isObject(a) && Object.hasOwn(a, key) ? a[key] : undefined;
 }
 
-function addOwnerReference(doc: Document, path: readonly (string | number)[], owner: PostRenderOwner): void {
-  const existing = doc.getIn(path);
-  const refs: unknown = isSeq(existing) ? existing.toJSON() : [];
-  const list = Array.isArray(refs) ? (refs as Record<string, unknown>[]) : [];
-  if (list.some((r) => r['uid'] === owner.reference.uid)) return;
+function metadataOf(object: JsonObject): JsonObject {
+  const m = object['metadata'];
+  if (isObject(m)) return m;
+  const fresh: JsonObject = {};
+  object['metadata'] = fresh;
+  return fresh;
+}
+
+/** The object's annotations map, created when absent (`annotations:` with no value is null). */
+function annotationsOf(object: JsonObject): Record<string, JsonValue> {
+  return mapIn(metadataOf(object), 'annotations');
+}
+
+function mapIn(parent: JsonObject, key: 'labels' | 'annotations' | 'ownerReferences'): JsonObject {
+  const v = parent[key];
+  if (isObject(v)) return v;
+  const fresh: JsonObject = {};
+  parent[key] = fresh;
+  return fresh;
+}
+
+function addOwnerReference(object: JsonObject, owner: PostRenderOwner): void {
+  const metadata = metadataOf(object);
+  const existing = metadata['ownerReferences'];
+  const list: JsonValue[] = Array.isArray(existing) ? existing : [];
+  if (list.some((r) => isObject(r) && r['uid'] === owner.reference.uid)) return;
   // An object may have only one controller; a chart that already names one keeps it.
-  const controller = !list.some((r) => r['controller'] === true);
-  const ref = { ...owner.reference, controller, blockOwnerDeletion: true };
-  if (isSeq(existing)) existing.add(doc.createNode(ref));
-  else doc.setIn(path, doc.createNode([ref]));
+  const controller = !list.some((r) => isObject(r) && r['controller'] === true);
+  list.push({ ...owner.reference, controller, blockOwnerDeletion: true });
+  metadata['ownerReferences'] = list;
 }
 
-function setAll(doc: Document, path: readonly (string | number)[], entries: Readonly<Record<string, string>>): void {
+function setAll(object: JsonObject, field: 'labels' | 'annotations', entries: Readonly<Record<string, string>>): void {
   const keys = Object.keys(entries);
   if (keys.length === 0) return;
-  // `labels:` with no value parses as null; replace anything that is not a map with one.
-  const parentPath = path.slice(0, -1);
-  if (!isMap(doc.getIn(parentPath))) doc.setIn(parentPath, doc.createNode({}));
-  if (!isMap(doc.getIn(path))) doc.setIn(path, doc.createNode({}));
+  const target = mapIn(metadataOf(object), field);
   for (const key of keys) {
-    const node = doc.createNode(entries[key]);
-    // Always double-quote: label values like "true" or "on" must stay strings for go-yaml.
-    node.type = 'QUOTE_DOUBLE';
-    doc.setIn([...path, key], node);
+    Object.defineProperty(target, key, { value: entries[key], enumerable: true, writable: true, configurable: true });
   }
 }

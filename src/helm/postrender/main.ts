@@ -10,7 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { text } from 'node:stream/consumers';
 
 import { injectMetadata, PostRenderRefusal } from './inject.js';
-import { parsePostRenderSpec, SPEC_ENV } from './spec.js';
+import { parsePostRenderSpec, SEAL_KEY_ENV, serializeRefusal, SPEC_ENV } from './spec.js';
 import { errorMessage } from '../../lib/errors.js';
 
 async function main(): Promise<void> {
@@ -18,13 +18,15 @@ async function main(): Promise<void> {
   if (raw === undefined || raw === '') {
     throw new Error(`chartpilot post-renderer: no spec given (argument or ${SPEC_ENV})`);
   }
-  const spec = parsePostRenderSpec(raw);
+  const spec = parsePostRenderSpec(raw, process.env[SEAL_KEY_ENV]);
   const manifest = await text(process.stdin);
   try {
     process.stdout.write(injectMetadata(manifest, spec));
   } catch (err) {
     // helm drops our stderr: a refusal reaches the operator (and the CR's status) through this file.
-    if (err instanceof PostRenderRefusal && spec.errorFile !== undefined) writeFileSync(spec.errorFile, err.message, { mode: 0o600 });
+    if (err instanceof PostRenderRefusal && spec.errorFile !== undefined) {
+      writeFileSync(spec.errorFile, serializeRefusal({ message: err.message, unknownKinds: err.unknownKinds }), { mode: 0o600 });
+    }
     throw err;
   }
 }

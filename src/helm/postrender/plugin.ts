@@ -18,7 +18,7 @@ import { delimiter, isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PostRenderSpec } from '../types.js';
 import { startRenderServer, type RenderServer } from './server.js';
-import { serializePostRenderSpec } from './spec.js';
+import { parseRefusalFile, SEAL_KEY_ENV, serializePostRenderSpec, type RenderRefusal } from './spec.js';
 
 export const POSTRENDER_PLUGIN_NAME = 'chartpilot-postrender';
 /** Env var naming the Node binary that runs the script (the operator's own). */
@@ -87,7 +87,7 @@ export interface PreparedRender {
   /** The value of `--post-renderer-args`. */
   readonly arg: string;
   /** Why the post-renderer refused the manifest, after helm failed; undefined otherwise. */
-  refusal(): Promise<string | undefined>;
+  refusal(): Promise<RenderRefusal | undefined>;
   done(): void;
 }
 
@@ -99,6 +99,8 @@ export interface InstalledPlugin {
   readonly wrapper: string;
   /** Environment helm must have so the plugin finds node and the script. */
   readonly env: Readonly<Record<string, string>>;
+  /** Environment for one call only (the script transport's seal key: never on a command line). */
+  callEnv(spec: PostRenderSpec): Readonly<Record<string, string>>;
   /** `errorFile`: where the script transport writes a refusal (helm drops the plugin's stderr). */
   prepare(spec: PostRenderSpec, errorFile: string): PreparedRender;
   remove(): Promise<void>;
@@ -174,6 +176,7 @@ export async function installPostRenderPlugin(opts: PluginOptions = {}): Promise
           const r = s.register(spec);
           return { arg: r.url, refusal: () => Promise.resolve(r.refusal()), done: () => { r.done(); } };
         },
+        callEnv: () => ({}),
         remove,
       };
     }
@@ -185,9 +188,10 @@ export async function installPostRenderPlugin(opts: PluginOptions = {}): Promise
       prepare: (spec, errorFile) => ({
         // One argument, appended verbatim to the plugin's command line (no splitting on commas).
         arg: serializePostRenderSpec(spec, errorFile),
-        refusal: () => readFile(errorFile, 'utf8').catch(() => undefined),
+        refusal: () => readFile(errorFile, 'utf8').then(parseRefusalFile, () => undefined),
         done: () => undefined,
       }),
+      callEnv: (spec): Record<string, string> => (spec.owner?.sealKey === undefined ? {} : { [SEAL_KEY_ENV]: spec.owner.sealKey }),
       remove,
     };
   } catch (err) {

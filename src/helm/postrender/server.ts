@@ -12,6 +12,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { PostRenderSpec } from '../types.js';
 import { injectMetadata, PostRenderRefusal } from './inject.js';
 import { errorMessage } from '../../lib/errors.js';
+import type { RenderRefusal } from './spec.js';
 
 /** Far above any manifest helm stores (a release Secret holds at most 1 MiB compressed). */
 const MAX_MANIFEST_BYTES = 64 * 1024 * 1024;
@@ -22,7 +23,7 @@ export interface RegisteredRender {
   /** The plugin's argument: where curl posts the manifest. */
   readonly url: string;
   /** Why the render was refused, once helm has run the plugin and it was. */
-  refusal(): string | undefined;
+  refusal(): RenderRefusal | undefined;
   /** Forgets the registration (always call it, success or not). */
   done(): void;
 }
@@ -35,7 +36,7 @@ export interface RenderServer {
 
 interface Job {
   readonly spec: PostRenderSpec;
-  refusal: string | undefined;
+  refusal: RenderRefusal | undefined;
 }
 
 export async function startRenderServer(socketPath: string): Promise<RenderServer> {
@@ -71,7 +72,7 @@ export async function startRenderServer(socketPath: string): Promise<RenderServe
         reply(res, 200, injectMetadata(Buffer.concat(chunks).toString('utf8'), job.spec));
       } catch (err) {
         const message = errorMessage(err);
-        if (err instanceof PostRenderRefusal) job.refusal = message;
+        if (err instanceof PostRenderRefusal) job.refusal = { message, unknownKinds: err.unknownKinds };
         reply(res, 422, `${message}\n`);
       }
     });

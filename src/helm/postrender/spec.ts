@@ -4,6 +4,32 @@ import { isPlainObject } from '../../lib/json.js';
 
 /** Fallback channel for the spec when no argument is given (e.g. a hand-run script). */
 export const SPEC_ENV = 'CHARTPILOT_POSTRENDER_SPEC';
+/** The script transport's seal key: in helm's environment for that call, never on a command line. */
+export const SEAL_KEY_ENV = 'CHARTPILOT_SEAL_KEY';
+
+/** Why a render was refused, as the script writes it for the operator (helm drops its stderr). */
+export interface RenderRefusal {
+  readonly message: string;
+  readonly unknownKinds: readonly string[];
+}
+
+export function serializeRefusal(r: RenderRefusal): string {
+  return JSON.stringify(r);
+}
+
+/** The refusal file's content; plain text (an older script) is taken as the message. */
+export function parseRefusalFile(text: string): RenderRefusal {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (isPlainObject(parsed) && typeof parsed['message'] === 'string') {
+      const kinds = parsed['unknownKinds'];
+      return { message: parsed['message'], unknownKinds: Array.isArray(kinds) ? kinds.filter((k): k is string => typeof k === 'string') : [] };
+    }
+  } catch {
+    // not JSON: the message itself
+  }
+  return { message: text, unknownKinds: [] };
+}
 
 /** What the script receives: the spec plus where to explain a refusal (helm drops its stderr). */
 export interface PostRenderInput extends PostRenderSpec {
@@ -11,16 +37,17 @@ export interface PostRenderInput extends PostRenderSpec {
 }
 
 export function serializePostRenderSpec(spec: PostRenderSpec, errorFile?: string): string {
+  const owner = spec.owner === undefined ? undefined : { ...spec.owner, sealKey: undefined };
   return JSON.stringify({
     labels: spec.labels,
     annotations: spec.annotations,
-    ...(spec.owner === undefined ? {} : { owner: spec.owner }),
+    ...(owner === undefined ? {} : { owner }),
     ...(errorFile === undefined ? {} : { errorFile }),
   });
 }
 
 /** Validates strictly: a malformed spec must fail the render, not produce unlabelled objects. */
-export function parsePostRenderSpec(raw: string): PostRenderInput {
+export function parsePostRenderSpec(raw: string, sealKey?: string): PostRenderInput {
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
@@ -35,7 +62,7 @@ export function parsePostRenderSpec(raw: string): PostRenderInput {
   return {
     labels: stringMap(parsed['labels'], 'labels'),
     annotations: stringMap(parsed['annotations'], 'annotations'),
-    ...(parsed['owner'] === undefined ? {} : { owner: parseOwner(parsed['owner']) }),
+    ...(parsed['owner'] === undefined ? {} : { owner: parseOwner(parsed['owner'], sealKey) }),
     ...(errorFile === undefined ? {} : { errorFile }),
   };
 }
@@ -50,13 +77,11 @@ function bool(v: unknown, field: string): boolean {
   return v;
 }
 
-function parseOwner(value: unknown): PostRenderOwner {
+function parseOwner(value: unknown, sealKey: string | undefined): PostRenderOwner {
   if (!isPlainObject(value) || !isPlainObject(value['reference'])) throw new Error('post-render spec: "owner" must be an object with a "reference"');
   const ref = value['reference'];
-  const kinds = value['clusterScopedKinds'];
-  if (!Array.isArray(kinds) || !kinds.every((k) => typeof k === 'string')) {
-    throw new Error('post-render spec: "owner.clusterScopedKinds" must be a list of strings');
-  }
+  const kinds = stringList(value['clusterScopedKinds'], 'owner.clusterScopedKinds');
+  const namespaced = stringList(value['namespacedKinds'], 'owner.namespacedKinds');
   return {
     reference: {
       apiVersion: str(ref['apiVersion'], 'owner.reference.apiVersion'),
@@ -66,10 +91,17 @@ function parseOwner(value: unknown): PostRenderOwner {
     },
     namespace: str(value['namespace'], 'owner.namespace'),
     clusterScopedKinds: kinds,
+    namespacedKinds: namespaced,
+    ...(sealKey === undefined || sealKey === '' ? {} : { sealKey }),
     nonOwnedAnnotations: stringMap(value['nonOwnedAnnotations'], 'owner.nonOwnedAnnotations'),
     allowClusterScoped: bool(value['allowClusterScoped'], 'owner.allowClusterScoped'),
     allowCrossNamespace: bool(value['allowCrossNamespace'], 'owner.allowCrossNamespace'),
   };
+}
+
+function stringList(value: unknown, field: string): string[] {
+  if (!Array.isArray(value) || !value.every((k) => typeof k === 'string')) throw new Error(`post-render spec: "${field}" must be a list of strings`);
+  return value;
 }
 
 function stringMap(value: unknown, field: string): Record<string, string> {

@@ -17,8 +17,7 @@ export async function deploy(ctx: ActionContext, action: 'install' | 'upgrade'):
   const install = action === 'install';
   const started = deps.clock.now();
   let release: Release;
-  try {
-    release = await deps.helm.upgradeInstall({
+  const upgradeInstall = async (): Promise<Release> => await deps.helm.upgradeInstall({
       release: ctx.name,
       namespace: ctx.namespace,
       chart: ctx.target.chartPath,
@@ -32,6 +31,17 @@ export async function deploy(ctx: ActionContext, action: 'install' | 'upgrade'):
       postRender: await postRenderSpec(ctx),
       impersonate: ctx.impersonate,
     });
+  try {
+    try {
+      release = await upgradeInstall();
+    } catch (err) {
+      // A kind discovery did not know (a CRD installed a moment ago): read discovery again at
+      // once and try once more; a kind still unknown stays refused.
+      const unknown = unknownKindsOf(err);
+      if (unknown.length === 0 || deps.keeper === undefined || !(await deps.keeper.learnKinds(unknown))) throw err;
+      ctx.log.info({ action, kinds: unknown }, 'discovery learned the kinds the chart renders; deploying again');
+      release = await upgradeInstall();
+    }
   } catch (err) {
     if (err instanceof HelmCallsStopped) throw err; // never started: nothing to record
     const errorKind = err instanceof Error && 'kind' in err && typeof err.kind === 'string' ? err.kind : 'unknown';
@@ -68,6 +78,12 @@ export async function deploy(ctx: ActionContext, action: 'install' | 'upgrade'):
   return end(derived.requeue);
 }
 
+/** The kinds a post-render refusal found unknown to discovery (HelmError.unknownKinds), if any. */
+function unknownKindsOf(err: unknown): readonly string[] {
+  if (!(err instanceof Error) || !('unknownKinds' in err) || !Array.isArray(err.unknownKinds)) return [];
+  return err.unknownKinds.filter((k): k is string => typeof k === 'string');
+}
+
 /** Labels every object with its owner; owns what it may, annotates or refuses the rest. */
 async function postRenderSpec(ctx: ActionContext): Promise<PostRenderSpec> {
   const { cr, target } = ctx;
@@ -82,13 +98,15 @@ async function postRenderSpec(ctx: ActionContext): Promise<PostRenderSpec> {
   if (uid === undefined || cr.apiVersion === undefined || cr.kind === undefined || keeper === undefined) {
     return { labels: uid === undefined ? {} : { [OWNER_UID_LABEL]: uid }, annotations: nonOwned };
   }
+  const scopes = await keeper.kindScopes();
   return {
     labels: { [OWNER_UID_LABEL]: uid },
     annotations: {},
     owner: {
       reference: { apiVersion: cr.apiVersion, kind: cr.kind, name: cr.metadata.name, uid },
       namespace: ctx.namespace,
-      clusterScopedKinds: await keeper.clusterScopedKinds(),
+      clusterScopedKinds: scopes.clusterScoped,
+      namespacedKinds: scopes.namespaced,
       nonOwnedAnnotations: nonOwned,
       allowClusterScoped: target.allowClusterScoped,
       allowCrossNamespace: target.allowCrossNamespace,

@@ -347,14 +347,15 @@ describe('ReleaseKeeper.remaining', () => {
   });
 });
 
-describe('ReleaseKeeper.clusterScopedKinds', () => {
+describe('ReleaseKeeper.kindScopes', () => {
   it('reads discovery, and at most every ten minutes', async () => {
     const { keeper, api } = setup();
-    const first = await keeper.clusterScopedKinds();
-    const second = await keeper.clusterScopedKinds();
-    assert.ok(first.includes('v1/Namespace'));
-    assert.ok(first.includes('rbac.authorization.k8s.io/v1/ClusterRole'));
-    assert.equal(first.includes('v1/ConfigMap'), false);
+    const first = await keeper.kindScopes();
+    const second = await keeper.kindScopes();
+    assert.ok(first.clusterScoped.includes('v1/Namespace'));
+    assert.ok(first.clusterScoped.includes('rbac.authorization.k8s.io/v1/ClusterRole'));
+    assert.equal(first.clusterScoped.includes('v1/ConfigMap'), false);
+    assert.ok(first.namespaced.includes('v1/ConfigMap'));
     assert.deepEqual(second, first);
     assert.deepEqual(api.requests, ['GET /api', 'GET /apis']);
     assert.equal(api.calls[0]?.opts.accept, AGGREGATED_DISCOVERY_ACCEPT);

@@ -10,6 +10,7 @@ import type {
   EventSink,
   EventType,
   KeepInput,
+  KindScopes,
   ReleaseActions,
   ReleaseKeeperPort,
   ReleaseStore,
@@ -130,8 +131,17 @@ export class FakeKeeper implements ReleaseKeeperPort {
     this.kept.push(input);
     return answer(this.keepResult);
   }
-  clusterScopedKinds(): Promise<readonly string[]> {
-    return Promise.resolve(this.scopedKinds);
+  namespacedKinds: readonly string[] = ['v1/ConfigMap', 'v1/Secret', 'v1/Service', 'apps/v1/Deployment'];
+  /** Kinds `learnKinds` was asked about, and what it answers. */
+  readonly learned: (readonly string[])[] = [];
+  learnAnswer = false;
+
+  kindScopes(): Promise<KindScopes> {
+    return Promise.resolve({ clusterScoped: this.scopedKinds, namespaced: this.namespacedKinds });
+  }
+  learnKinds(kinds: readonly string[]): Promise<boolean> {
+    this.learned.push(kinds);
+    return Promise.resolve(this.learnAnswer);
   }
   forget(namespace: string, release: string): void {
     this.forgotten.push(`${namespace}/${release}`);

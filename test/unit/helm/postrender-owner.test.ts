@@ -9,6 +9,7 @@ const OWNER: PostRenderOwner = {
   reference: { apiVersion: 'demo.chartpilot.io/v1alpha1', kind: 'WebApp', name: 'shop', uid: 'uid-1' },
   namespace: 'team-a',
   clusterScopedKinds: ['rbac.authorization.k8s.io/v1/ClusterRole', 'v1/Namespace'],
+  namespacedKinds: ['v1/ConfigMap', 'v1/Secret', 'v1/Service', 'apps/v1/Deployment'],
   nonOwnedAnnotations: { 'operator-sdk/primary-resource': 'team-a/shop', 'operator-sdk/primary-resource-type': 'WebApp.demo.chartpilot.io' },
   allowClusterScoped: false,
   allowCrossNamespace: false,

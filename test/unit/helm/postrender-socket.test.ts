@@ -18,6 +18,7 @@ const SPEC: PostRenderSpec = {
     reference: { apiVersion: 'demo.chartpilot.io/v1alpha1', kind: 'WebApp', name: 'shop', uid: 'uid-1' },
     namespace: 'team-a',
     clusterScopedKinds: ['rbac.authorization.k8s.io/v1/ClusterRole'],
+    namespacedKinds: ['v1/ConfigMap', 'apps/v1/Deployment'],
     nonOwnedAnnotations: {},
     allowClusterScoped: false,
     allowCrossNamespace: false,
@@ -74,7 +75,7 @@ describe('post-render socket transport', () => {
     const out = await runPlugin(p, render.arg, CLUSTER_ROLE);
     assert.notEqual(out.exitCode, 0);
     assert.equal(out.stdout, '', 'nothing for helm to apply');
-    assert.match((await render.refusal()) ?? '', /ClusterRole shop-reader/);
+    assert.match((await render.refusal())?.message ?? '', /ClusterRole shop-reader/);
     render.done();
   });
 

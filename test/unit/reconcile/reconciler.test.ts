@@ -284,7 +284,8 @@ describe('Reconciler', () => {
     let left = [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ns1', name: 'web' }];
     const keeper: ReleaseKeeperPort = {
       keep: () => Promise.resolve({ inventory: left, repaired: [], readiness: undefined }),
-      clusterScopedKinds: () => Promise.resolve([]),
+      kindScopes: () => Promise.resolve({ clusterScoped: [], namespaced: [] }),
+      learnKinds: () => Promise.resolve(false),
       forget: () => undefined,
       remaining: () => Promise.resolve(left),
     };

@@ -35,6 +35,7 @@ describe('deploy: the helm request', () => {
             reference: { apiVersion: 'apps.example.com/v1', kind: 'WebApp', name: 'demo', uid: 'uid-1' },
             namespace: 'ns1',
             clusterScopedKinds: ['v1/Namespace', 'rbac.authorization.k8s.io/v1/ClusterRole'],
+            namespacedKinds: ['v1/ConfigMap', 'v1/Secret', 'v1/Service', 'apps/v1/Deployment'],
             nonOwnedAnnotations: nonOwned,
             allowClusterScoped: false,
             allowCrossNamespace: true,
@@ -43,6 +44,31 @@ describe('deploy: the helm request', () => {
         impersonate: undefined,
       },
     ]);
+  });
+
+  it('re-reads discovery at once when the post-renderer refused unknown kinds, and tries once more', async () => {
+    const { ctx, helm, keeper } = actionContext();
+    const unknown = new HelmError('render', 'the cluster does not serve the kind example.com/v1/Widget', 'upgrade', { unknownKinds: ['example.com/v1/Widget'] });
+    let calls = 0;
+    helm.upgradeInstall = (req) => {
+      helm.upgrades.push(req);
+      calls += 1;
+      return calls === 1 ? Promise.reject(unknown) : Promise.resolve(helmRelease(1));
+    };
+    keeper.learnAnswer = true;
+    await deploy(ctx, 'install');
+    assert.deepEqual(keeper.learned, [['example.com/v1/Widget']]);
+    assert.equal(helm.upgrades.length, 2, 'deployed again once discovery knew the kind');
+    assert.equal(ctx.failure, undefined);
+  });
+
+  it('a kind discovery still does not know stays refused: one helm call, the refusal recorded', async () => {
+    const { ctx, helm, keeper } = actionContext();
+    helm.upgradeResult = new HelmError('render', 'the cluster does not serve the kind example.com/v1/Widget', 'upgrade', { unknownKinds: ['example.com/v1/Widget'] });
+    keeper.learnAnswer = false;
+    await deploy(ctx, 'install');
+    assert.equal(helm.upgrades.length, 1);
+    assert.match(ctx.failure?.message ?? '', /does not serve the kind example\.com\/v1\/Widget/);
   });
 
   it("runs as the namespace's ServiceAccount when the kind names one", async () => {
