@@ -101,7 +101,9 @@ describe('confinement holds against values', { concurrency: true }, () => {
         versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
       },
     });
-    // After the operator read discovery at start: both kinds are new to it.
+    // A first release makes the operator read discovery; both kinds are new to it after that.
+    await cr.apply('first', { extraObjects: [] });
+    await cr.deployed('first');
     await cluster.kubectl(['apply', '-f', '-'], { input: `${crd('Widget', 'Namespaced')}---\n${crd('Gadget', 'Cluster')}` });
     await established(cluster, `widgets.${group}`);
     await established(cluster, `gadgets.${group}`);
