@@ -81,6 +81,19 @@ function hasReconcilerFinalizer(finalizers: readonly string[] | undefined): bool
   return (finalizers ?? []).some((f) => f === FINALIZER || f === LEGACY_FINALIZER);
 }
 
+/** One write of ours to a CR: the version it replaced and the version it made. */
+interface OwnWrite {
+  readonly from: string | undefined;
+  readonly to: string;
+}
+
+/**
+ * Own writes remembered per CR at most. A reconcile writes a handful (finalizer, status) before
+ * their echoes arrive; more means echoes were lost, and forgetting the oldest costs at most one
+ * needless reconcile.
+ */
+const MAX_OWN_WRITES_PER_KEY = 8;
+
 /** How long to wait for the cache to show our own write before looking at a key again. */
 const CACHE_CATCH_UP_MS = 50;
 
@@ -99,7 +112,7 @@ export class CrController {
    * events need no second reconcile (the reconcile that wrote them went on with the result), and
    * a reconcile must not start from a version they replaced.
    */
-  private readonly ownWrites = new Map<string, { from: string | undefined; to: string }[]>();
+  private readonly ownWrites = new Map<string, OwnWrite[]>();
   /**
    * Uids of CRs being deleted whose finalizer we removed: nothing is left to do for them, whatever
    * version of them the cache still shows until their deletion arrives.
@@ -142,7 +155,10 @@ export class CrController {
           },
           onUpdate: (oldObj, newObj) => {
             this.track(newObj);
-            if (needsReconcile(oldObj, newObj) && !this.caughtUpWithOwnWrite(newObj)) this.queue.add(keyOf(newObj), { lane: laneOf(newObj) });
+            // Every update consumes the own writes it shows, status-only echoes included: only
+            // then is the list of own writes as short as the writes the cache has not shown yet.
+            const own = this.caughtUpWithOwnWrite(newObj);
+            if (needsReconcile(oldObj, newObj) && !own) this.queue.add(keyOf(newObj), { lane: laneOf(newObj) });
           },
           onDelete: (obj) => {
             if (obj.metadata.uid !== undefined) {
@@ -213,7 +229,21 @@ export class CrController {
     if (uid !== undefined && deletionTimestamp !== undefined && !hasReconcilerFinalizer(finalizers) && cached !== undefined) this.released.add(uid);
     // The watch may have delivered the write before its response arrived: nothing left to skip.
     if (to === undefined || cached?.metadata.resourceVersion === to) return;
-    this.ownWrites.set(key, [...(this.ownWrites.get(key) ?? []), { from, to }]);
+    const own = this.ownWrites.get(key);
+    if (own === undefined) {
+      this.ownWrites.set(key, [{ from, to }]);
+      return;
+    }
+    own.push({ from, to });
+    // Writes whose echoes never come (the watch restarted and relisted past them) must not pile up.
+    if (own.length > MAX_OWN_WRITES_PER_KEY) own.splice(0, own.length - MAX_OWN_WRITES_PER_KEY);
+  }
+
+  /** How many own writes the cache has not shown yet, over all keys (for tests and diagnostics). */
+  get unseenOwnWrites(): number {
+    let n = 0;
+    for (const own of this.ownWrites.values()) n += own.length;
+    return n;
   }
 
   /** An update reached the cache; true when it is one of our own writes (nothing new to act on). */
@@ -224,7 +254,7 @@ export class CrController {
     // Events come in order: the writes up to this one are in the cache now.
     const i = own.findIndex((w) => w.to === obj.metadata.resourceVersion);
     if (i < 0 || i === own.length - 1) this.ownWrites.delete(key);
-    else this.ownWrites.set(key, own.slice(i + 1));
+    else own.splice(0, i + 1);
     return i >= 0;
   }
 

@@ -175,6 +175,35 @@ describe('CrController', () => {
     assert.equal(reconciler.seen.length, 1);
   });
 
+  it('forgets each own status write once its echo arrives: the list does not grow with every write', async (t) => {
+    const { api, reconciler, controller } = await started(t, ['a']);
+    await until('watch open', () => api.current !== undefined);
+    for (let i = 0; i < 20; i++) {
+      const before = controller.get('ns1/a')?.metadata.resourceVersion;
+      // A status write (the generation stays): the reconciler tells the controller, then the watch echoes it.
+      api.live = false;
+      const written = api.put('a', { mode: 'fast', status: `pass ${String(i)}` }, 'ns1', { generation: 1 });
+      controller.noteOwnWrite(before, written);
+      api.live = true;
+      api.current?.emit('MODIFIED', structuredClone(written));
+      await until(`echo ${String(i)} cached`, () => controller.get('ns1/a')?.metadata.resourceVersion === written.metadata.resourceVersion);
+    }
+    await settle();
+    assert.equal(controller.unseenOwnWrites, 0, 'every echoed write was consumed');
+    assert.equal(reconciler.seen.length, 1, 'status-only echoes are not reconciled');
+  });
+
+  it('remembers at most a few own writes per CR when their echoes never come', async (t) => {
+    const { api, controller } = await started(t, ['a']);
+    await until('watch open', () => api.current !== undefined);
+    const cached = controller.get('ns1/a');
+    assert.ok(cached);
+    for (let i = 0; i < 100; i++) {
+      controller.noteOwnWrite(String(1000 + i), { metadata: { ...cached.metadata, resourceVersion: String(1001 + i) } });
+    }
+    assert.ok(controller.unseenOwnWrites <= 8, `bounded, got ${String(controller.unseenOwnWrites)}`);
+  });
+
   it('does not reconcile a deleting CR again once its finalizer came off, whatever version the cache still shows', async (t) => {
     const { api, reconciler, controller } = await started(t, ['a']);
     await until('watch open', () => api.current !== undefined);
