@@ -18,8 +18,12 @@ Usage:
 
 Exit codes: 0 ok, 1 internal error, 2 bad flags or watches.yaml, 3 cluster/CRD/RBAC/helm/port/certificate not ready.`;
 
-/** How long running helm calls may take to finish after SIGTERM (the pod's grace period is 30 s by default). */
-const SHUTDOWN_GRACE_MS = 25_000;
+/**
+ * How long running helm calls may take to finish after SIGTERM. Then they are stopped: SIGTERM to
+ * helm, SIGKILL after KILL_GRACE_MS (5 s). Both together stay under the pod's default grace period
+ * (30 s), so the operator, not the kubelet, ends helm and can still release the Lease.
+ */
+const SHUTDOWN_GRACE_MS = 20_000;
 /** After `run` has finished, how long leftovers may keep the process alive. */
 const EXIT_GRACE_MS = 1_000;
 

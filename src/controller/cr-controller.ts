@@ -11,7 +11,7 @@ import type { KubeClient } from '../kube/rest.js';
 import type { ApiResource, KubeObject } from '../kube/types.js';
 import type { Reconciler } from '../reconcile/reconciler.js';
 import type { CustomResource } from '../reconcile/model.js';
-import { HelmCallsStopped } from '../reconcile/ports.js';
+import { HelmCallInterrupted, HelmCallsStopped } from '../reconcile/ports.js';
 import { FINALIZER, LEGACY_FINALIZER } from '../reconcile/names.js';
 import { WorkQueue, type AddOptions, type Lane, type WorkQueueMetrics } from './workqueue.js';
 import { errorMessage } from '../lib/errors.js';
@@ -124,7 +124,7 @@ export class CrController {
       name: opts.name,
       concurrency: opts.concurrency,
       ...(opts.followUpWorkers === undefined ? {} : { followUpWorkers: opts.followUpWorkers }),
-      handler: (key) => this.process(key),
+      handler: (key, signal) => this.process(key, signal),
       ...(opts.clock === undefined ? {} : { clock: opts.clock }),
       ...(opts.queueMetrics === undefined ? {} : { metrics: opts.queueMetrics }),
       onError: (key, err, attempt) => {
@@ -289,7 +289,7 @@ export class CrController {
     if (obj.metadata.uid !== undefined) this.byUid.set(obj.metadata.uid, keyOf(obj));
   }
 
-  private async process(key: string): Promise<{ requeueAfterMs?: number }> {
+  private async process(key: string, signal: AbortSignal): Promise<{ requeueAfterMs?: number }> {
     const cr = this.get(key);
     if (cr === undefined) return {};
     // We removed its finalizer: only its deletion is left to arrive.
@@ -303,7 +303,7 @@ export class CrController {
     const log = this.opts.log.child({ namespace: cr.metadata.namespace, name: cr.metadata.name, reconcileID });
     const started = performance.now();
     try {
-      const result = await this.opts.reconciler.reconcile(cr, log);
+      const result = await this.opts.reconciler.reconcile(cr, log, signal);
       this.opts.onReconciled?.(result.requeueAfterMs === undefined ? 'success' : 'requeue_after', performance.now() - started);
       return result;
     } catch (err) {
@@ -312,6 +312,12 @@ export class CrController {
       if (this.isGone(err, cr)) {
         log.debug('the custom resource is gone; nothing to reconcile');
         this.opts.onReconciled?.('success', performance.now() - started);
+        return {};
+      }
+      // Stopped while helm ran (the drain time was up): the release may be left failed or
+      // pending-*, which the next owner clears; not a failure of the CR, nothing to retry here.
+      if (err instanceof HelmCallInterrupted) {
+        log.info({ err: err.message }, 'stopping: the running helm call was stopped; the next owner of this release finishes the work');
         return {};
       }
       // Stopping before its helm call started: nothing was done, nothing to count or retry.

@@ -117,7 +117,7 @@ class CliHelm implements CliHelmClient {
     validateUser(req.impersonate);
     return await this.call(scope('uninstall', req, req.timeoutMs), async (remaining) => {
       const args = uninstallArgs(req, remaining());
-      const found = await whenFound(this.run(args, 'uninstall', remaining()));
+      const found = await whenFound(this.run(args, 'uninstall', remaining(), { signal: req.signal }));
       return found === undefined ? 'not-found' : 'uninstalled';
     });
   }
@@ -130,17 +130,17 @@ class CliHelm implements CliHelmClient {
     }
     await this.call(scope('rollback', req, req.timeoutMs), async (remaining) => {
       const d = dialectFor(await this.version(remaining()));
-      await this.run(rollbackArgs(req, d, remaining()), 'rollback', remaining());
+      await this.run(rollbackArgs(req, d, remaining()), 'rollback', remaining(), { signal: req.signal });
     });
   }
 
-  async status(release: string, namespace: string, timeoutMs: number, impersonate?: string): Promise<Release | undefined> {
+  async status(release: string, namespace: string, timeoutMs: number, impersonate?: string, signal?: AbortSignal): Promise<Release | undefined> {
     validateRequest(release, namespace, timeoutMs);
     validateUser(impersonate);
     return await this.call(scope('status', { release, namespace }, timeoutMs), async (remaining) => {
       // Fresh per call, so no chart's notes or manifest can contain the field separator.
       const boundary = `@@chartpilot-${randomBytes(12).toString('hex')}@@`;
-      const out = await whenFound(this.run(statusArgs(release, namespace, boundary, impersonate), 'status', remaining()));
+      const out = await whenFound(this.run(statusArgs(release, namespace, boundary, impersonate), 'status', remaining(), { signal }));
       return out === undefined ? undefined : parseReleaseTemplate(out.stdout, boundary);
     });
   }
@@ -161,7 +161,7 @@ class CliHelm implements CliHelmClient {
       const secrets = stringLeaves(req.values);
       const out = await withValuesFile(
         req.values,
-        (file) => this.run(templateArgs(req, file), 'template', remaining(), this.baseEnv, secrets),
+        (file) => this.run(templateArgs(req, file), 'template', remaining(), { secrets }),
         this.opts.tempDir,
       );
       return out.stdout;
@@ -184,7 +184,7 @@ class CliHelm implements CliHelmClient {
     }
     const args = upgradeArgs(req, d, { labelFlags, postRenderFlags, budgetMs: remaining(), valuesFile: file });
     try {
-      return await this.run(args, 'upgrade', remaining(), env, secrets);
+      return await this.run(args, 'upgrade', remaining(), { env, secrets, signal: req.signal });
     } catch (err) {
       const refusal = await render?.refusal();
       if (refusal !== undefined) throw new HelmError('render', refusal.message, 'upgrade', { cause: err, unknownKinds: refusal.unknownKinds });
@@ -195,15 +195,20 @@ class CliHelm implements CliHelmClient {
   }
 
   private async getManifest(req: UpgradeInstallRequest, revision: number, timeoutMs: number): Promise<string> {
-    return (await this.run(getManifestArgs(req.release, req.namespace, revision, req.impersonate), 'get manifest', timeoutMs)).stdout;
+    return (await this.run(getManifestArgs(req.release, req.namespace, revision, req.impersonate), 'get manifest', timeoutMs, { signal: req.signal })).stdout;
   }
 
   private call<T>(s: CallScope, fn: (remaining: () => number) => Promise<T>): Promise<T> {
     return timedCall(s, this.opts.log, fn);
   }
 
-  private run(args: readonly string[], action: string, timeoutMs: number, env: Record<string, string> = this.baseEnv, secrets?: readonly string[]): Promise<RunResult> {
-    return runHelm(args, { helmBin: this.opts.helmBin, env, timeoutMs, action, secrets, killGraceMs: this.opts.killGraceMs });
+  private run(
+    args: readonly string[],
+    action: string,
+    timeoutMs: number,
+    o: { env?: Record<string, string>; secrets?: readonly string[]; signal?: AbortSignal | undefined } = {},
+  ): Promise<RunResult> {
+    return runHelm(args, { helmBin: this.opts.helmBin, env: o.env ?? this.baseEnv, timeoutMs, action, secrets: o.secrets, killGraceMs: this.opts.killGraceMs, signal: o.signal });
   }
 }
 

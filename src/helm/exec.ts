@@ -4,6 +4,7 @@
  */
 import { execa } from 'execa';
 
+import { HelmCallInterrupted, HelmCallsStopped } from '../reconcile/ports.js';
 import { helmErrorFromStderr } from './errors.js';
 import { HelmError } from './types.js';
 
@@ -33,6 +34,8 @@ export interface RunOptions {
   readonly secrets?: readonly string[] | undefined;
   /** SIGTERM → SIGKILL delay; default KILL_GRACE_MS. */
   readonly killGraceMs?: number | undefined;
+  /** Aborted → SIGTERM to helm, SIGKILL after the grace; the call rejects with HelmCallInterrupted once helm has exited. */
+  readonly signal?: AbortSignal | undefined;
 }
 
 export interface RunResult {
@@ -44,6 +47,7 @@ export async function runHelm(args: readonly string[], opts: RunOptions): Promis
   if (!Number.isInteger(opts.timeoutMs) || opts.timeoutMs <= 0) {
     throw new RangeError(`timeoutMs must be a positive integer, got ${opts.timeoutMs}`);
   }
+  if (opts.signal?.aborted === true) throw new HelmCallsStopped(`helm ${opts.action} not started: stopping`);
   const result = await execa(opts.helmBin, args, {
     env: opts.env,
     extendEnv: true,
@@ -53,7 +57,13 @@ export async function runHelm(args: readonly string[], opts: RunOptions): Promis
     killSignal: 'SIGTERM',
     forceKillAfterDelay: opts.killGraceMs ?? KILL_GRACE_MS,
     stripFinalNewline: false,
+    ...(opts.signal === undefined ? {} : { cancelSignal: opts.signal }),
   });
+  // Helm has exited by now (execa waits for it, SIGKILL included): nothing of this call runs on.
+  if (result.isCanceled) {
+    // Helm's stderr is left out: it may quote values, and "context canceled" says nothing new.
+    throw new HelmCallInterrupted(`helm ${opts.action} was stopped (${result.signal ?? `exit code ${String(result.exitCode)}`}): the operator is stopping`);
+  }
   if (result.timedOut) {
     throw new HelmKilledError(opts.action, opts.timeoutMs);
   }

@@ -18,7 +18,7 @@ export function limitConcurrentCalls(actions: ReleaseActions, limit: number): Li
     upgradeInstall: (req) => slots.run(() => actions.upgradeInstall(req)),
     uninstall: (req) => slots.run(() => actions.uninstall(req)),
     rollback: (req) => slots.run(() => actions.rollback(req)),
-    status: (release, namespace, timeoutMs, impersonate) => slots.run(() => actions.status(release, namespace, timeoutMs, impersonate)),
+    status: (release, namespace, timeoutMs, impersonate, signal) => slots.run(() => actions.status(release, namespace, timeoutMs, impersonate, signal)),
     stop: () => {
       slots.close(new HelmCallsStopped('the controller is stopping: no new helm call starts'));
     },

@@ -18,6 +18,11 @@ export interface ReleaseRequestBase {
    * adds the ServiceAccount's groups. undefined = the operator's own identity.
    */
   readonly impersonate?: string | undefined;
+  /**
+   * Aborted when the operator (or this kind's controller) stops and its drain time is up: helm
+   * gets SIGTERM, then SIGKILL after a short grace, and the call rejects with HelmCallInterrupted.
+   */
+  readonly signal?: AbortSignal | undefined;
 }
 
 export interface UpgradeInstallRequest extends ReleaseRequestBase {
@@ -90,12 +95,22 @@ export interface RollbackRequest extends ReleaseRequestBase {
  * call started. Nothing was done, so there is nothing to record: the reconcile just ends.
  */
 export class HelmCallsStopped extends Error {
-  override readonly name = 'HelmCallsStopped';
+  override readonly name: string = 'HelmCallsStopped';
+}
+
+/**
+ * A helm call that had started was stopped because the operator (or this kind's controller) is
+ * stopping: helm got SIGTERM (and SIGKILL if it did not exit in time). It may have left the release
+ * failed or pending-*; that is the next owner's to clear, not a failure to report on the CR.
+ */
+export class HelmCallInterrupted extends HelmCallsStopped {
+  override readonly name = 'HelmCallInterrupted';
 }
 
 /**
  * The Helm actions a reconcile runs. Failures reject with an Error that may carry a string `kind`,
- * or with HelmCallsStopped when the call never started.
+ * with HelmCallsStopped when the call never started, or with HelmCallInterrupted when its signal
+ * stopped it.
  */
 export interface ReleaseActions {
   /** `helm upgrade --install`; returns the release Helm recorded. */
@@ -104,7 +119,7 @@ export interface ReleaseActions {
   uninstall(req: UninstallRequest): Promise<'uninstalled' | 'not-found'>;
   rollback(req: RollbackRequest): Promise<void>;
   /** Latest revision (any status), or undefined when no release of that name exists; read as `impersonate` when given. */
-  status(release: string, namespace: string, timeoutMs: number, impersonate?: string): Promise<Release | undefined>;
+  status(release: string, namespace: string, timeoutMs: number, impersonate?: string, signal?: AbortSignal): Promise<Release | undefined>;
 }
 
 /** Helm's release records, read from their metadata (no helm process). */

@@ -37,8 +37,9 @@ export class Reconciler {
 
   constructor(private readonly opts: ReconcilerOptions) {}
 
-  async reconcile(cr: CustomResource, log: Logger): Promise<ReconcileOutcome> {
-    const ctx = this.begin(cr, log);
+  /** `signal` aborted → the running helm call is stopped and the reconcile rejects with HelmCallInterrupted. */
+  async reconcile(cr: CustomResource, log: Logger, signal?: AbortSignal): Promise<ReconcileOutcome> {
+    const ctx = this.begin(cr, log, signal);
     const serviceAccountMissing = await this.serviceAccountMissing(ctx);
     let unchanged: StoredRevision[] | undefined;
     for (let step = 0; ; step++) {
@@ -72,7 +73,7 @@ export class Reconciler {
   }
 
   /** What the CR asks for, derived once per reconcile. */
-  private begin(cr: CustomResource, log: Logger): ActionContext {
+  private begin(cr: CustomResource, log: Logger, signal: AbortSignal | undefined): ActionContext {
     const target = this.opts.target();
     const parsed = parseCrOptions(cr.metadata.annotations);
     const crOptions = parsed.ok ? parsed.options : undefined;
@@ -105,6 +106,7 @@ export class Reconciler {
       log,
       NO_PROGRESS,
       this.statusWrites,
+      signal,
     );
   }
 

@@ -93,6 +93,8 @@ export class ActionContext {
     readonly log: Logger,
     startingProgress: Progress,
     private readonly statusWrites: StatusWriteTimes = new Map(),
+    /** Aborted when the operator stops and its drain time is up: every helm call of this reconcile is stopped. */
+    readonly signal?: AbortSignal,
   ) {
     this.cr = initial;
     this.progress = startingProgress;

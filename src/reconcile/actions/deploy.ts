@@ -30,6 +30,7 @@ export async function deploy(ctx: ActionContext, action: 'install' | 'upgrade'):
       releaseLabels: { [ReleaseLabels.fingerprint]: derived.desiredFingerprint, [ReleaseLabels.ownerKind]: ctx.target.ownerKind },
       postRender: await postRenderSpec(ctx),
       impersonate: ctx.impersonate,
+      signal: ctx.signal,
     });
   try {
     try {

@@ -31,6 +31,7 @@ export async function rollback(ctx: ActionContext, revision: number): Promise<St
       force: ctx.derived.crOptions?.rollbackForce ?? false,
       timeoutMs: ctx.deps.helmTimeoutMs,
       impersonate: ctx.impersonate,
+      signal: ctx.signal,
     });
   } catch (err) {
     if (err instanceof HelmCallsStopped) throw err; // never started: nothing to record
@@ -46,7 +47,7 @@ export async function rollback(ctx: ActionContext, revision: number): Promise<St
 export async function removeFailedInstall(ctx: ActionContext): Promise<StepResult> {
   const failure = failureOf(ctx);
   try {
-    await ctx.deps.helm.uninstall({ release: ctx.name, namespace: ctx.namespace, timeoutMs: ctx.deps.helmTimeoutMs, impersonate: ctx.impersonate });
+    await ctx.deps.helm.uninstall({ release: ctx.name, namespace: ctx.namespace, timeoutMs: ctx.deps.helmTimeoutMs, impersonate: ctx.impersonate, signal: ctx.signal });
   } catch (err) {
     if (err instanceof HelmCallsStopped) throw err; // never started: nothing to record
     remediationFailed(ctx, err);

@@ -27,6 +27,7 @@ async function uninstall(ctx: ActionContext, why: string): Promise<StepResult> {
       disableHooks: options?.uninstallDisableHooks ?? false,
       description: options?.uninstallDescription,
       impersonate: ctx.impersonate,
+      signal: ctx.signal,
     });
     if (result === 'uninstalled') {
       deps.events.emit(ctx.cr, 'Normal', Reasons.uninstallSuccessful, `uninstalled release ${ctx.name} (${why})`);

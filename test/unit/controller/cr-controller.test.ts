@@ -6,7 +6,7 @@ import { KubeApiError } from '../../../src/kube/errors.js';
 import { resourcePath } from '../../../src/kube/resource.js';
 import type { ApiResource, KubeObject } from '../../../src/kube/types.js';
 import type { CustomResource } from '../../../src/reconcile/model.js';
-import { HelmCallsStopped } from '../../../src/reconcile/ports.js';
+import { HelmCallInterrupted, HelmCallsStopped } from '../../../src/reconcile/ports.js';
 import { ReconcileFailure, type ReconcileOutcome, type Reconciler } from '../../../src/reconcile/reconciler.js';
 import { FakeClock, settle, until } from '../fakes/clock.js';
 import { capturingLogger } from '../fakes/reconcile-ports.js';
@@ -17,7 +17,7 @@ class FakeReconciler implements Pick<Reconciler, 'reconcile'> {
   readonly seen: CustomResource[] = [];
   outcome: ReconcileOutcome | Error = {};
 
-  reconcile(cr: CustomResource, _log: Logger): Promise<ReconcileOutcome> {
+  reconcile(cr: CustomResource, _log: Logger, _signal?: AbortSignal): Promise<ReconcileOutcome> {
     this.seen.push(cr);
     return this.outcome instanceof Error ? Promise.reject(this.outcome) : Promise.resolve(this.outcome);
   }
@@ -334,6 +334,32 @@ describe('CrController', () => {
     assert.deepEqual(s.results, []);
     assert.deepEqual(s.retries, []);
     assert.equal(s.clock.pending, 0);
+  });
+
+  it('aborts a running reconcile’s signal once the drain time is up, and neither counts nor retries the stopped call', async (t) => {
+    const s = setup(t);
+    let signal: AbortSignal | undefined;
+    s.reconciler.reconcile = (cr, _log, sig) => {
+      s.reconciler.seen.push(cr);
+      signal = sig;
+      return new Promise((_resolve, reject) => {
+        sig?.addEventListener('abort', () => {
+          reject(new HelmCallInterrupted('helm upgrade was stopped (SIGTERM): the operator is stopping'));
+        });
+      });
+    };
+    s.api.put('a', {}, 'ns1');
+    s.controller.start();
+    await until('reconcile running', () => signal !== undefined);
+    const stopped = s.controller.stop(1000);
+    await settle();
+    assert.equal(signal?.aborted, false, 'running work gets the drain time first');
+    await s.clock.advance(1000);
+    await stopped;
+    assert.equal(signal.aborted, true);
+    assert.deepEqual(s.results, []);
+    assert.deepEqual(s.retries, []);
+    assert.match(s.logged(), /the running helm call was stopped; the next owner of this release finishes the work/);
   });
 
   it('calls onStopping when it stops, and takes no work after', async (t) => {

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { createHelmClient, dialectFor, helmTimeoutMs, releaseLabelFlags, type CliHelmClientOptions, type HelmCallEvent } from '../../../src/helm/cli-client.js';
 import { POSTRENDER_PLUGIN_NAME, POSTRENDER_SCRIPT } from '../../../src/helm/postrender/plugin.js';
 import { HelmError, type UpgradeInstallRequest } from '../../../src/helm/types.js';
+import { HelmCallInterrupted, HelmCallsStopped } from '../../../src/reconcile/ports.js';
 
 const FIXTURES = fileURLToPath(new URL('../../../../test/fixtures/helm/', import.meta.url));
 const FAKE_HELM = join(FIXTURES, 'fake-helm.sh');
@@ -109,6 +110,15 @@ function timeoutArg(args: string[], max: number): string[] {
 }
 
 const exists = (p: string): Promise<boolean> => stat(p).then(() => true, () => false);
+
+/** Polls `check` until it holds (at most 5 s). */
+async function until(check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met within 5 s');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 describe('helm CLI client', () => {
   it('upgradeInstall: argv for helm 4, values only in a 0600 file that is removed afterwards', async (t) => {
@@ -208,6 +218,38 @@ describe('helm CLI client', () => {
     assert.ok(c.valuesPath !== undefined);
     assert.equal(await exists(dirname(c.valuesPath)), false, 'values directory removed after the kill');
     assert.deepEqual(f.events.map((e) => [e.outcome, e.errorKind]), [['error', 'timeout']]);
+  });
+
+  it('an aborted signal stops a running helm with SIGTERM; the call rejects as interrupted once helm has exited', async (t) => {
+    const f = await fake(t, { FAKE_HELM_MODE: 'wait' }, { killGraceMs: 10_000 });
+    const stop = new AbortController();
+    const started = Date.now();
+    const call = f.client.upgradeInstall({ ...REQ, timeoutMs: 60_000, signal: stop.signal });
+    await until(async () => (await readdir(f.dir)).some((n) => n.endsWith('.running')));
+    stop.abort();
+    await assert.rejects(call, (err: unknown) => err instanceof HelmCallInterrupted && /helm upgrade was stopped \(SIGTERM\)/.test(err.message));
+    assert.ok(Date.now() - started < 5000, 'SIGTERM ended it, well before the SIGKILL grace');
+    const c = await f.call('upgrade');
+    assert.equal(await exists(dirname(c.valuesPath ?? '')), false, 'values directory removed');
+  });
+
+  it('a helm that ignores SIGTERM is killed after the grace once the signal aborts', async (t) => {
+    const f = await fake(t, { FAKE_HELM_MODE: 'hang' }, { killGraceMs: 200 });
+    const stop = new AbortController();
+    const call = f.client.uninstall({ release: 'web', namespace: 'team-a', timeoutMs: 60_000, signal: stop.signal });
+    await until(async () => (await readdir(f.dir)).some((n) => n.endsWith('.running')));
+    const aborted = Date.now();
+    stop.abort();
+    await assert.rejects(call, (err: unknown) => err instanceof HelmCallInterrupted && /SIGKILL/.test(err.message));
+    assert.ok(Date.now() - aborted < 5000, 'SIGKILL followed the grace period');
+  });
+
+  it('a signal aborted before the call starts no helm at all', async (t) => {
+    const f = await fake(t);
+    const stop = new AbortController();
+    stop.abort();
+    await assert.rejects(f.client.status('web', 'team-a', 10_000, undefined, stop.signal), (err: unknown) => err instanceof HelmCallsStopped && !(err instanceof HelmCallInterrupted));
+    assert.deepEqual((await f.calls()).map((c) => c.args[0]), []);
   });
 
   it('helm failures become typed HelmErrors with values redacted', async (t) => {

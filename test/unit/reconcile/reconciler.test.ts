@@ -4,7 +4,7 @@ import pino from 'pino';
 import { applyOverrides } from '../../../src/config/overrides.js';
 import { HelmError } from '../../../src/helm/types.js';
 import { FINALIZER } from '../../../src/reconcile/names.js';
-import { HelmCallsStopped, type ReleaseKeeperPort } from '../../../src/reconcile/ports.js';
+import { HelmCallInterrupted, HelmCallsStopped, type ReleaseKeeperPort } from '../../../src/reconcile/ports.js';
 import { Reconciler, ReconcileFailure, type ReconcilerOptions, type ReconcileTarget } from '../../../src/reconcile/reconciler.js';
 import type { CrStatus, CustomResource } from '../../../src/reconcile/model.js';
 import { HelmWorld } from '../fakes/helm-world.js';
@@ -86,6 +86,53 @@ describe('Reconciler', () => {
     await assert.rejects(stopping.reconcile(cr(), log), HelmCallsStopped);
     assert.equal(writer.last, undefined);
     assert.deepEqual(events.events, []);
+  });
+
+  it('hands the work queue’s signal to the helm call; a call it stopped ends the reconcile without a failure on the CR', async () => {
+    const stop = new AbortController();
+    const signals: (AbortSignal | undefined)[] = [];
+    const stopped = makeReconciler({
+      helm: {
+        ...world.helm,
+        upgradeInstall: (req) => {
+          signals.push(req.signal);
+          stop.abort();
+          return Promise.reject(new HelmCallInterrupted('helm upgrade was stopped (SIGTERM): the operator is stopping'));
+        },
+      },
+    });
+    await assert.rejects(stopped.reconcile(cr(), log, stop.signal), HelmCallInterrupted);
+    assert.deepEqual(signals, [stop.signal]);
+    assert.equal(writer.last, undefined, 'no ReleaseFailed for a stop');
+    assert.deepEqual(events.events, [], 'no InstallError event, no remediation');
+  });
+
+  it('hands the signal to uninstall, rollback and status too', async () => {
+    const stop = new AbortController();
+    const seen: string[] = [];
+    const helm = {
+      upgradeInstall: world.helm.upgradeInstall.bind(world.helm),
+      uninstall: (req: Parameters<typeof world.helm.uninstall>[0]) => {
+        if (req.signal === stop.signal) seen.push('uninstall');
+        return world.helm.uninstall(req);
+      },
+      rollback: (req: Parameters<typeof world.helm.rollback>[0]) => {
+        if (req.signal === stop.signal) seen.push('rollback');
+        return world.helm.rollback(req);
+      },
+      status: (release: string, namespace: string, timeoutMs: number, impersonate?: string, signal?: AbortSignal) => {
+        if (signal === stop.signal) seen.push('status');
+        return world.helm.status(release, namespace, timeoutMs, impersonate);
+      },
+    };
+    const r = makeReconciler({ helm });
+    await r.reconcile(cr(), log, stop.signal);
+    // A status that lacks the release's details asks helm once.
+    await r.reconcile(cr(), log, stop.signal);
+    world.failNext = { error: new HelmError('failed', 'Deployment is invalid', 'upgrade'), recorded: true };
+    await assert.rejects(r.reconcile(cr({ generation: 2 }, { replicas: 2 }, writer.last), log, stop.signal), ReconcileFailure);
+    await r.reconcile(cr({ deletionTimestamp: '2026-01-01T00:00:00Z' }), log, stop.signal);
+    assert.deepEqual(seen, ['status', 'rollback', 'uninstall']);
   });
 
   it('runs no helm process and writes nothing when the release is current', async () => {

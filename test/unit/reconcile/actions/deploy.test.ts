@@ -42,6 +42,7 @@ describe('deploy: the helm request', () => {
           },
         },
         impersonate: undefined,
+        signal: undefined,
       },
     ]);
   });
