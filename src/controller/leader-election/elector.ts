@@ -125,6 +125,8 @@ export class LeaderElector {
   private released = false;
   private lostReported = false;
   private renewing: Promise<void> | undefined;
+  /** The running acquire(), so release() can wait for a try in flight that might still win. */
+  private acquiring: Promise<boolean> | undefined;
   private wake: (() => void) | undefined;
   private lastProblem: string | undefined;
   private lastHolder: string | undefined;
@@ -154,11 +156,22 @@ export class LeaderElector {
    */
   async acquire(signal: AbortSignal): Promise<boolean> {
     if (this.released) throw new Error('leader election: acquire after release');
+    this.acquiring = this.acquireLoop(signal);
+    try {
+      return await this.acquiring;
+    } finally {
+      this.acquiring = undefined;
+    }
+  }
+
+  /** acquire()'s loop; ends (false) when `signal` aborts or release() is called. */
+  private async acquireLoop(signal: AbortSignal): Promise<boolean> {
     this.opts.onLeadership?.(false);
     this.log.info({ lease: this.store.description, identity: this.identity }, 'attempting to acquire the leader lease');
-    while (!signal.aborted) {
+    while (!signal.aborted && !this.isReleased()) {
       if (await this.tryAcquireOrRenew()) {
-        if (isAborted(signal)) break; // acquired while being stopped: hand it straight back in release()
+        // Acquired while being stopped: release() hands it straight back.
+        if (isAborted(signal) || this.isReleased()) break;
         this.setLeader(true);
         this.log.info({ lease: this.store.description, identity: this.identity }, 'became leader');
         this.renewing = this.renewLoop();
@@ -177,6 +190,8 @@ export class LeaderElector {
     if (this.released) return;
     this.released = true;
     this.wake?.();
+    // A try in flight may still win the lease; it must be given back too.
+    await this.acquiring;
     await this.renewing;
     this.setLeader(false);
     // What this process last wrote (or saw) says it holds the lease, and it has not given up on

@@ -254,6 +254,40 @@ describe('LeaderElector', () => {
     assert.equal(lease.snapshot?.record.holderIdentity, 'other');
   });
 
+  it('ends a waiting acquire when released without an abort, and stops asking the API server', async () => {
+    const clock = new FakeClock();
+    const lease = new FakeLease();
+    lease.put({ holderIdentity: 'other', leaseDurationSeconds: 15, acquireTime: undefined, renewTime: undefined, leaseTransitions: 0 });
+    const b = candidate(clock, lease, 'b');
+    // Each read takes a turn of the event loop, as a real request does, so a loop would show.
+    const read = b.store.get.bind(b.store);
+    b.store.get = async () => {
+      await new Promise((resolve) => setImmediate(resolve));
+      return read();
+    };
+    const sb = acquiring(b);
+    await clock.advance(4_000);
+    await b.elector.release();
+    await settle(20);
+    assert.deepEqual(sb, { done: true, result: false });
+    const calls = b.store.calls;
+    await settle(20);
+    assert.equal(b.store.calls, calls, 'no more requests after release');
+    assert.equal(lease.snapshot?.record.holderIdentity, 'other');
+  });
+
+  it('gives back a lease that a try in flight won after release() was called', async () => {
+    const clock = new FakeClock();
+    const lease = new FakeLease();
+    const a = candidate(clock, lease, 'a');
+    const sa = acquiring(a);
+    // The first create is in flight: release() must wait for it and hand the lease back.
+    await a.elector.release();
+    assert.deepEqual(sa, { done: true, result: false });
+    assert.equal(lease.snapshot?.record.holderIdentity, '');
+    assert.deepEqual(a.leadership, [false], 'never reported as leader');
+  });
+
   it('gives back a lease it won just as it was stopped', async () => {
     const clock = new FakeClock();
     const lease = new FakeLease();
