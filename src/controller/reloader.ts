@@ -22,7 +22,13 @@ export interface ReloaderOptions {
   readonly resolve: (entries: readonly WatchEntry[]) => Promise<Map<WatchEntry, ApiResource>>;
   /** Edits closer together than this are one reload. */
   readonly debounceMs?: number;
+  /** How long a restarted kind's running reconciles may finish before their helm calls are stopped; default 20 s. */
   readonly drainTimeoutMs?: number;
+  /**
+   * The same for a kind removed from watches.yaml; default 0: its helm calls are stopped at once
+   * (SIGTERM, SIGKILL after the kill grace), so a reload never waits for a hook that may hang.
+   */
+  readonly removeDrainTimeoutMs?: number;
   /** Told about every reload attempt (for metrics and tests). */
   readonly onResult?: (result: { ok: boolean; problems: readonly string[] }) => void;
 }
@@ -121,7 +127,7 @@ export class ConfigReloader {
     for (const change of changes) {
       switch (change.kind) {
         case 'remove':
-          await opts.manager.remove(change.key, opts.drainTimeoutMs ?? 25_000);
+          await opts.manager.remove(change.key, opts.removeDrainTimeoutMs ?? 0);
           opts.log.info({ key: change.key }, 'controller stopped: its watches entry was removed');
           changed++;
           break;
@@ -129,7 +135,7 @@ export class ConfigReloader {
         case 'restart': {
           const resource = resources.get(change.entry);
           if (resource === undefined) break;
-          if (change.kind === 'restart') await opts.manager.remove(gvkKey(change.entry), opts.drainTimeoutMs ?? 25_000);
+          if (change.kind === 'restart') await opts.manager.remove(gvkKey(change.entry), opts.drainTimeoutMs ?? 20_000);
           await opts.manager.add(change.entry, resource);
           changed++;
           break;

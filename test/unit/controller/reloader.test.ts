@@ -127,18 +127,18 @@ describe('ConfigReloader.reload', () => {
   });
 
   it('stops a kind removed from watches.yaml, draining for the configured time', async (t) => {
-    const s = await setup(t, WEB + CACHE, { drainTimeoutMs: 1_500 });
+    const s = await setup(t, WEB + CACHE, { drainTimeoutMs: 1_500, removeDrainTimeoutMs: 700 });
     await s.write(WEB);
     await s.reloader.reload();
-    assert.deepEqual(s.manager.calls, [`remove ${CACHE_KEY} draining 1500`, `refresh ${WEB_KEY} {}`]);
+    assert.deepEqual(s.manager.calls, [`remove ${CACHE_KEY} draining 700`, `refresh ${WEB_KEY} {}`]);
     assert.match(s.logged(), /"key":"Cache.v1.apps.example.com","msg":"controller stopped: its watches entry was removed"/);
   });
 
-  it('drains for 25 s when no drain time is configured', async (t) => {
+  it('stops a removed kind’s helm calls at once when no drain time is configured', async (t) => {
     const s = await setup(t, WEB + CACHE);
     await s.write(WEB);
     await s.reloader.reload();
-    assert.equal(s.manager.calls[0], `remove ${CACHE_KEY} draining 25000`);
+    assert.equal(s.manager.calls[0], `remove ${CACHE_KEY} draining 0`);
   });
 
   it('restarts a kind whose selector changed: stops it, then starts it anew', async (t) => {
@@ -146,7 +146,7 @@ describe('ConfigReloader.reload', () => {
     await s.write(kindEntry('WebApp', '  selector:\n    matchLabels:\n      team: web\n'));
     await s.reloader.reload();
     assert.deepEqual(s.resolved, [['WebApp']]);
-    assert.deepEqual(s.manager.calls, [`remove ${WEB_KEY} draining 25000`, `add ${WEB_KEY} as webapps`]);
+    assert.deepEqual(s.manager.calls, [`remove ${WEB_KEY} draining 20000`, `add ${WEB_KEY} as webapps`]);
     assert.equal(s.manager.running.get(WEB_KEY)?.labelSelector, 'team=web');
   });
 
@@ -199,7 +199,7 @@ describe('ConfigReloader.reload', () => {
     await s.write(kindEntry('WebApp', '  maxConcurrentReconciles: 4\n') + QUEUE);
     await s.reloader.reload();
     assert.deepEqual(s.resolved, [['WebApp', 'Queue']]);
-    assert.deepEqual(s.manager.calls, [`remove ${CACHE_KEY} draining 25000`], 'the removal still applies; WebApp keeps running as it was');
+    assert.deepEqual(s.manager.calls, [`remove ${CACHE_KEY} draining 0`], 'the removal still applies; WebApp keeps running as it was');
     assert.equal(s.manager.running.get(WEB_KEY)?.maxConcurrentReconciles, undefined);
     assert.equal(s.manager.running.has(QUEUE_KEY), false);
     assert.deepEqual(s.results, [{ ok: false, problems: [missing.message] }]);
