@@ -20,6 +20,7 @@ import { ConfigReloader } from '../controller/reloader.js';
 import { checkApiServer, checkPermissions, PreflightError, requiredChecks, resolveResources, SCRAPE_REVIEW_CHECKS } from './preflight.js';
 import { allImpersonate, impersonationChecks, warnUnconfinedCharts } from './tenancy.js';
 import { createHelmClient } from '../helm/cli-client.js';
+import { handOverNote, parseHandOverNote, StoppedCalls } from '../helm/stopped-calls.js';
 import { createKubeClient, loadKubeConfig } from '../kube/rest.js';
 import { EventRecorder } from '../observe/events.js';
 import type { CheckResult } from '../observe/health-server.js';
@@ -230,6 +231,8 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
     throw err;
   }
 
+  // Install and upgrade calls carry a call id; the ones a stop stops are handed to the next leader.
+  const stoppedCalls = new StoppedCalls();
   // Aborted on SIGTERM/SIGINT, and when leadership is lost (`lost` aborted too).
   const done = new AbortController();
   const lost = new AbortController();
@@ -260,6 +263,10 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
       log.info('stopped while standing by');
       return ExitCode.ok;
     }
+    // Locks left by the helm calls the leader before this one stopped are nobody's: plan.ts clears them at once.
+    const inherited = parseHandOverNote(elector.handOver);
+    stoppedCalls.adopt(inherited);
+    if (inherited.length > 0) log.info({ stoppedHelmCalls: inherited.length }, 'the previous leader stopped helm calls on its way out; their release locks will be cleared at once');
   }
 
   const events = new EventRecorder({ client, log });
@@ -283,6 +290,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
     helmTimeoutMs: config.helmTimeoutMs,
     historyMax: HISTORY_MAX,
     processStartedAt: op.startedAt,
+    stoppedCalls,
     suppressOverrideValues: config.suppressOverrideValues ?? false,
     defaultServiceAccount: config.defaultServiceAccount,
     charts: { resolver: charts, defaultRefreshIntervalMs: config.chartRefreshIntervalMs ?? 600_000 },
@@ -312,6 +320,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
     manager,
     log,
     resolve: (entries) => resolveResources(client, entries),
+    // A restarted kind drains as a stop does; a removed one stops its helm calls at once.
     drainTimeoutMs: config.shutdownGraceMs,
     onResult: reportConcurrency,
   });
@@ -330,7 +339,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
     return ExitCode.internal;
   };
   if (lost.signal.aborted) return exitOnLoss();
-  log.info({ graceMs: config.shutdownGraceMs }, 'shutting down: letting running helm calls finish');
+  log.info({ graceMs: config.shutdownGraceMs }, 'shutting down: letting running helm calls finish, then stopping them');
   await reloader.stop();
   // The lease is renewed while running work drains; should that fail, draining is over too.
   const drained = await Promise.race([manager.stop(config.shutdownGraceMs).then(() => true), whenAborted(lost.signal).then(() => false)]);
@@ -338,8 +347,11 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
   await charts.close();
   await events.flush();
   await helm.close();
-  // Only now, with no helm call left running, may another replica take over.
-  await elector?.release();
+  // Only now, with no helm call left running, may another replica take over; the note tells it
+  // which calls were stopped, so it clears their locks at once instead of waiting them out.
+  const stopped = stoppedCalls.list();
+  if (stopped.length > 0) log.info({ stoppedHelmCalls: stopped.length }, 'stopped running helm calls; the next owner clears any lock they left');
+  await elector?.release(handOverNote(stopped));
   log.info('stopped');
   return ExitCode.ok;
 }

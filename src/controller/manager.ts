@@ -24,6 +24,7 @@ import { ServiceAccountCache } from './service-accounts.js';
 import type { WorkQueueMetrics } from './workqueue.js';
 import { ChartTracker } from './chart-tracker.js';
 import { limitConcurrentCalls } from '../helm/limited-actions.js';
+import { StoppedCalls } from '../helm/stopped-calls.js';
 import type { ChartState } from '../registry/refresh-plan.js';
 import type { ChartResolver } from '../registry/resolver.js';
 
@@ -52,6 +53,8 @@ export interface ManagerOptions {
   readonly createController?: (opts: CrControllerOptions) => CrController;
   /** See ReconcilerDeps.statusPaceMs; default STATUS_PACE_MS. */
   readonly statusPaceMs?: number;
+  /** Labels every install and upgrade with a call id and remembers the calls a stop stopped; a new one unless given. */
+  readonly stoppedCalls?: StoppedCalls;
 }
 
 /**
@@ -109,9 +112,11 @@ export class Manager {
   private readonly serviceAccounts: ServiceAccountCache;
 
   private readonly statusPaceMs: number;
+  private readonly stoppedCalls: StoppedCalls;
 
   constructor(private readonly opts: ManagerOptions) {
     this.statusPaceMs = opts.statusPaceMs ?? STATUS_PACE_MS;
+    this.stoppedCalls = opts.stoppedCalls ?? new StoppedCalls();
     this.releases = createReleaseStore(opts.client);
     const log = opts.log.child({ controller: 'dependents' });
     this.dependents = new DependentWatcher({
@@ -165,7 +170,7 @@ export class Manager {
     // LIST and finalizer before, the status after a call) overlap with other CRs' helm calls, so
     // the next call starts the moment one ends, as with bare helm at that concurrency.
     const helmSlots = entry.maxConcurrentReconciles ?? opts.defaultConcurrency;
-    const helm = limitConcurrentCalls(opts.helm, helmSlots);
+    const helm = limitConcurrentCalls(this.stoppedCalls.track(opts.helm), helmSlots);
     const reconciler = new Reconciler({
       helm,
       releases: this.releases,
@@ -179,6 +184,7 @@ export class Manager {
       suppressOverrideValues: opts.suppressOverrideValues,
       helmTimeoutMs: opts.helmTimeoutMs,
       processStartedAt: opts.processStartedAt,
+      stoppedCalls: this.stoppedCalls,
       historyMax: opts.historyMax,
       target: () => current.target,
       keeper: this.keeper,

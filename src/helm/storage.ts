@@ -42,6 +42,7 @@ export function revisionFromLabels(secretName: string, labels: Readonly<Record<s
     status: labels.status ?? 'unknown',
     fingerprint: labels[ReleaseLabels.fingerprint],
     ownerKind: labels[ReleaseLabels.ownerKind],
+    ...(labels[ReleaseLabels.call] === undefined ? {} : { call: labels[ReleaseLabels.call] }),
     createdAt,
     secretName,
   };

@@ -100,6 +100,8 @@ export interface StoredRevision {
   readonly fingerprint: string | undefined;
   /** Our owner label: which kind (Kind.group) this release belongs to. */
   readonly ownerKind: string | undefined;
+  /** Our helm-call label: which install or upgrade wrote this record (helm copies it onto later ones). */
+  readonly call?: string | undefined;
   /** When the record was created (ISO time); tells a crashed operation from a live one. */
   readonly createdAt: string | undefined;
   /** Name of the record (Helm's Secret), to delete a stale lock. */

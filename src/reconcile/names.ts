@@ -28,6 +28,11 @@ export const PRIMARY_RESOURCE_TYPE_ANNOTATION = 'operator-sdk/primary-resource-t
 export const ReleaseLabels = {
   fingerprint: 'chartpilot.io/fingerprint',
   ownerKind: 'chartpilot.io/owner-kind',
+  /**
+   * Which helm call wrote the record: `<operator process>-<n>`, new for every install and upgrade.
+   * A pending record whose call an operator stopped on its way out is nobody's lock any more.
+   */
+  call: 'chartpilot.io/helm-call',
 } as const;
 
 /** Label on every object chartpilot deploys, so dependent watches cache only ours. */

@@ -39,6 +39,11 @@ export interface PlanInput {
   readonly processStartedAt: number;
   /** How long one helm call may run; a pending revision older than that is stale too. */
   readonly helmTimeoutMs: number;
+  /**
+   * Helm calls that an operator stopping stopped (this process, or the leader before it, as the
+   * Lease it released says): no live process holds a lock such a call left.
+   */
+  readonly stoppedCalls: { has(call: string): boolean };
   /** `status.deployedRelease.revision` as the CR shows it now. */
   readonly statusRevision: number | undefined;
   /** What this reconcile has done so far. */
@@ -200,6 +205,7 @@ function decide(input: PlanInput): Plan {
   if (latest === undefined || latest.status === 'uninstalled') return { kind: 'install' };
 
   if (PENDING.has(latest.status)) {
+    if (leftByStoppedCall(latest, input.revisions, input.stoppedCalls)) return { kind: 'unlock', revision: latest };
     const created = latest.createdAt === undefined ? Number.NaN : Date.parse(latest.createdAt);
     // Unknown age, or written before this process started (we run one operation per release at a
     // time, so only a crashed predecessor can have left it), or older than any helm call may run.
@@ -216,6 +222,22 @@ function decide(input: PlanInput): Plan {
     return { kind: 'none', refreshStatus: input.statusRevision !== latest.revision };
   }
   return { kind: 'upgrade' };
+}
+
+/** Records our install and upgrade calls create, and so carry their own call label. */
+const CALL_LOCKS = new Set(['pending-install', 'pending-upgrade']);
+
+/**
+ * Whether `latest` is the lock of an install or upgrade that an operator stopped: its call is known
+ * stopped, and this is the record that call created. Helm copies the previous record's labels onto
+ * the next, so someone else's later upgrade (or rollback, or an uninstall marking this very
+ * record) may carry a stopped call's label too: those show the label on an older revision, or
+ * another status, and are left to the time rule.
+ */
+function leftByStoppedCall(latest: StoredRevision, revisions: readonly StoredRevision[], stopped: PlanInput['stoppedCalls']): boolean {
+  const call = latest.call;
+  if (call === undefined || !CALL_LOCKS.has(latest.status) || !stopped.has(call)) return false;
+  return !revisions.some((r) => r.revision < latest.revision && r.call === call);
 }
 
 /**

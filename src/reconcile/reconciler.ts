@@ -62,6 +62,7 @@ export class Reconciler {
         now: this.opts.clock.now(),
         processStartedAt: this.opts.processStartedAt,
         helmTimeoutMs: this.opts.helmTimeoutMs,
+        stoppedCalls: this.opts.stoppedCalls ?? NO_STOPPED_CALLS,
         statusRevision: ctx.cr.status?.deployedRelease?.revision,
         progress: ctx.progress,
       });
@@ -132,6 +133,8 @@ export class Reconciler {
     }
   }
 }
+
+const NO_STOPPED_CALLS: ReconcilerDeps['stoppedCalls'] & object = { has: () => false };
 
 /** Steps that write only the CR, never a release record. */
 const LEAVES_STORAGE: ReadonlySet<Plan['kind']> = new Set(['add-finalizer']);

@@ -11,7 +11,8 @@
  * - The leader gives up (`onLost`) when it could not renew within the renew deadline — before the
  *   lease can expire for anyone else, so two leaders never act at the same time.
  * - `release()` hands the lease back (holder '' and a 1 s duration, as client-go's
- *   ReleaseOnCancel), so a standby takes over at once instead of waiting out the lease.
+ *   ReleaseOnCancel), so a standby takes over at once instead of waiting out the lease, with a
+ *   hand-over note the next leader reads (`handOver`).
  */
 import { realClock, systemWallClock, type Clock, type TimerHandle, type WallClock } from '../../lib/clock.js';
 import { errorMessage } from '../../lib/errors.js';
@@ -25,6 +26,11 @@ export interface LeaseRecord {
   readonly acquireTime: string | undefined;
   readonly renewTime: string | undefined;
   readonly leaseTransitions: number;
+  /**
+   * What a leader that stopped left for the next one (e.g. which of its helm calls it stopped);
+   * kept on every write until a release replaces it. undefined = none.
+   */
+  readonly handOver?: string | undefined;
 }
 
 /** A lease as read (or written): its record and the resourceVersion to write against. */
@@ -130,6 +136,7 @@ export class LeaderElector {
   private wake: (() => void) | undefined;
   private lastProblem: string | undefined;
   private lastHolder: string | undefined;
+  private inheritedHandOver: string | undefined;
 
   constructor(private readonly opts: LeaderElectorOptions) {
     const timings = timingsOf(opts);
@@ -147,6 +154,11 @@ export class LeaderElector {
 
   get isLeader(): boolean {
     return this.leader;
+  }
+
+  /** The note the lease carried when this process took it (what the leader before left), if any. */
+  get handOver(): string | undefined {
+    return this.inheritedHandOver;
   }
 
   /**
@@ -172,6 +184,7 @@ export class LeaderElector {
       if (await this.tryAcquireOrRenew()) {
         // Acquired while being stopped: release() hands it straight back.
         if (isAborted(signal) || this.isReleased()) break;
+        this.inheritedHandOver = this.observed?.record.handOver;
         this.setLeader(true);
         this.log.info({ lease: this.store.description, identity: this.identity }, 'became leader');
         this.renewing = this.renewLoop();
@@ -186,7 +199,7 @@ export class LeaderElector {
    * Stops renewing and, if this process holds the lease, gives it up so a standby need not wait
    * for it to expire. Call only once nothing acts on the leader's behalf any more. Never rejects.
    */
-  async release(): Promise<void> {
+  async release(handOver?: string): Promise<void> {
     if (this.released) return;
     this.released = true;
     this.wake?.();
@@ -206,6 +219,7 @@ export class LeaderElector {
         acquireTime: now,
         renewTime: now,
         leaseTransitions: base.record.leaseTransitions,
+        handOver: handOver ?? base.record.handOver,
       });
       this.log.info({ lease: this.store.description }, 'released the leader lease');
     } catch (err) {
@@ -269,7 +283,12 @@ export class LeaderElector {
       const base = this.observed;
       try {
         this.observe(
-          await this.store.update(base, { ...fresh, acquireTime: base.record.acquireTime, leaseTransitions: base.record.leaseTransitions }),
+          await this.store.update(base, {
+            ...fresh,
+            acquireTime: base.record.acquireTime,
+            leaseTransitions: base.record.leaseTransitions,
+            handOver: base.record.handOver,
+          }),
         );
         this.problem(undefined);
         return true;
@@ -300,8 +319,8 @@ export class LeaderElector {
     const base = current;
     const next: LeaseRecord =
       holder === this.identity
-        ? { ...fresh, acquireTime: base.record.acquireTime, leaseTransitions: base.record.leaseTransitions }
-        : { ...fresh, leaseTransitions: base.record.leaseTransitions + 1 };
+        ? { ...fresh, acquireTime: base.record.acquireTime, leaseTransitions: base.record.leaseTransitions, handOver: base.record.handOver }
+        : { ...fresh, leaseTransitions: base.record.leaseTransitions + 1, handOver: base.record.handOver };
     return this.write('update', () => this.store.update(base, next));
   }
 

@@ -19,6 +19,9 @@ interface LeaseSpec {
 
 type LeaseObject = KubeObject & { spec?: LeaseSpec };
 
+/** Where a released lease carries its hand-over note (LeaseRecord.handOver). */
+export const HAND_OVER_ANNOTATION = 'chartpilot.io/hand-over';
+
 export interface KubeLeaseStoreOptions {
   readonly client: KubeClient;
   readonly namespace: string;
@@ -88,13 +91,16 @@ export class KubeLeaseStore implements LeaseStore {
   }
 
   private body(record: LeaseRecord, resourceVersion: string | undefined): LeaseObject {
+    const { [HAND_OVER_ANNOTATION]: _previous, ...others } = this.meta.annotations ?? {};
+    const annotations = record.handOver === undefined ? others : { ...others, [HAND_OVER_ANNOTATION]: record.handOver };
     return {
       apiVersion: CoreResources.lease.apiVersion,
       kind: CoreResources.lease.kind,
       metadata: {
         name: this.at.name,
         namespace: this.at.namespace,
-        ...this.meta,
+        ...(this.meta.labels === undefined ? {} : { labels: this.meta.labels }),
+        ...(Object.keys(annotations).length === 0 ? {} : { annotations }),
         ...(resourceVersion === undefined ? {} : { resourceVersion }),
       },
       spec: {
@@ -122,6 +128,7 @@ export class KubeLeaseStore implements LeaseStore {
         acquireTime: s.acquireTime,
         renewTime: s.renewTime,
         leaseTransitions: s.leaseTransitions ?? 0,
+        ...(m.annotations?.[HAND_OVER_ANNOTATION] === undefined ? {} : { handOver: m.annotations[HAND_OVER_ANNOTATION] }),
       },
     };
   }

@@ -24,6 +24,8 @@ export interface ReconcilerDeps {
   readonly clock: WallClock;
   readonly helmTimeoutMs: number;
   readonly processStartedAt: number;
+  /** Helm calls stopped by an operator stopping (see PlanInput.stoppedCalls); none when absent. */
+  readonly stoppedCalls?: { has(call: string): boolean } | undefined;
   readonly historyMax: number;
   /** Drift, readiness and inventory; without it releases are only installed and upgraded. */
   readonly keeper?: ReleaseKeeperPort | undefined;

@@ -132,10 +132,18 @@ describe('createReleaseStore', () => {
         },
       },
       { metadata: { name: 'unrelated', labels: { owner: 'helm', name: 'web' } } },
+      {
+        metadata: {
+          name: 'sh.helm.release.v1.web.v3',
+          creationTimestamp: '2026-01-01T10:01:00Z',
+          labels: { owner: 'helm', name: 'web', version: '3', status: 'pending-upgrade', 'chartpilot.io/helm-call': '0123456789ab-4' },
+        },
+      },
     ]);
     const revs = await createReleaseStore(client).revisions('shop', 'web');
     assert.deepEqual(revs, [
       { revision: 2, status: 'deployed', fingerprint: 'f2', ownerKind: 'WebApp.example.com', createdAt: '2026-01-01T10:00:00Z', secretName: 'sh.helm.release.v1.web.v2' },
+      { revision: 3, status: 'pending-upgrade', fingerprint: undefined, ownerKind: undefined, call: '0123456789ab-4', createdAt: '2026-01-01T10:01:00Z', secretName: 'sh.helm.release.v1.web.v3' },
     ]);
     assert.equal(seen[0]?.path, secrets);
     const opts = seen[0].opts as { query: { labelSelector: string }; accept: string };

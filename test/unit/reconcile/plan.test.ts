@@ -33,6 +33,7 @@ function input(overrides: Partial<PlanInput> = {}): PlanInput {
     now: START + 10_000,
     processStartedAt: START,
     helmTimeoutMs: 300_000,
+    stoppedCalls: new Set<string>(),
     statusRevision: undefined,
     progress: NO_PROGRESS,
     ...overrides,
@@ -84,6 +85,38 @@ describe('plan', () => {
     assert.ok(waiting.kind === 'wait-pending');
     assert.ok(waiting.retryAfterMs > 0 && waiting.retryAfterMs <= 300_000 + 30_000);
     assert.deepEqual(plan(input({ revisions: [pending], now: START + 5_000 + 330_000 })), { kind: 'unlock', revision: pending });
+  });
+
+  describe('a lock whose helm call an operator stopped on its way out', () => {
+    // Fresh: by the time rule alone it would wait out the helm timeout.
+    const fresh = { createdAt: new Date(START + 5_000).toISOString() };
+    const stopped = new Set(['0123456789ab-7']);
+
+    it('is unlocked at once: pending-install or pending-upgrade, created by that very call', () => {
+      const install = rev(1, 'pending-install', { ...fresh, call: '0123456789ab-7' });
+      assert.deepEqual(plan(input({ revisions: [install], stoppedCalls: stopped })), { kind: 'unlock', revision: install });
+      const upgrade = rev(2, 'pending-upgrade', { ...fresh, call: '0123456789ab-7' });
+      assert.deepEqual(plan(input({ revisions: [rev(1, 'deployed', { call: '0123456789ab-3' }), upgrade], stoppedCalls: stopped })), { kind: 'unlock', revision: upgrade });
+    });
+
+    it('waits when the call is not known stopped (a live operation, of this or another process)', () => {
+      const pending = rev(1, 'pending-install', { ...fresh, call: '0123456789ab-8' });
+      assert.equal(plan(input({ revisions: [pending], stoppedCalls: stopped })).kind, 'wait-pending');
+      assert.equal(plan(input({ revisions: [rev(1, 'pending-install', fresh)], stoppedCalls: stopped })).kind, 'wait-pending', 'no call label');
+    });
+
+    it('waits when the label was copied: an older revision carries the same call (someone else’s later upgrade)', () => {
+      const failed = rev(1, 'failed', { call: '0123456789ab-7' });
+      const theirs = rev(2, 'pending-upgrade', { ...fresh, call: '0123456789ab-7' });
+      assert.equal(plan(input({ revisions: [failed, theirs], stoppedCalls: stopped })).kind, 'wait-pending');
+    });
+
+    it('waits on statuses our install and upgrade never write: an uninstall or rollback of someone else marking it', () => {
+      for (const status of ['uninstalling', 'pending-rollback']) {
+        const pending = rev(1, status, { ...fresh, call: '0123456789ab-7' });
+        assert.equal(plan(input({ revisions: [pending], stoppedCalls: stopped })).kind, 'wait-pending', status);
+      }
+    });
   });
 
   it('unlocks a pending revision of unknown age', () => {

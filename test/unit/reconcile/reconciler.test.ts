@@ -203,6 +203,23 @@ describe('Reconciler', () => {
     assert.equal(world.history('ns1', 'demo').at(-1)?.status, 'deployed');
   });
 
+  it('unlocks at once a fresh pending record whose helm call a stopping operator stopped, and waits on any other', async () => {
+    // Written after this process started and well within the helm timeout: by time alone, a live lock.
+    const pending = (call: string) => [
+      { revision: 1, status: 'deployed', fingerprint: 'old', ownerKind: target.ownerKind, createdAt: new Date(world.now - 60_000).toISOString(), secretName: 's1', values: {} },
+      { revision: 2, status: 'pending-upgrade', fingerprint: 'x', ownerKind: target.ownerKind, call, createdAt: new Date(world.now - 100).toISOString(), secretName: 's2', values: {} },
+    ];
+    const stopped = makeReconciler({ processStartedAt: world.now - 10_000, stoppedCalls: new Set(['0123456789ab-4']) });
+    world.seed('ns1', 'demo', pending('0123456789ab-5'));
+    const waited = await stopped.reconcile(cr(), log);
+    assert.deepEqual(world.calls, [], 'another call’s lock: wait');
+    assert.ok(waited.requeueAfterMs !== undefined && waited.requeueAfterMs > 300_000);
+    world.seed('ns1', 'demo', pending('0123456789ab-4'));
+    await stopped.reconcile(cr(), log);
+    assert.deepEqual(world.calls, ['deleteRevision ns1 2', 'upgradeInstall ns1/demo']);
+    assert.equal(world.history('ns1', 'demo').at(-1)?.status, 'deployed');
+  });
+
   it('refuses a name longer than Helm allows and installs nothing', async () => {
     const long = 'a'.repeat(60);
     const result = await reconciler.reconcile(cr({ name: long }), log);

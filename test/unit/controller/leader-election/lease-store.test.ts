@@ -174,6 +174,19 @@ describe('KubeLeaseStore', () => {
     assert.deepEqual(api.lease.metadata.annotations, { note: 'y' });
   });
 
+  it('keeps the hand-over note in an annotation: written on release, kept through renewals, replaced by the next release', async () => {
+    const api = new LeaseApi();
+    const s = store(api);
+    const created = await s.create(record('a'));
+    const released = await s.update(created, record('', { handOver: 'aaaaaaaaaaaa-1' }));
+    assert.deepEqual(api.lease?.metadata.annotations, { 'chartpilot.io/hand-over': 'aaaaaaaaaaaa-1' });
+    assert.equal((await s.get())?.record.handOver, 'aaaaaaaaaaaa-1');
+    const taken = await s.update(released, record('b', { handOver: released.record.handOver }));
+    assert.equal(taken.record.handOver, 'aaaaaaaaaaaa-1');
+    await s.update(taken, record('', { handOver: 'bbbbbbbbbbbb-2' }));
+    assert.deepEqual(api.lease.metadata.annotations, { 'chartpilot.io/hand-over': 'bbbbbbbbbbbb-2' });
+  });
+
   it("reads a Lease's missing fields as client-go's defaults", async () => {
     const api = new LeaseApi();
     api.lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'lock', namespace: 'ops', resourceVersion: '7' } };
@@ -229,5 +242,28 @@ describe('LeaderElector over KubeLeaseStore', () => {
     assert.equal((api.lease?.spec as { holderIdentity?: string; leaseTransitions?: number }).holderIdentity, 'b');
     assert.equal((api.lease?.spec as { leaseTransitions?: number }).leaseTransitions, 1);
     await b.release();
+  });
+
+  it('hands the stopping leader’s note to the next one, through its renewals', async () => {
+    const clock = new FakeClock();
+    const api = new LeaseApi();
+    const elector = (identity: string): LeaderElector =>
+      new LeaderElector({ store: store(api), identity, log: quiet, clock, wallClock: { now: () => clock.now() }, random: () => 0 });
+    const a = elector('a');
+    const b = elector('b');
+    assert.equal(await a.acquire(new AbortController().signal), true);
+    assert.equal(a.handOver, undefined, 'a new lease carries no note');
+    let bLeads = false;
+    void b.acquire(new AbortController().signal).then((r) => (bLeads = r));
+    await clock.advance(4_000);
+    await a.release('aaaaaaaaaaaa-1,aaaaaaaaaaaa-2');
+    await clock.advance(2_000);
+    await settle();
+    assert.equal(bLeads, true);
+    assert.equal(b.handOver, 'aaaaaaaaaaaa-1,aaaaaaaaaaaa-2');
+    await clock.advance(10_000); // b renews several times
+    assert.equal(api.lease?.metadata.annotations?.['chartpilot.io/hand-over'], 'aaaaaaaaaaaa-1,aaaaaaaaaaaa-2');
+    await b.release();
+    assert.equal(api.lease.metadata.annotations['chartpilot.io/hand-over'], 'aaaaaaaaaaaa-1,aaaaaaaaaaaa-2', 'a release without a note keeps the last one');
   });
 });
