@@ -19,7 +19,10 @@ work=$(mktemp -d)
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill -KILL -- "-$p" 2>/dev/null || true; done
+  # No operator is left to remove its finalizer, which would keep the namespace terminating.
+  kubectl patch "handovers.$group" web -n "$ns" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1 || true
   kubectl delete ns "$ns" --wait=false >/dev/null 2>&1 || true
+  kubectl delete crd "handovers.$group" --wait=false >/dev/null 2>&1 || true
   rm -rf "$work"
 }
 trap cleanup EXIT
