@@ -6,6 +6,8 @@
 # See /README.md "Local control plane".
 #
 # Usage: provision.sh [component...]   (default: all; components: etcd kubernetes kwok helm kubectl registry)
+#        provision.sh olm-tools          (not part of "all": operator-sdk, opm, and OLM's olm and catalog
+#                                         operators with its CRDs; or one of operator-sdk opm olm)
 # Prints one timing line per component and, as its LAST line, the bin dir holding symlinks to all
 # binaries (devcluster/provision.ts reads that line).
 set -euo pipefail
@@ -22,6 +24,12 @@ gomod_version() { # <go.mod> <module path>
 K8S_VERSION=$(gomod_version "$CLUSTER_DIR/k8s/go.mod" k8s.io/kubernetes)
 ETCD_VERSION=$(gomod_version "$CLUSTER_DIR/etcd/go.mod" go.etcd.io/etcd/server/v3)
 REGISTRY_VERSION=$(gomod_version "$CLUSTER_DIR/registry/go.mod" github.com/distribution/distribution/v3)
+# The Operator Framework tools that prove `generate bundle`/`generate catalog` (README "Publishing
+# through OLM"). operator-sdk v1.42.3 cannot be built here: the proxy refuses its dependency
+# ansible-operator-plugins@v1.42.3.
+OPERATOR_SDK_VERSION=v1.42.2
+OPERATOR_REGISTRY_VERSION=v1.74.0 # opm
+OLM_VERSION=v0.46.0               # the olm and catalog operators, and OLM's CRDs
 KWOK_VERSION=v0.7.0 # v0.8+ needs Stage YAMLs via --config; v0.7.0 has built-in stages
 # helm and kubectl are whatever the pinned npm package ships; we check the versions we expect so a
 # package bump cannot silently change them.
@@ -111,6 +119,56 @@ build_kwok() {
   rmdir "$gobin"
 }
 
+# The proxy refuses `@v/list` for operator-framework modules, so `go install mod@version` fails;
+# downloading the exact version and building inside a writable copy of it works. The copy is
+# removed afterwards; the module stays in the Go module cache.
+go_module_dir() { # <module@version>
+  (cd "$CACHE" && GOTOOLCHAIN=local GOFLAGS=-mod=mod go mod download -json "$1") |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p'
+}
+build_in_module() { # <module@version> <package> <out> [extra go build args...]
+  need_go
+  local module=$1 pkg=$2 out=$3 src
+  src=$(go_module_dir "$module")
+  [[ -n $src && -d $src ]] || die "go mod download $module gave no module directory"
+  ( # a subshell, so that the trap removes the copy however the build ends
+    tmp=$(mktemp -d "$CACHE/.module-build.XXXXXX")
+    trap 'rm -rf "$tmp"' EXIT
+    cp -R "$src/." "$tmp"
+    chmod -R u+w "$tmp"
+    cd "$tmp"
+    # nice: these builds run next to the control-plane builds and other work on small machines.
+    GOTOOLCHAIN=local GOFLAGS="-mod=mod -buildvcs=false" nice -n 10 \
+      go build -trimpath -ldflags "-s -w" "${@:4}" -o "$out" "$pkg"
+  )
+}
+build_operator_sdk() {
+  CGO_ENABLED=0 build_in_module "github.com/operator-framework/operator-sdk@$OPERATOR_SDK_VERSION" ./cmd/operator-sdk "$1" \
+    -tags containers_image_openpgp
+}
+# opm links sqlite (the deprecated sqlite catalogs), which needs CGO and the json1 tag.
+build_opm() {
+  CGO_ENABLED=1 build_in_module "github.com/operator-framework/operator-registry@$OPERATOR_REGISTRY_VERSION" ./cmd/opm "$1" \
+    -tags json1,containers_image_openpgp
+}
+build_olm() {
+  CGO_ENABLED=0 build_in_module "github.com/operator-framework/operator-lifecycle-manager@$OLM_VERSION" ./cmd/olm "$1"
+}
+build_olm_catalog() {
+  CGO_ENABLED=0 build_in_module "github.com/operator-framework/operator-lifecycle-manager@$OLM_VERSION" ./cmd/catalog "$1"
+}
+# OLM's CRDs, copied from the module next to its binaries so tests do not depend on the module cache.
+# ensure wants an executable output, so the "binary" is a tiny script printing the CRD directory.
+unpack_olm_crds() {
+  local src dir
+  src=$(go_module_dir "github.com/operator-framework/operator-lifecycle-manager@$OLM_VERSION")
+  dir=$CACHE/olm-$OLM_VERSION/crds
+  rm -rf "$dir" && mkdir -p "$dir"
+  cp "$src"/deploy/chart/crds/*.yaml "$dir/"
+  chmod -R u+w "$dir"
+  printf '#!/bin/sh\necho %s\n' "$dir" >"$1"
+}
+
 unpack_from_layer() { # <path in zip> <expected version> <version command...> -- <out>
   local member=$1 want=$2 out=${*: -1} tmp got
   local -a version_cmd=("${@:3:$#-4}")
@@ -149,7 +207,19 @@ provision() {
       link kubectl "$CACHE/kubectl-$KUBECTL_VERSION/kubectl" ;;
     registry) ensure "registry $REGISTRY_VERSION" "$CACHE/registry-$REGISTRY_VERSION/registry" build_registry
       link registry "$CACHE/registry-$REGISTRY_VERSION/registry" ;;
-    *) die "unknown component '$1' (known: etcd kubernetes kwok helm kubectl registry)" ;;
+    operator-sdk)
+      ensure "operator-sdk $OPERATOR_SDK_VERSION" "$CACHE/operator-sdk-$OPERATOR_SDK_VERSION/operator-sdk" build_operator_sdk
+      link operator-sdk "$CACHE/operator-sdk-$OPERATOR_SDK_VERSION/operator-sdk" ;;
+    opm) ensure "opm $OPERATOR_REGISTRY_VERSION" "$CACHE/opm-$OPERATOR_REGISTRY_VERSION/opm" build_opm
+      link opm "$CACHE/opm-$OPERATOR_REGISTRY_VERSION/opm" ;;
+    olm)
+      ensure "olm $OLM_VERSION" "$CACHE/olm-$OLM_VERSION/olm" build_olm
+      link olm "$CACHE/olm-$OLM_VERSION/olm"
+      ensure "olm catalog $OLM_VERSION" "$CACHE/olm-$OLM_VERSION/catalog" build_olm_catalog
+      link olm-catalog "$CACHE/olm-$OLM_VERSION/catalog"
+      ensure "olm crds $OLM_VERSION" "$CACHE/olm-$OLM_VERSION/crds-dir" unpack_olm_crds
+      link olm-crds-dir "$CACHE/olm-$OLM_VERSION/crds-dir" ;;
+    *) die "unknown component '$1' (known: etcd kubernetes kwok helm kubectl registry operator-sdk opm olm, or the group olm-tools)" ;;
   esac
 }
 
@@ -163,6 +233,12 @@ link() { # <name> <target>
 total_start=$SECONDS
 components=("$@")
 ((${#components[@]})) || components=(etcd kubernetes kwok helm kubectl registry)
-for c in "${components[@]}"; do provision "$c"; done
+for c in "${components[@]}"; do
+  if [[ $c == olm-tools ]]; then
+    for t in operator-sdk opm olm; do provision "$t"; done
+  else
+    provision "$c"
+  fi
+done
 echo "provisioned in $((SECONDS - total_start))s; binaries:"
 echo "$BIN"
