@@ -13,6 +13,7 @@ import { ChartReadError } from '../config/chart-files.js';
 import { DEFAULTS, defaultImage, deployOptionProblems, type DeployOptions } from './deploy.js';
 import { EnvironmentError, InputError } from './errors.js';
 import { helmRenderer } from './helm-render.js';
+import { BUNDLE_HELP, bundleCommand, CATALOG_HELP, catalogCommand } from './bundle-cli.js';
 import { NEW_HELP, newProject } from './new.js';
 import { clusterResolver, crdYaml, deployYaml, renderBundle, renderCrds, renderRbac, renderSamples } from './render.js';
 import { errorMessage } from '../lib/errors.js';
@@ -39,6 +40,8 @@ Prints Kubernetes manifests (multi-document YAML) for the kinds in watches.yaml.
   deploy   Namespace, ServiceAccount, the operator Deployment and its metrics Service and roles
   sample   a sample custom resource per kind; its spec is the chart's values.yaml
   all      all of the above as files in --output-dir, with a Kustomization
+  bundle   an Operator Lifecycle Manager bundle (ClusterServiceVersion, CRDs, metadata, bundle.Dockerfile)
+  catalog  a file-based OLM catalog over bundles, for opm serve or a catalog image
 
 Run "chartpilot generate <what> --help" for the flags of each.
 Exit codes: 0 ok, 2 bad flags, watches.yaml or chart, 3 environment (helm cannot run, files cannot be written).`;
@@ -125,6 +128,8 @@ ${OPERATOR_FLAGS}
   --image <ref>                the operator image (default <name>:${defaultImage().split(':')[1] ?? ''})
 ${CLUSTER_FLAGS}
   -h, --help                   show this help`,
+  bundle: BUNDLE_HELP,
+  catalog: CATALOG_HELP,
 };
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -263,6 +268,8 @@ const COMMANDS: Record<string, Command> = {
   deploy: deployCommand,
   sample: sampleCommand,
   all: allCommand,
+  bundle: bundleCommand,
+  catalog: catalogCommand,
 };
 
 async function writeFiles(dir: string, files: ReadonlyMap<string, string>, io: CommandIo): Promise<void> {
