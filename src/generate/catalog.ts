@@ -141,6 +141,28 @@ export function bundleProperties(b: LoadedBundle): KubeObject[] {
   ];
 }
 
+/** As opm: the CSV's relatedImages, the bundle image, and every image its Deployments run (for mirroring). */
+export function relatedImages(b: LoadedBundle, bundleImage: string): { name: string; image: string }[] {
+  const out: { name: string; image: string }[] = [];
+  const seen = new Set<string>();
+  const add = (name: string, image: unknown): void => {
+    if (typeof image !== 'string' || image === '' || seen.has(image)) return;
+    seen.add(image);
+    out.push({ name, image });
+  };
+  const declared = field(b.csv, 'spec', 'relatedImages');
+  for (const r of Array.isArray(declared) ? declared : []) add(typeof field(r, 'name') === 'string' ? String(field(r, 'name')) : '', field(r, 'image'));
+  add('', bundleImage);
+  const deployments = field(b.csv, 'spec', 'install', 'spec', 'deployments');
+  for (const d of Array.isArray(deployments) ? deployments : []) {
+    for (const list of ['initContainers', 'containers']) {
+      const containers = field(d, 'spec', 'template', 'spec', list);
+      for (const c of Array.isArray(containers) ? containers : []) add('', field(c, 'image'));
+    }
+  }
+  return out.sort((x, y) => (x.image < y.image ? -1 : x.image > y.image ? 1 : 0));
+}
+
 export interface CatalogOptions {
   /** Names the package when bundles disagree or to check them; default: the bundles' own. */
   readonly packageName?: string | undefined;
@@ -202,12 +224,14 @@ export function buildCatalog(bundles: readonly LoadedBundle[], o: CatalogOptions
   }));
   const bundleDocs = sorted.map((b) => {
     const { name, version } = csvInfo(b);
+    const image = (o.bundleImage ?? '').replaceAll('{version}', version);
     return {
       schema: 'olm.bundle',
       name,
       package: packageName,
-      image: (o.bundleImage ?? '').replaceAll('{version}', version),
+      image,
       properties: bundleProperties(b),
+      relatedImages: relatedImages(b, image),
     };
   });
   return { documents: [pkg, ...channelDocs, ...bundleDocs], packageName };

@@ -206,6 +206,7 @@ describe('catalog model', () => {
       { type: 'olm.gvk', value: { group: 'example.com', kind: 'App', version: 'v1' } },
       { type: 'olm.package', value: { packageName: 'app', version: '0.2.0' } },
     ]);
+    assert.deepEqual((documents[3] as { relatedImages: unknown }).relatedImages, [{ name: '', image: 'reg/app-bundle:v0.2.0' }]);
     const inline = bundle.properties.filter((p) => p.type === 'olm.bundle.object').map((p) => JSON.parse(Buffer.from(String(p.value['data']), 'base64').toString()) as KubeObject);
     assert.deepEqual(inline.map((o) => o['kind']), ['ClusterServiceVersion', 'CustomResourceDefinition']);
   });
