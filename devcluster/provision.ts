@@ -6,6 +6,8 @@ import { repoRoot } from './paths.js';
 export interface ProvisionOptions {
   /** Receives every output line (timings, build progress); default: stderr. */
   log?: (line: string) => void;
+  /** provision.sh's components (e.g. ['olm-tools']); default: what the control plane needs. */
+  components?: readonly string[];
 }
 
 /** Builds or unpacks whatever is missing from the cache and returns the bin dir of symlinks. */
@@ -14,7 +16,7 @@ export async function provision(opts: ProvisionOptions = {}): Promise<string> {
   const script = join(repoRoot(), 'devcluster', 'provision.sh');
   const lines: string[] = [];
   // Streamed line by line: a cold build takes many minutes and must show that it is alive.
-  const proc = execa('bash', [script], { all: true, reject: false, buffer: false, stdin: 'ignore' });
+  const proc = execa('bash', [script, ...(opts.components ?? [])], { all: true, reject: false, buffer: false, stdin: 'ignore' });
   for await (const line of proc.iterable({ from: 'all' })) {
     lines.push(line);
     log(line);
