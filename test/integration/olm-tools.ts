@@ -1,0 +1,44 @@
+// The Operator Framework's tools for the OLM tests (built and cached by devcluster/provision.sh
+// olm-tools), and `chartpilot generate` as those tests run it.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { provision } from '../../devcluster/provision.js';
+import { BIN } from './fixtures.js';
+
+/** Everything OperatorHub wants that the test charts' Chart.yaml does not give. */
+export const HUB_FLAGS = ['--provider', 'Example Inc', '--maintainer', 'Jane Doe <jane@example.com>', '--keyword', 'web'];
+/** A minimal SVG: OperatorHub's check refuses a bundle without an icon. */
+export const ICON_SVG = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 1 1"><rect width="1" height="1"/></svg>\n';
+
+export interface OlmTools {
+  readonly operatorSdk: string;
+  readonly opm: string;
+  /** The bin dir: also olm, olm-catalog and olm-crds-dir (prints the directory of OLM's CRDs). */
+  readonly bin: string;
+}
+
+/**
+ * Provisions the tools (cached: well under a second) and names them; `components` narrows what a
+ * test needs (provision.sh names: operator-sdk, opm, olm), so it never waits for the others' build.
+ */
+export async function olmTools(components: readonly string[] = ['olm-tools']): Promise<OlmTools> {
+  const bin = await provision({
+    components,
+    log: (line) => { if (!/: cached$|^provisioned in|^\//u.test(line)) process.stderr.write(`[olm tools] ${line}\n`); },
+  });
+  return { operatorSdk: join(bin, 'operator-sdk'), opm: join(bin, 'opm'), bin };
+}
+
+/** helm for the generators' chart rendering: the test run's, when it has one. */
+export function helmEnv(): Record<string, string> {
+  const bin = process.env['CHARTPILOT_TEST_BIN'];
+  return bin === undefined ? {} : { HELM_BIN: join(bin, 'helm') };
+}
+
+/** Runs `chartpilot generate <args>` in `dir`; fails the test on a non-zero exit. */
+export async function generate(dir: string, args: readonly string[]): Promise<{ stderr: string }> {
+  const r = await execa(process.execPath, [BIN, 'generate', ...args], { cwd: dir, reject: false, env: helmEnv() });
+  assert.equal(r.exitCode, 0, `chartpilot generate ${args.join(' ')} failed:\n${r.stderr}`);
+  return { stderr: r.stderr };
+}
