@@ -1,9 +1,11 @@
 /** The OLM bundle: the CSV model (pure), OperatorHub metadata, the catalog model, and `generate bundle`/`catalog` as a user runs them. */
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
+import { defaultBinDir } from '../../../devcluster/paths.js';
 import { buildCsv, isSemver, olmDeploymentSpec, ownedCrds, specDescriptors, splitRbac, type KubeObject } from '../../../src/generate/bundle-csv.js';
 import { hubMetadata, iconMediaType, minKubeVersionOf, parseMaintainer, readIcon } from '../../../src/generate/bundle-meta.js';
 import { bundleOptionProblems } from '../../../src/generate/bundle.js';
@@ -243,7 +245,9 @@ describe('chartpilot generate bundle / catalog', () => {
   });
 
   it('writes a stable bundle and a catalog over it (needs helm: skipped without it)', async (t) => {
-    const helm = process.env['HELM_BIN'] ?? 'helm';
+    // The provisioned helm (npm test provisions it; .ci/run too), else one on PATH.
+    const provisioned = join(defaultBinDir(), 'helm');
+    const helm = process.env['HELM_BIN'] ?? (existsSync(provisioned) ? provisioned : 'helm');
     const env = { ...process.env, HELM_BIN: helm };
     const dir = await project();
     const args = ['bundle', '--version', '0.1.0', '--offline', '--watches-file', join(dir, 'watches.yaml'), '--output-dir', join(dir, 'out'), '--package', 'app-operator'];
