@@ -1,7 +1,7 @@
 /** The OLM bundle: the CSV model (pure), OperatorHub metadata, the catalog model, and `generate bundle`/`catalog` as a user runs them. */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
@@ -230,6 +230,17 @@ describe('chartpilot generate bundle / catalog', () => {
     });
   }
 
+  it('documents both commands in --help', async () => {
+    for (const what of ['bundle', 'catalog']) {
+      const io = captureIo();
+      assert.equal(await generateCommand([what, '--help'], io), 0);
+      assert.match(io.out(), new RegExp(`^Usage: chartpilot generate ${what}`, 'u'));
+    }
+    const list = captureIo();
+    assert.equal(await generateCommand(['--help'], list), 0);
+    assert.match(list.out(), /^ {2}bundle {3}an Operator Lifecycle Manager bundle/mu);
+  });
+
   it('refuses a watches file with no kinds, and a version that is not semver, with exit 2', async () => {
     const empty = await tempTree('bundle-empty', { 'watches.yaml': '[]\n' });
     const io = captureIo();
@@ -267,6 +278,15 @@ describe('chartpilot generate bundle / catalog', () => {
     assert.equal(csv.metadata.name, 'app-operator.v0.1.0');
     assert.deepEqual(csv.spec.customresourcedefinitions.owned.map((o) => o.name), ['apps.apps.example.com']);
     assert.match(await readFile(join(dir, 'out/bundle.Dockerfile'), 'utf8'), /^FROM scratch$/mu);
+
+    // Without --with-service-monitor no ServiceMonitor (OLM would fail the install without its CRD); with it, one.
+    const manifests = async (): Promise<string[]> => (await readdir(join(dir, 'out/bundle/manifests'))).sort();
+    assert.deepEqual((await manifests()).filter((f) => f.includes('servicemonitor')), []);
+    const withMonitor = join(dir, 'monitored');
+    assert.equal(await generateCommand([...args.slice(0, -4), '--output-dir', withMonitor, '--package', 'app-operator', '--with-service-monitor', '--created-at', '2026-01-01T00:00:00Z'], captureIo(env)), 0);
+    const monitored = await readdir(join(withMonitor, 'bundle/manifests'));
+    assert.ok(monitored.includes('chartpilot-metrics-monitor_monitoring.coreos.com_v1_servicemonitor.yaml'), monitored.join(', '));
+    assert.match(await readFile(join(withMonitor, 'bundle/manifests/app-operator.clusterserviceversion.yaml'), 'utf8'), /createdAt: "?2026-01-01T00:00:00Z"?/u);
 
     const cat = captureIo(env);
     assert.equal(await generateCommand(['catalog', join(dir, 'out'), '--output-dir', join(dir, 'catalog')], cat), 0, cat.err());
