@@ -185,6 +185,9 @@ export async function bundleCommand(argv: readonly string[], io: BundleIo): Prom
   );
   for (const n of bundle.notes) io.stderr(`note: ${n}`);
   for (const w of bundle.warnings) io.stderr(`warning: ${w}`);
+  if (str(values, 'image') === undefined) {
+    io.stderr(`warning: the CSV runs the default image ${operator.image}, which holds no watches.yaml or charts of yours: name your operator image with --image <registry>/<name>:<tag>`);
+  }
   await writeFiles(str(values, 'output-dir') ?? '.', bundle.files, io);
   return ExitCode.ok;
 }

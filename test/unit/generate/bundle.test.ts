@@ -270,6 +270,7 @@ describe('chartpilot generate bundle / catalog', () => {
     }
     assert.equal(code, 0, io.err());
     assert.match(io.err(), /warning: the bundle has no maintainers/);
+    assert.match(io.err(), /warning: the CSV runs the default image chartpilot:\S+, .*--image/u);
     const csvFile = join(dir, 'out/bundle/manifests/app-operator.clusterserviceversion.yaml');
     const first = await readFile(csvFile, 'utf8');
     assert.equal(await generateCommand(args, captureIo(env)), 0);
