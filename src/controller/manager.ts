@@ -224,6 +224,7 @@ export class Manager {
     this.running.delete(key);
     await running.tracker?.stop();
     await running.controller.stop(drainTimeoutMs);
+    this.keeper.forgetKind(running.current.target.ownerKind);
   }
 
   /**

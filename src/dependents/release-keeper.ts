@@ -47,8 +47,11 @@ const CATCH_UP_POLL_MS = 20;
 const SCOPES_MAX_AGE_MS = 10 * 60_000;
 
 export class ReleaseKeeper implements ReleaseKeeperPort {
-  /** Desired objects per release, by revision: parsed once, not on every pass. */
-  private readonly desired = new Map<string, { revision: number; objects: DesiredObject[] }>();
+  /**
+   * Desired objects per release, parsed once per record, not on every pass. A revision number
+   * alone does not name a record: after an outside `helm uninstall` numbering starts again at 1.
+   */
+  private readonly desired = new Map<string, ParsedRecord>();
   private scopesLoadedAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly opts: ReleaseKeeperOptions) {}
@@ -71,6 +74,11 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
 
   forget(namespace: string, release: string): void {
     this.desired.delete(`${namespace}/${release}`);
+  }
+
+  /** A kind is no longer served (hot reload removed it): drop what is remembered of its releases. */
+  forgetKind(ownerKind: string): void {
+    for (const [key, parsed] of this.desired) if (parsed.ownerKind === ownerKind) this.desired.delete(key);
   }
 
   async remaining(items: readonly ObjectRef[]): Promise<ObjectRef[]> {
@@ -146,10 +154,20 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
   private async desiredObjects(input: KeepInput): Promise<DesiredObject[]> {
     const key = `${input.namespace}/${input.release}`;
     const cached = this.desired.get(key);
-    if (cached?.revision === input.revision) return cached.objects;
+    // A manifest at hand is fresh from helm: it wins over whatever was parsed before.
+    if (input.manifest === undefined && cached !== undefined && sameRecord(cached, input)) {
+      if (cached.createdAt === undefined && input.recordCreatedAt !== undefined) this.desired.set(key, { ...cached, createdAt: input.recordCreatedAt });
+      return cached.objects;
+    }
     const manifest = input.manifest ?? (await readReleaseManifest(this.opts.client, input.namespace, input.release, input.revision)) ?? '';
     const objects = parseManifest(manifest, input.namespace, (apiVersion, kind) => this.opts.scopes.isNamespaced(apiVersion, kind));
-    this.desired.set(key, { revision: input.revision, objects });
+    this.desired.set(key, {
+      revision: input.revision,
+      createdAt: input.recordCreatedAt,
+      fingerprint: input.fingerprint,
+      ownerKind: input.ownerKind,
+      objects,
+    });
     return objects;
   }
 
@@ -173,6 +191,26 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
     if (action === 'unchanged') return undefined;
     return { object: describeRef(desired), action, fields };
   }
+}
+
+interface ParsedRecord {
+  readonly revision: number;
+  /** The record's creation time; undefined when parsed from helm's output (not known then). */
+  readonly createdAt: string | undefined;
+  readonly fingerprint: string | undefined;
+  readonly ownerKind: string | undefined;
+  readonly objects: DesiredObject[];
+}
+
+/**
+ * Whether `input` names the record `cached` was parsed from: same revision and creation time.
+ * A parse from helm's own output has no creation time yet; it is the same record when chartpilot
+ * wrote both with the same fingerprint (equal inputs, so equal objects).
+ */
+function sameRecord(cached: ParsedRecord, input: KeepInput): boolean {
+  if (cached.revision !== input.revision) return false;
+  if (cached.createdAt !== undefined || input.recordCreatedAt === undefined) return cached.createdAt === input.recordCreatedAt;
+  return cached.fingerprint !== undefined && cached.fingerprint === input.fingerprint;
 }
 
 function errorText(err: unknown): string {

@@ -149,6 +149,15 @@ export interface KeepInput {
   readonly revision: number;
   /** The manifest when it is at hand (fresh from helm); otherwise read from Helm's record. */
   readonly manifest?: string | undefined;
+  /**
+   * The record's creation time, when known (from the storage LIST): with the revision it names
+   * the record, as numbering restarts at 1 after an outside `helm uninstall`.
+   */
+  readonly recordCreatedAt?: string | undefined;
+  /** Our fingerprint of the record (its label, or what a deploy just wrote). */
+  readonly fingerprint?: string | undefined;
+  /** The kind that owns the release (Kind.group), so a kind removed by hot reload is forgotten. */
+  readonly ownerKind?: string | undefined;
   /** watchDependentResources: without it there are no caches, so no repairs and no readiness. */
   readonly watch: boolean;
   /** Repair drift now (not right after an upgrade, when caches still show the old objects). */

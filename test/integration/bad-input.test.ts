@@ -15,7 +15,7 @@ import { condition, eventsFor, helmList, type Cr, type Crs } from './crs.js';
 import { REPO_ROOT, SAMPLE_CHART, fixtureChart } from './fixtures.js';
 import type { TestCluster } from './harness.js';
 import type { RunningOperator } from './operator.js';
-import { logLines } from './operator-log.js';
+import { lineTime, logLines } from './operator-log.js';
 import { operatorScenario } from './scenario.js';
 import { waitFor } from './wait.js';
 import { isAlive } from '../soak/procfs.js';
@@ -305,11 +305,9 @@ describe('bad input', () => {
         seen.add((await configMapData(cluster, ns, 'flap-bad-object'))?.tier ?? '<missing>');
       }
       const to = await revision();
-      const retries = op
-        .logs()
-        .split('\n')
-        .filter((l) => l.includes('reconcile failed; will retry') && l.includes('"name":"flap"'))
-        .map((l) => ({ ...(JSON.parse(l) as { attempt: number }), at: Date.parse((JSON.parse(l) as { time: string }).time) }));
+      const retries = logLines(op)
+        .filter((l) => l.msg === 'reconcile failed; will retry' && l.name === 'flap')
+        .map((l) => ({ attempt: Number(l.attempt), at: lineTime(l) }));
       const gaps = retries.slice(1).map((r, i) => Math.round((r.at - (retries[i]?.at ?? r.at)) / 100) / 10);
       t.diagnostic(
         `revision ${String(from)} → ${String(to)} in a 40 s window ${String(Math.round((until - 40_000 - failedAt) / 1000))} s into the failure; ` +

@@ -21,6 +21,16 @@ export function logLines(op: RunningOperator): LogLine[] {
   return lines;
 }
 
+/**
+ * When a line was logged, in epoch ms: pino writes `time` as a number unless told otherwise, and
+ * the operator as an ISO string; `Date.parse` of the number would be NaN. NaN only when absent.
+ */
+export function lineTime(line: LogLine): number {
+  const time = line.time;
+  if (typeof time === 'number') return time;
+  return typeof time === 'string' ? Date.parse(time) : Number.NaN;
+}
+
 export function logged(op: RunningOperator, msg: string): boolean {
   return logLines(op).some((l) => l.msg === msg);
 }

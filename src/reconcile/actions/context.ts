@@ -149,7 +149,14 @@ export class ActionContext {
   }
 
   /** Inventory, readiness and (on quiet passes) drift repair; repairs are announced as events. */
-  async keep(at: { revision: number; manifest?: string; repair: boolean; awaitCaches?: boolean }): Promise<KeepResult | undefined> {
+  async keep(at: {
+    revision: number;
+    manifest?: string;
+    recordCreatedAt?: string | undefined;
+    fingerprint?: string | undefined;
+    repair: boolean;
+    awaitCaches?: boolean;
+  }): Promise<KeepResult | undefined> {
     const keeper = this.deps.keeper;
     if (keeper === undefined) return undefined;
     const kept = await keeper.keep({
@@ -157,6 +164,9 @@ export class ActionContext {
       release: this.name,
       revision: at.revision,
       manifest: at.manifest,
+      recordCreatedAt: at.recordCreatedAt,
+      fingerprint: at.fingerprint,
+      ownerKind: this.target.ownerKind,
       watch: this.target.watchDependentResources,
       repair: at.repair,
       awaitCaches: at.awaitCaches,

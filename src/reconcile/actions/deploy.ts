@@ -71,7 +71,8 @@ export async function deploy(ctx: ActionContext, action: 'install' | 'upgrade'):
   }
   // Caches may still show the previous objects right after an upgrade: readiness once they
   // caught up (briefly), drift repair on the next quiet pass.
-  const kept = await ctx.keep({ revision: release.revision, manifest: release.manifest, repair: false, awaitCaches: true }).catch((err: unknown) => {
+  const kept = await ctx
+    .keep({ revision: release.revision, manifest: release.manifest, fingerprint: derived.desiredFingerprint, repair: false, awaitCaches: true }).catch((err: unknown) => {
     ctx.log.warn({ err: errorMessage(err) }, 'deployed, but could not inspect the release objects');
     return undefined;
   });

@@ -14,10 +14,13 @@ import { ReconcileFailure } from './failure.js';
 export async function current(ctx: ActionContext, revisions: readonly StoredRevision[], refreshStatus: boolean): Promise<StepResult> {
   let release: Release | undefined;
   if (refreshStatus) release = await ctx.deps.helm.status(ctx.name, ctx.namespace, ctx.deps.helmTimeoutMs, ctx.impersonate, ctx.signal);
-  const revision = latestRevision(revisions)?.revision;
+  const latest = latestRevision(revisions);
   let kept: KeepResult | undefined;
   try {
-    kept = revision === undefined ? undefined : await ctx.keep({ revision, repair: true });
+    kept =
+      latest === undefined
+        ? undefined
+        : await ctx.keep({ revision: latest.revision, recordCreatedAt: latest.createdAt, fingerprint: latest.fingerprint, repair: true });
   } catch (err) {
     // A repair RBAC refused (the tenant lacks a right the release needs) is the CR's to show;
     // anything else is retried with backoff as before.

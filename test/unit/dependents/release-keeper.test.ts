@@ -322,6 +322,51 @@ describe('ReleaseKeeper.keep', () => {
   });
 });
 
+describe('ReleaseKeeper: which record a parsed manifest belongs to', () => {
+  const ONLY = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: only\n';
+  const web2 = (extra: Partial<KeepInput>): KeepInput => ({ namespace: 'exp', release: 'web2', revision: 1, watch: false, repair: false, ...extra });
+  const names = (kept: { inventory: readonly { kind: string; name: string }[] }): string[] => kept.inventory.map((r) => `${r.kind}/${r.name}`);
+
+  it('reads a revision 1 made again after an outside helm uninstall, not the old revision 1', async () => {
+    const { keeper, api } = setup();
+    api.put(secrets, fixtureJson('release-secret-web2-v1.json'));
+    // Our install wrote revision 1 and parsed helm's output.
+    await keeper.keep(web2({ manifest: ONLY, fingerprint: 'ours', ownerKind: 'Web.example.com' }));
+    // Someone ran `helm uninstall` and `helm install`: a new revision 1, not ours.
+    const kept = await keeper.keep(web2({ recordCreatedAt: '2026-01-02T00:00:00Z', fingerprint: undefined }));
+    assert.deepEqual(api.requests, ['GET /api/v1/namespaces/exp/secrets/sh.helm.release.v1.web2.v1']);
+    assert.deepEqual(names(kept), ['Deployment/web2', 'ConfigMap/web2-content', 'Service/web2']);
+  });
+
+  it('reuses its own parse for the record it wrote (same fingerprint), then knows that record by its creation time', async () => {
+    const { keeper, api } = setup();
+    await keeper.keep(web2({ manifest: ONLY, fingerprint: 'ours' }));
+    assert.deepEqual(names(await keeper.keep(web2({ recordCreatedAt: '2026-01-01T00:00:00Z', fingerprint: 'ours' }))), ['ConfigMap/only']);
+    assert.deepEqual(names(await keeper.keep(web2({ recordCreatedAt: '2026-01-01T00:00:00Z', fingerprint: 'ours' }))), ['ConfigMap/only']);
+    assert.deepEqual(api.requests, [], 'no record read');
+    // Same number and fingerprint, another record (made again later): read it.
+    await keeper.keep(web2({ recordCreatedAt: '2026-01-03T00:00:00Z', fingerprint: 'ours' }));
+    assert.deepEqual(api.requests, ['GET /api/v1/namespaces/exp/secrets/sh.helm.release.v1.web2.v1']);
+  });
+
+  it('prefers a manifest fresh from helm over an earlier parse of the same revision number', async () => {
+    const { keeper } = setup();
+    await keeper.keep(input({ watch: false }));
+    const fresh = await keeper.keep(input({ watch: false, manifest: ONLY }));
+    assert.deepEqual(names(fresh), ['ConfigMap/only']);
+  });
+
+  it('forgets the releases of a kind hot reload removed, and only those', async () => {
+    const { keeper, api } = setup();
+    await keeper.keep(input({ watch: false, ownerKind: 'Gone.example.com' }));
+    await keeper.keep(input({ release: 'other', watch: false, manifest: ONLY, ownerKind: 'Kept.example.com' }));
+    keeper.forgetKind('Gone.example.com');
+    await keeper.keep(input({ watch: false, manifest: undefined }));
+    await keeper.keep(input({ release: 'other', watch: false, manifest: undefined }));
+    assert.deepEqual(api.requests, ['GET /api/v1/namespaces/ns1/secrets/sh.helm.release.v1.demo.v1']);
+  });
+});
+
 describe('ReleaseKeeper.remaining', () => {
   it('names the objects that still exist (being deleted counts), except those Helm keeps on purpose and kinds no longer served', async () => {
     const { keeper, api } = setup();
