@@ -9,6 +9,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDnsLabel, isDnsSubdomain } from '../config/labels.js';
 import { parseGoDuration } from '../lib/duration.js';
+import { METRICS_MAX_CONNECTIONS } from '../observe/servers.js';
 import { parseBindAddress, type BindAddress } from './bind-address.js';
 import { envHelpLines, flagHelpLines, parseFlags, type EnvDef, type Env, type FlagDef, type FlagValues } from './flag-table.js';
 
@@ -23,6 +24,8 @@ export interface RunOptions {
   readonly maxConcurrentReconciles: number;
   /** Undefined when disabled with `0`. */
   readonly metricsBindAddress: BindAddress | undefined;
+  /** `--metrics-max-connections`. */
+  readonly metricsMaxConnections: number;
   /** Undefined when disabled with `0`. */
   readonly healthProbeBindAddress: BindAddress | undefined;
   readonly leaderElect: boolean;
@@ -92,6 +95,13 @@ const RUN_FLAGS = [
     default: ':8080',
     aliases: [{ name: 'metrics-addr', why: '--metrics-addr is the deprecated spelling' }],
     help: 'Address the metrics endpoint binds to; 0 disables',
+  },
+  {
+    name: 'metrics-max-connections',
+    type: 'string',
+    placeholder: 'int',
+    default: String(METRICS_MAX_CONNECTIONS),
+    help: 'Connections the metrics server holds open at most; more are closed at once (the probe server has a cap of its own)',
   },
   {
     name: 'health-probe-bind-address',
@@ -272,6 +282,7 @@ function readRunOptions(f: Flags, env: Env, problems: string[]): RunOptions {
   const chartCacheDir = f.defaulted('chart-cache-dir') || join(tmpdir(), 'chartpilot-charts');
   const maxConcurrentReconciles = wholeNumber(f, 'max-concurrent-reconciles', problems);
   const metricsBindAddress = bindAddress(f, 'metrics-bind-address', problems);
+  const metricsMaxConnections = wholeNumber(f, 'metrics-max-connections', problems);
   const healthProbeBindAddress = bindAddress(f, 'health-probe-bind-address', problems);
 
   const leaderElectionId = f.defaulted('leader-election-id');
@@ -320,6 +331,7 @@ function readRunOptions(f: Flags, env: Env, problems: string[]): RunOptions {
     reconcilePeriodMs,
     maxConcurrentReconciles,
     metricsBindAddress,
+    metricsMaxConnections,
     healthProbeBindAddress,
     leaderElect: f.boolean('leader-elect'),
     leaderElectionId,

@@ -73,6 +73,7 @@ async function run(argv: readonly string[]): Promise<number> {
         logLevel: o.logLevel,
         shutdownGraceMs: SHUTDOWN_GRACE_MS,
         metricsBindAddress: o.metricsBindAddress,
+        metricsMaxConnections: o.metricsMaxConnections,
         healthProbeBindAddress: o.healthProbeBindAddress,
         metricsSecurity: o.metricsSecure
           ? { certificateFiles: o.metricsCertificate, http2: o.enableHttp2, requireRbac: o.metricsRequireRbac }

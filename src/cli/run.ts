@@ -35,6 +35,7 @@ import { startServers, type Servers } from '../observe/servers.js';
 import type { BindAddress } from './args.js';
 import { ExitCode } from '../lib/exit-codes.js';
 import { errorMessage } from '../lib/errors.js';
+import { raiseFdLimit } from './fd-limit.js';
 
 export interface RunConfig {
   readonly watchesFile: string;
@@ -52,6 +53,8 @@ export interface RunConfig {
   readonly shutdownGraceMs: number;
   /** `--metrics-bind-address`; undefined = no metrics server. */
   readonly metricsBindAddress?: BindAddress | undefined;
+  /** `--metrics-max-connections`; undefined = the server's default. */
+  readonly metricsMaxConnections?: number | undefined;
   /** `--metrics-secure` (with `--metrics-require-rbac`, `--metrics-cert-path`, `--enable-http2`); undefined = plain HTTP. */
   readonly metricsSecurity?:
     | { readonly certificateFiles: CertificateFiles | undefined; readonly http2: boolean; readonly requireRbac: boolean }
@@ -83,6 +86,7 @@ const HISTORY_MAX = 10;
 export async function runOperator(config: RunConfig, io: RunIo, logger?: Logger): Promise<number> {
   const log = logger ?? createLogger(config.logLevel);
   const startedAt = Date.now();
+  await raiseFdLimit({ log });
   if (config.ignoredFlags !== undefined && config.ignoredFlags.length > 0) {
     log.warn({ flags: config.ignoredFlags }, 'flags accepted for operator-sdk compatibility have no effect in chartpilot');
   }
@@ -130,6 +134,7 @@ export async function runOperator(config: RunConfig, io: RunIo, logger?: Logger)
     servers = await startServers({
       metrics,
       metricsAddress: config.metricsBindAddress,
+      metricsMaxConnections: config.metricsMaxConnections,
       metricsSecurity:
         security === undefined
           ? undefined

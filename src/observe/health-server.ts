@@ -6,7 +6,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { realClock, type Clock, type TimerHandle } from '../lib/clock.js';
-import { notFound, pathOf, refuseNonGet, startHttpServer, type ListenAddress, type RunningServer } from './http-server.js';
+import { notFound, pathOf, refuseNonGet, startHttpServer, type ConnectionLimit, type ListenAddress, type RunningServer } from './http-server.js';
 import { errorMessage } from '../lib/errors.js';
 
 /** `true` when healthy; otherwise why not (shown to whoever probes, so never secrets). */
@@ -18,7 +18,13 @@ export interface HealthChecks {
   readonly readyz: Readonly<Record<string, HealthCheck>>;
 }
 
-export async function startHealthServer(address: ListenAddress, checks: HealthChecks): Promise<RunningServer> {
+/**
+ * The probe listener's own connection cap, apart from the metrics server's: the kubelet opens one
+ * connection per probe, so a few are plenty, and a flood of scrapes elsewhere cannot take these.
+ */
+export const HEALTH_MAX_CONNECTIONS = 32;
+
+export async function startHealthServer(address: ListenAddress, checks: HealthChecks, limit: ConnectionLimit = { maxConnections: HEALTH_MAX_CONNECTIONS }): Promise<RunningServer> {
   return startHttpServer('health probe server', address, (req, res) => {
     if (refuseNonGet(req, res)) return;
     const { path, query } = pathOf(req);
@@ -53,7 +59,7 @@ export async function startHealthServer(address: ListenAddress, checks: HealthCh
     if (failed) send(res, 500, `${lines.join('\n')}\n${endpoint} check failed`);
     else if (query.has('verbose')) send(res, 200, `${lines.join('\n')}\n${endpoint} check passed`);
     else send(res, 200, 'ok');
-  });
+  }, limit);
 }
 
 function run(check: HealthCheck): CheckResult {

@@ -72,31 +72,62 @@ export function formatAddress(info: AddressInfo): string {
   return info.family === 'IPv6' ? `[${info.address}]:${info.port}` : `${info.address}:${info.port}`;
 }
 
-export function startHttpServer(what: string, address: ListenAddress, handler: Handler): Promise<RunningServer> {
+/**
+ * Probes and scrapes are tiny and quick: a slow, stuck or idle client must not pin a socket (a file
+ * descriptor the process shares with every helm call) for longer than a few seconds.
+ */
+export const CONNECTION_TIMEOUTS = {
+  /** The request line and headers must arrive within this. */
+  headersMs: 5_000,
+  /** The whole request must arrive within this. */
+  requestMs: 10_000,
+  /** An idle keep-alive connection between requests is closed after this (Node's default too). */
+  keepAliveMs: 5_000,
+  /** A connection with no traffic at all (e.g. one that never starts a TLS handshake) is cut after this. */
+  idleMs: 10_000,
+  /** The TLS handshake must finish within this (Node's default is 120 s). */
+  handshakeMs: 5_000,
+} as const;
+
+/** How many connections one server holds open at most; more are closed as soon as accepted. */
+export interface ConnectionLimit {
+  readonly maxConnections: number;
+  /** Default CONNECTION_TIMEOUTS.idleMs (tests shorten it). */
+  readonly idleMs?: number;
+}
+
+export function startHttpServer(what: string, address: ListenAddress, handler: Handler, limit: ConnectionLimit): Promise<RunningServer> {
   const server = createServer(guarded(handler));
-  // Probes and scrapes are tiny; a slow or stuck client must not pin a socket forever.
-  server.requestTimeout = 10_000;
-  server.headersTimeout = 5_000;
-  return listen(server, what, address);
+  server.requestTimeout = CONNECTION_TIMEOUTS.requestMs;
+  server.headersTimeout = CONNECTION_TIMEOUTS.headersMs;
+  server.keepAliveTimeout = CONNECTION_TIMEOUTS.keepAliveMs;
+  return listen(server, what, address, limit);
 }
 
 /**
  * HTTPS with TLS 1.2 or newer. Without HTTP/2 only `http/1.1` is offered by ALPN (controller-
  * runtime's default since the HTTP/2 rapid-reset CVEs); with it, `h2` too, HTTP/1.1 still allowed.
  */
-export async function startHttpsServer(what: string, address: ListenAddress, handler: Handler, tls: TlsSettings): Promise<RunningTlsServer> {
-  const options = { ...tls.credentials, minVersion: 'TLSv1.2' as const };
+export async function startHttpsServer(
+  what: string,
+  address: ListenAddress,
+  handler: Handler,
+  tls: TlsSettings,
+  limit: ConnectionLimit,
+): Promise<RunningTlsServer> {
+  const options = { ...tls.credentials, minVersion: 'TLSv1.2' as const, handshakeTimeout: CONNECTION_TIMEOUTS.handshakeMs };
   let server: TlsServer;
   if (tls.http2) {
     // The compatibility API hands the handler request/response objects shaped like node:http's.
     server = createSecureServer({ ...options, allowHTTP1: true }, guarded(handler) as never);
   } else {
     const https = createHttpsServer({ ...options, ALPNProtocols: ['http/1.1'] }, guarded(handler));
-    https.requestTimeout = 10_000;
-    https.headersTimeout = 5_000;
+    https.requestTimeout = CONNECTION_TIMEOUTS.requestMs;
+    https.headersTimeout = CONNECTION_TIMEOUTS.headersMs;
+    https.keepAliveTimeout = CONNECTION_TIMEOUTS.keepAliveMs;
     server = https;
   }
-  const running = await listen(server, what, address);
+  const running = await listen(server, what, address, limit);
   return {
     ...running,
     setCredentials: (credentials) => {
@@ -114,12 +145,18 @@ function guarded(handler: Handler): (req: IncomingMessage, res: ServerResponse) 
   };
 }
 
-async function listen(server: NetServer, what: string, address: ListenAddress): Promise<RunningServer> {
+async function listen(server: NetServer, what: string, address: ListenAddress, limit: ConnectionLimit): Promise<RunningServer> {
+  // Beyond the cap Node closes a connection right after accepting it, so a flood of connections
+  // costs this process at most maxConnections file descriptors (helm calls need the rest).
+  server.maxConnections = limit.maxConnections;
   // Every connection, HTTP/1 or HTTP/2, so close() can cut keep-alive scrapers of either kind.
   const sockets = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
+    // The raw socket, before any TLS or HTTP: covers a client that connects and says nothing,
+    // and HTTP/2 sessions, which the HTTP/1 timeouts above do not reach.
+    socket.setTimeout(limit.idleMs ?? CONNECTION_TIMEOUTS.idleMs, () => socket.destroy());
   });
   await new Promise<void>((resolve, reject) => {
     const onError = (err: unknown): void => {

@@ -10,6 +10,7 @@ import {
   refuseNonGet,
   startHttpServer,
   startHttpsServer,
+  type ConnectionLimit,
   type Handler,
   type ListenAddress,
   type RunningServer,
@@ -20,8 +21,8 @@ import type { OperatorMetrics } from './metrics.js';
 import type { ScrapeAuthorizer } from './scrape-auth.js';
 
 /** Plain HTTP, anyone who reaches the port may scrape. */
-export function startMetricsServer(address: ListenAddress, metrics: OperatorMetrics): Promise<RunningServer> {
-  return startHttpServer('metrics server', address, metricsHandler(metrics, undefined));
+export function startMetricsServer(address: ListenAddress, metrics: OperatorMetrics, limit: ConnectionLimit): Promise<RunningServer> {
+  return startHttpServer('metrics server', address, metricsHandler(metrics, undefined), limit);
 }
 
 /** HTTPS (`--metrics-secure`), and with `auth` only for callers the API server authorizes (`--metrics-require-rbac`). */
@@ -30,8 +31,9 @@ export function startSecureMetricsServer(
   metrics: OperatorMetrics,
   tls: TlsSettings,
   auth: ScrapeAuthorizer | undefined,
+  limit: ConnectionLimit,
 ): Promise<RunningTlsServer> {
-  return startHttpsServer('metrics server', address, metricsHandler(metrics, auth), tls);
+  return startHttpsServer('metrics server', address, metricsHandler(metrics, auth), tls, limit);
 }
 
 function metricsHandler(metrics: OperatorMetrics, auth: ScrapeAuthorizer | undefined): Handler {
@@ -58,6 +60,7 @@ async function authorized(auth: ScrapeAuthorizer, path: string, req: IncomingMes
   res.writeHead(decision.status, {
     'Content-Type': 'text/plain; charset=utf-8',
     ...(decision.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {}),
+    ...(decision.status === 429 ? { 'Retry-After': '1' } : {}),
   });
   res.end(`${decision.message}\n`);
   return false;

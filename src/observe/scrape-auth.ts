@@ -10,11 +10,12 @@ import type { Logger } from 'pino';
 import type { NonResourceAccess, Reviewer, TokenReviewResult, AccessReviewResult } from '../kube/reviews.js';
 import { realClock, type Clock } from '../lib/clock.js';
 import { errorMessage } from '../lib/errors.js';
+import { TokenBucket } from '../lib/token-bucket.js';
 import { TtlCache } from '../lib/ttl-cache.js';
 
 export type ScrapeDecision =
   | { readonly status: 200; readonly user: string }
-  | { readonly status: 401 | 403 | 503; readonly message: string };
+  | { readonly status: 401 | 403 | 429 | 503; readonly message: string };
 
 export interface ScrapeAuthOptions {
   readonly reviewer: Reviewer;
@@ -26,9 +27,18 @@ export interface ScrapeAuthOptions {
   readonly allowTtlMs?: number;
   /** How long a negative answer is reused: short, so a new RoleBinding takes effect soon. */
   readonly denyTtlMs?: number;
+  /** TokenReviews of tokens not in the cache: at most this many at once… */
+  readonly reviewBurst?: number;
+  /** …and this many per second after that. */
+  readonly reviewsPerSecond?: number;
 }
 
-const DEFAULTS = { maxEntries: 1024, allowTtlMs: 30_000, denyTtlMs: 10_000 } as const;
+/**
+ * Reviews of unknown tokens are bounded per process: anyone who reaches the port can send a new
+ * token with every request, and each would otherwise cost a TokenReview (an API server request).
+ * A scraper's token is reviewed once per allowTtlMs, far below the rate.
+ */
+const DEFAULTS = { maxEntries: 1024, allowTtlMs: 30_000, denyTtlMs: 10_000, reviewBurst: 10, reviewsPerSecond: 2 } as const;
 
 export class ScrapeAuthorizer {
   private readonly tokens: TtlCache<string, TokenReviewResult>;
@@ -37,9 +47,11 @@ export class ScrapeAuthorizer {
   private readonly inflight = new Map<string, Promise<unknown>>();
   private readonly allowTtlMs: number;
   private readonly denyTtlMs: number;
+  private readonly reviews: TokenBucket;
 
   constructor(private readonly opts: ScrapeAuthOptions) {
     const clock = opts.clock ?? realClock;
+    this.reviews = new TokenBucket(opts.reviewBurst ?? DEFAULTS.reviewBurst, opts.reviewsPerSecond ?? DEFAULTS.reviewsPerSecond, clock);
     const max = opts.maxEntries ?? DEFAULTS.maxEntries;
     this.tokens = new TtlCache(max, clock);
     this.access = new TtlCache(max, clock);
@@ -55,9 +67,14 @@ export class ScrapeAuthorizer {
     }
     // Keyed by a digest: the cache never holds a usable token.
     const tokenKey = createHash('sha256').update(token).digest('hex');
+    const reviewKey = `t:${tokenKey}`;
+    if (this.tokens.get(reviewKey) === undefined && !this.inflight.has(reviewKey) && !this.reviews.take()) {
+      this.opts.log.debug('metrics scrape refused: too many unknown tokens to review');
+      return { status: 429, message: 'Too Many Requests: too many new bearer tokens to review right now; try again in a few seconds' };
+    }
     let identity: TokenReviewResult;
     try {
-      identity = await this.cached(this.tokens, `t:${tokenKey}`, () => this.opts.reviewer.reviewToken(token), (r) => r.authenticated);
+      identity = await this.cached(this.tokens, reviewKey, () => this.opts.reviewer.reviewToken(token), (r) => r.authenticated);
     } catch (err) {
       this.opts.log.warn({ err: errorMessage(err) }, 'metrics scrape refused: the token review failed');
       return { status: 503, message: `cannot verify the token: the TokenReview failed (${errorMessage(err)}); try again` };

@@ -4,7 +4,7 @@
  */
 import type { Logger } from 'pino';
 import { loadCertificateFiles, selfSignedCertificate, watchCertificateFiles, type CertificateFiles, type CertificateWatch } from './certificates.js';
-import { EventLoopWatchdog, startHealthServer, type HealthCheck } from './health-server.js';
+import { EventLoopWatchdog, HEALTH_MAX_CONNECTIONS, startHealthServer, type HealthCheck } from './health-server.js';
 import type { ListenAddress, RunningServer } from './http-server.js';
 import { startMetricsServer, startSecureMetricsServer } from './metrics-server.js';
 import type { OperatorMetrics } from './metrics.js';
@@ -25,11 +25,16 @@ export interface ServersOptions {
   readonly metricsAddress: ListenAddress | undefined;
   /** HTTPS for the metrics server; undefined = plain HTTP. */
   readonly metricsSecurity?: MetricsSecurity | undefined;
+  /** `--metrics-max-connections`; default METRICS_MAX_CONNECTIONS. */
+  readonly metricsMaxConnections?: number | undefined;
   readonly healthAddress: ListenAddress | undefined;
   /** The `/readyz` check. */
   readonly ready: HealthCheck;
   readonly log: Logger;
 }
+
+/** Scrapers keep one connection each; a cluster has a few. */
+export const METRICS_MAX_CONNECTIONS = 64;
 
 export interface Servers {
   close(): Promise<void>;
@@ -46,17 +51,18 @@ export async function startServers(opts: ServersOptions): Promise<Servers> {
     watchdog.stop();
     await Promise.all(running.map((s) => s.close()));
   };
+  const metricsLimit = { maxConnections: opts.metricsMaxConnections ?? METRICS_MAX_CONNECTIONS };
   try {
     if (opts.metricsAddress !== undefined) {
       const security = opts.metricsSecurity;
       if (security === undefined) {
-        const s = await startMetricsServer(opts.metricsAddress, opts.metrics);
+        const s = await startMetricsServer(opts.metricsAddress, opts.metrics, metricsLimit);
         running.push(s);
-        opts.log.info({ address: s.address }, 'metrics server listening');
+        opts.log.info({ address: s.address, maxConnections: metricsLimit.maxConnections }, 'metrics server listening');
       } else {
         const files = security.certificateFiles;
         const credentials = files === undefined ? await selfSignedCertificate() : await loadCertificateFiles(files);
-        const s = await startSecureMetricsServer(opts.metricsAddress, opts.metrics, { credentials, http2: security.http2 }, security.auth);
+        const s = await startSecureMetricsServer(opts.metricsAddress, opts.metrics, { credentials, http2: security.http2 }, security.auth, metricsLimit);
         running.push(s);
         if (files !== undefined) running.push(watchCertificateFiles(files, credentials, (c) => { s.setCredentials(c); }, opts.log));
         opts.log.info(
@@ -66,6 +72,7 @@ export async function startServers(opts: ServersOptions): Promise<Servers> {
             certificate: files === undefined ? 'self-signed' : files.dir,
             http2: security.http2,
             authorization: security.auth === undefined ? 'none' : 'TokenReview and SubjectAccessReview',
+            maxConnections: metricsLimit.maxConnections,
           },
           'metrics server listening',
         );
@@ -78,7 +85,7 @@ export async function startServers(opts: ServersOptions): Promise<Servers> {
         readyz: { informers: opts.ready },
       });
       running.push(s);
-      opts.log.info({ address: s.address }, 'health probe server listening');
+      opts.log.info({ address: s.address, maxConnections: HEALTH_MAX_CONNECTIONS }, 'health probe server listening');
     }
   } catch (err) {
     await close();

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { createConnection, type Socket } from 'node:net';
 import type { Clock, TimerHandle } from '../../../src/lib/clock.js';
 import { EventLoopWatchdog, startHealthServer, type CheckResult } from '../../../src/observe/health-server.js';
 import { ListenError, startHttpServer } from '../../../src/observe/http-server.js';
@@ -43,16 +44,18 @@ describe('health server', () => {
   });
 });
 
+const LIMIT = { maxConnections: 8 };
+
 describe('http server', () => {
   it('turns a taken port into a ListenError that names the flag value and the cause', async () => {
     const first = await startHttpServer('metrics server', { host: '127.0.0.1', port: 0, text: '127.0.0.1:0' }, (_req, res) => {
       res.end();
-    });
+    }, LIMIT);
     try {
       await assert.rejects(
         startHttpServer('health probe server', { host: '127.0.0.1', port: first.port, text: `127.0.0.1:${first.port}` }, (_req, res) => {
           res.end();
-        }),
+        }, LIMIT),
         (err: unknown) =>
           err instanceof ListenError &&
           err.message === `cannot listen on 127.0.0.1:${first.port} for the health probe server: the address is already in use`,
@@ -65,7 +68,7 @@ describe('http server', () => {
   it('closes even with a keep-alive connection open', async () => {
     const server = await startHttpServer('metrics server', { host: '127.0.0.1', port: 0, text: '127.0.0.1:0' }, (_req, res) => {
       res.end('x');
-    });
+    }, LIMIT);
     const res = await fetch(`http://${server.address}/`, { headers: { Connection: 'keep-alive' } });
     await res.text();
     await server.close();
@@ -75,7 +78,7 @@ describe('http server', () => {
   it('binds every interface when no host is given', async () => {
     const server = await startHttpServer('metrics server', { host: undefined, port: 0, text: ':0' }, (_req, res) => {
       res.end('x');
-    });
+    }, LIMIT);
     try {
       assert.match(server.address, /^(\[::\]|0\.0\.0\.0):\d+$/);
       assert.equal(await (await fetch(`http://127.0.0.1:${server.port}/`)).text(), 'x');
@@ -128,3 +131,58 @@ describe('EventLoopWatchdog', () => {
     assert.equal(clock.timer, undefined);
   });
 });
+
+describe('http server connection limits', () => {
+  /** Opens a raw TCP connection; resolves once connected, and records when the server closed it. */
+  function connect(port: number): Promise<{ socket: Socket; closed: () => boolean }> {
+    return new Promise((resolve, reject) => {
+      let closed = false;
+      const socket = createConnection({ host: '127.0.0.1', port }, () => {
+        resolve({ socket, closed: () => closed });
+      });
+      socket.on('error', reject);
+      socket.on('close', () => (closed = true));
+    });
+  }
+
+  it('closes connections beyond the cap as soon as they are accepted, and serves again once below it', async () => {
+    const server = await startHttpServer('metrics server', { host: '127.0.0.1', port: 0, text: '127.0.0.1:0' }, (_req, res) => {
+      res.end('x');
+    }, { maxConnections: 3 });
+    const open: { socket: Socket; closed: () => boolean }[] = [];
+    try {
+      for (let i = 0; i < 8; i++) open.push(await connect(server.port));
+      await waitUntil(() => open.filter((c) => c.closed()).length >= 5);
+      assert.deepEqual(open.map((c) => c.closed()), [false, false, false, true, true, true, true, true]);
+      // A scrape while the cap is taken is refused too: that is the point of the cap.
+      await assert.rejects(fetch(`http://${server.address}/`));
+      for (const c of open) c.socket.destroy();
+      await waitUntil(async () => (await fetch(`http://${server.address}/`).then((r) => r.text(), () => '')) === 'x');
+    } finally {
+      for (const c of open) c.socket.destroy();
+      await server.close();
+    }
+  });
+
+  it('cuts a connection that sends nothing after the idle timeout', async () => {
+    const server = await startHttpServer('metrics server', { host: '127.0.0.1', port: 0, text: '127.0.0.1:0' }, (_req, res) => {
+      res.end('x');
+    }, { maxConnections: 3, idleMs: 200 });
+    try {
+      const started = Date.now();
+      const c = await connect(server.port);
+      await waitUntil(() => c.closed());
+      assert.ok(Date.now() - started < 2_000, `closed after ${String(Date.now() - started)} ms`);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+async function waitUntil(ok: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await ok())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -115,7 +115,7 @@ describe('OperatorMetrics', () => {
 
 describe('metrics server', () => {
   const m = new OperatorMetrics({ build: { version: '9' }, defaultMetrics: false });
-  const started = startMetricsServer({ host: '127.0.0.1', port: 0, text: '127.0.0.1:0' }, m);
+  const started = startMetricsServer({ host: '127.0.0.1', port: 0, text: '127.0.0.1:0' }, m, { maxConnections: 8 });
   after(async () => {
     await (await started).close();
   });

@@ -119,6 +119,26 @@ describe('ScrapeAuthorizer', () => {
     assert.equal(reviewer.tokenReviews, before + 1, 'evicted by the two newer tokens (maxEntries 2)');
   });
 
+  it('bounds the reviews a flood of distinct bad tokens costs (429 beyond the rate), and still serves known tokens', async () => {
+    const reviewer = new FakeReviewer();
+    const clock = new FakeClock();
+    const auth = new ScrapeAuthorizer({ reviewer, clock, log: capturingLogger().log, reviewBurst: 5, reviewsPerSecond: 2 });
+    assert.equal((await auth.check('Bearer reader-token', METRICS)).status, 200);
+    const statuses: number[] = [];
+    for (let i = 0; i < 300; i++) statuses.push((await auth.check(`Bearer bad-${String(i)}`, METRICS)).status);
+    assert.equal(reviewer.tokenReviews, 5, 'the first review and 4 of the flood (burst 5)');
+    assert.deepEqual([statuses.filter((s) => s === 401).length, statuses.filter((s) => s === 429).length], [4, 296]);
+    // A known token is answered from the cache, flood or not; a known bad one stays 401.
+    assert.equal((await auth.check('Bearer reader-token', METRICS)).status, 200);
+    assert.equal((await auth.check('Bearer bad-0', METRICS)).status, 401);
+    // Refilled at 2 per second.
+    for (let s = 0; s < 10; s++) {
+      await clock.advance(1000);
+      for (let i = 0; i < 50; i++) await auth.check(`Bearer later-${String(s)}-${String(i)}`, METRICS);
+    }
+    assert.equal(reviewer.tokenReviews, 5 + 20, '10 s later: 2 more per second');
+  });
+
   it('bearerToken reads the Authorization header like Kubernetes does', () => {
     assert.equal(bearerToken('Bearer abc.def'), 'abc.def');
     assert.equal(bearerToken('bearer   abc '), 'abc');
