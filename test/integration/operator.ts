@@ -31,6 +31,8 @@ export interface StartOptions {
   readonly dir?: string;
   /** Don't wait for the "controller started" log line (start-up failures, standby replicas). */
   readonly noWait?: boolean;
+  /** A command that execs the operator, e.g. ['prlimit', '--nofile=1024:1024'] (it keeps the pid). */
+  readonly launcher?: readonly string[];
 }
 
 export interface RunningOperator {
@@ -79,7 +81,9 @@ export async function startOperator(t: TestContext, cluster: TestCluster, opts: 
   if (!existsSync(callLog)) writeFileSync(callLog, '');
   const logFile = join(dir, 'operator.log');
 
-  const proc = execa(process.execPath, [...OPERATOR_NODE_FLAGS, BIN, 'run', '--watches-file', watchesFile, '--metrics-bind-address', '0', '--health-probe-bind-address', '0', ...(opts.args ?? [])], {
+  const command = [process.execPath, ...OPERATOR_NODE_FLAGS, BIN, 'run', '--watches-file', watchesFile, '--metrics-bind-address', '0', '--health-probe-bind-address', '0', ...(opts.args ?? [])];
+  const [file = process.execPath, ...args] = [...(opts.launcher ?? []), ...command];
+  const proc = execa(file, args, {
     env: {
       ...cluster.env,
       HELM_BIN: wrapper,
