@@ -110,10 +110,18 @@ export function redact(message: string, secrets: readonly string[]): string {
 }
 
 /** Every string leaf of a values tree (the strings to keep out of messages). */
-export function stringLeaves(value: unknown, out: string[] = []): string[] {
-  if (typeof value === 'string') out.push(value);
-  else if (Array.isArray(value)) for (const v of value) stringLeaves(v, out);
-  else if (typeof value === 'object' && value !== null) for (const v of Object.values(value)) stringLeaves(v, out);
+export function stringLeaves(value: unknown): string[] {
+  // Iterative: values of any depth must not exhaust the stack here.
+  const out: string[] = [];
+  const stack: unknown[] = [value];
+  for (let v = stack.pop(); stack.length > 0 || v !== undefined; v = stack.pop()) {
+    if (typeof v === 'string') out.push(v);
+    else if (Array.isArray(v)) for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
+    else if (typeof v === 'object' && v !== null) {
+      const children = Object.values(v);
+      for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]);
+    }
+  }
   return out;
 }
 

@@ -26,6 +26,49 @@ export function canonicalJson(value: unknown): string {
   });
 }
 
+/**
+ * The same JSON as canonicalJson for JSON-like data (sorted keys; undefined skipped in objects,
+ * null in lists), without recursion: for objects from outside (any depth) whose walk must not
+ * exhaust the stack.
+ */
+export function canonicalJsonOfAnyDepth(value: unknown): string {
+  const out: string[] = [];
+  // A string is text to write; an object holds a value still to serialize.
+  const stack: (string | { readonly v: unknown })[] = [{ v: value }];
+  for (let frame = stack.pop(); frame !== undefined; frame = stack.pop()) {
+    if (typeof frame === 'string') {
+      out.push(frame);
+      continue;
+    }
+    const v = frame.v;
+    const parts: (string | { readonly v: unknown })[] = [];
+    if (Array.isArray(v)) {
+      parts.push('[');
+      (v as unknown[]).forEach((x, i) => {
+        if (i > 0) parts.push(',');
+        parts.push({ v: x === undefined ? null : x });
+      });
+      parts.push(']');
+    } else if (isPlainObject(v)) {
+      parts.push('{');
+      Object.keys(v)
+        .filter((k) => v[k] !== undefined)
+        .sort()
+        .forEach((k, i) => {
+          parts.push(`${i > 0 ? ',' : ''}${JSON.stringify(k)}:`, { v: v[k] });
+        });
+      parts.push('}');
+    } else {
+      // JSON.stringify gives undefined for a function or symbol (typed as string regardless).
+      const text: string | undefined = v === undefined ? undefined : JSON.stringify(v);
+      out.push(text ?? 'null');
+      continue;
+    }
+    for (let i = parts.length - 1; i >= 0; i--) stack.push(parts[i] as string | { readonly v: unknown });
+  }
+  return out.join('');
+}
+
 export type PlainMap = Record<string, unknown>;
 
 export function isPlainMap(v: unknown): v is PlainMap {

@@ -79,8 +79,9 @@ export class Reconciler {
     const parsed = parseCrOptions(cr.metadata.annotations);
     const crOptions = parsed.ok ? parsed.options : undefined;
     const values = mergeValues(cr.spec, target.overrides, this.opts.applyOverrides);
-    const problem =
-      releaseNameProblem(cr.metadata.name) ?? (parsed.ok ? undefined : parsed.problems.join('; ')) ?? (values.ok ? undefined : values.problem);
+    const otherProblem = releaseNameProblem(cr.metadata.name) ?? (parsed.ok ? undefined : parsed.problems.join('; '));
+    const problem = otherProblem ?? (values.ok ? undefined : values.problem);
+    const problemReason = otherProblem === undefined && !values.ok ? values.reason : undefined;
     const desiredFingerprint = fingerprint({
       chartDigest: target.chartDigest,
       values: values.ok ? values.values : null,
@@ -103,7 +104,7 @@ export class Reconciler {
       this.opts,
       target,
       cr,
-      { crOptions, values: values.ok ? values.values : undefined, problem, desiredFingerprint, requeue, tenant },
+      { crOptions, values: values.ok ? values.values : undefined, problem, problemReason, desiredFingerprint, requeue, tenant },
       log,
       NO_PROGRESS,
       this.statusWrites,
@@ -158,6 +159,7 @@ async function run(ctx: ActionContext, next: Plan, revisions: readonly StoredRev
     case 'paused':
       return paused(ctx);
     case 'irreconcilable':
+      return irreconcilable(ctx, next.message, next.message === ctx.derived.problem ? ctx.derived.problemReason : undefined);
     case 'conflict':
       return irreconcilable(ctx, next.message);
     case 'chart-unavailable':

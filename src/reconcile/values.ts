@@ -3,7 +3,57 @@ import { isPlainMap, type PlainMap } from '../lib/json.js';
 
 export type MergedValues =
   | { readonly ok: true; readonly values: Record<string, unknown> }
-  | { readonly ok: false; readonly problem: string };
+  /** `reason`: a condition reason of its own (ValuesTooDeep, ValuesTooLarge); else the default one. */
+  | { readonly ok: false; readonly problem: string; readonly reason?: string };
+
+/**
+ * Deepest nesting of maps and lists a spec may have. Real charts' values stay far below it; a
+ * deeper one would only be there to exhaust the stack of every recursive walk (merge, fingerprint,
+ * JSON for helm, helm's own parsers).
+ */
+export const MAX_VALUES_DEPTH = 100;
+/** Largest spec, as JSON: Helm's release record (a Secret, at most 1 MiB) holds the values too. */
+export const MAX_VALUES_BYTES = 1024 * 1024;
+
+export const ValuesReasons = { tooDeep: 'ValuesTooDeep', tooLarge: 'ValuesTooLarge' } as const;
+
+/**
+ * Why `value` cannot be processed (too deep or too large), or undefined. Iterative, so a spec
+ * nested thousands of levels is measured without recursion; stops as soon as a limit is passed.
+ * The size is the length of its JSON, counted without escapes (close enough for a limit).
+ */
+export function valuesShapeProblem(value: unknown): { readonly reason: string; readonly message: string } | undefined {
+  const stack: { readonly v: unknown; readonly depth: number }[] = [{ v: value, depth: 0 }];
+  let bytes = 0;
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    const { v, depth } = item;
+    if (typeof v === 'string') bytes += v.length + 3;
+    else if (typeof v !== 'object' || v === null) bytes += String(v).length + 1;
+    else {
+      if (depth >= MAX_VALUES_DEPTH) {
+        return {
+          reason: ValuesReasons.tooDeep,
+          message: `spec is nested more than ${String(MAX_VALUES_DEPTH)} levels deep (maps and lists); chartpilot does not process values that deep: flatten the spec`,
+        };
+      }
+      bytes += 2;
+      if (Array.isArray(v)) for (const x of v as unknown[]) stack.push({ v: x, depth: depth + 1 });
+      else {
+        for (const [k, x] of Object.entries(v)) {
+          bytes += k.length + 3;
+          stack.push({ v: x, depth: depth + 1 });
+        }
+      }
+    }
+    if (bytes > MAX_VALUES_BYTES) {
+      return {
+        reason: ValuesReasons.tooLarge,
+        message: `spec is larger than ${String(MAX_VALUES_BYTES / 1024)} KiB as JSON; chartpilot does not process values that large (Helm's release record could not hold them): move bulk data into a ConfigMap or Secret the chart references`,
+      };
+    }
+  }
+  return undefined;
+}
 
 export type ApplyOverrides = (spec: PlainMap, overrides: Readonly<Record<string, string>>) => PlainMap;
 
@@ -20,6 +70,9 @@ function describe(v: unknown): string {
  */
 export function mergeValues(spec: unknown, overrides: Readonly<Record<string, string>>, apply: ApplyOverrides): MergedValues {
   if (spec === undefined || spec === null) return { ok: true, values: apply({}, overrides) };
+  // Before anything walks the spec: every walk after this one may recurse.
+  const shape = valuesShapeProblem(spec);
+  if (shape !== undefined) return { ok: false, problem: shape.message, reason: shape.reason };
   if (!isPlainMap(spec)) {
     return {
       ok: false,

@@ -86,6 +86,8 @@ export class ActionContext {
       readonly values: Record<string, unknown> | undefined;
       /** Why the CR cannot be reconciled as it is (bad spec, name or annotation). */
       readonly problem: string | undefined;
+      /** The condition reason for `problem` when it has one of its own (ValuesTooDeep, …). */
+      readonly problemReason?: string | undefined;
       readonly desiredFingerprint: string;
       /** Requeue after a successful reconcile (the CR's period annotation, else the entry's). */
       readonly requeue: ReconcileOutcome;

@@ -46,9 +46,9 @@ export async function paused(ctx: ActionContext): Promise<StepResult> {
 }
 
 /** The CR cannot be reconciled as it is; retrying cannot help, a change to it (or the chart) will. */
-export async function irreconcilable(ctx: ActionContext, message: string): Promise<StepResult> {
-  ctx.deps.events.emit(ctx.cr, 'Warning', Reasons.reconcileError, message);
-  await ctx.writeStatus({ kind: 'irreconcilable', message });
+export async function irreconcilable(ctx: ActionContext, message: string, reason: string = Reasons.reconcileError): Promise<StepResult> {
+  ctx.deps.events.emit(ctx.cr, 'Warning', reason, message);
+  await ctx.writeStatus({ kind: 'irreconcilable', reason, message });
   return end();
 }
 

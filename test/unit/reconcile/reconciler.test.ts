@@ -236,6 +236,37 @@ describe('Reconciler', () => {
     assert.match(writer.last?.conditions?.find((c) => c.type === 'Irreconcilable')?.message ?? '', /spec must be a map.*a list/);
   });
 
+  it('refuses a spec nested 9000 levels deep with ValuesTooDeep, without exhausting the stack', async () => {
+    let deep: unknown = 'bottom';
+    for (let i = 0; i < 9000; i++) deep = i % 2 === 0 ? { next: deep } : [deep];
+    const result = await reconciler.reconcile(cr({}, { top: deep }), log);
+    assert.deepEqual(world.calls, []);
+    assert.deepEqual(result, {});
+    const condition = writer.last?.conditions?.find((c) => c.type === 'Irreconcilable');
+    assert.equal(condition?.reason, 'ValuesTooDeep');
+    assert.match(condition.message, /nested more than 100 levels/);
+    assert.ok(events.events.some((e) => e.type === 'Warning' && e.reason === 'ValuesTooDeep'));
+  });
+
+  it('refuses a spec larger than 1 MiB with ValuesTooLarge', async () => {
+    await reconciler.reconcile(cr({}, { blobs: Array.from({ length: 5 }, () => 'x'.repeat(300_000)) }), log);
+    assert.deepEqual(world.calls, []);
+    const condition = writer.last?.conditions?.find((c) => c.type === 'Irreconcilable');
+    assert.equal(condition?.reason, 'ValuesTooLarge');
+    assert.match(condition.message, /larger than 1024 KiB/);
+  });
+
+  it('deploys a spec at the depth limit, and recovers when a too-deep spec is fixed', async () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 9000; i++) deep = { n: deep };
+    await reconciler.reconcile(cr({}, { n: deep }), log);
+    let ok: unknown = 1;
+    for (let i = 0; i < 98; i++) ok = { n: ok };
+    await reconciler.reconcile(cr({ generation: 2 }, { n: ok }, writer.last), log);
+    assert.equal(world.history('ns1', 'demo').at(-1)?.status, 'deployed');
+    assert.equal(writer.last?.conditions?.find((c) => c.type === 'Irreconcilable'), undefined);
+  });
+
   it('uninstalls on delete, then removes both finalizers', async () => {
     await reconciler.reconcile(cr(), log);
     const deleting = cr({ deletionTimestamp: '2026-01-01T10:01:00Z', finalizers: [FINALIZER, 'uninstall-helm-release', 'other'] }, {}, writer.last);

@@ -124,7 +124,21 @@ describe('deploy: success', () => {
     assert.deepEqual(result, { done: true, outcome: { requeueAfterMs: PERIOD_MS } });
     assert.deepEqual(events.events, [{ type: 'Normal', reason: 'InstallSuccessful', message: 'installed release demo to revision 1 (chart webapp-0.1.0)' }]);
     // Right after an upgrade the caches still show the old objects: no repair yet.
-    assert.deepEqual(keeper.kept, [{ namespace: 'ns1', release: 'demo', revision: 1, manifest: helmRelease(1).manifest, watch: true, repair: false, awaitCaches: true, impersonate: undefined }]);
+    assert.deepEqual(keeper.kept, [
+      {
+        namespace: 'ns1',
+        release: 'demo',
+        revision: 1,
+        manifest: helmRelease(1).manifest,
+        recordCreatedAt: undefined,
+        fingerprint: DESIRED_FINGERPRINT,
+        ownerKind: 'WebApp.apps.example.com',
+        watch: true,
+        repair: false,
+        awaitCaches: true,
+        impersonate: undefined,
+      },
+    ]);
     assert.equal(writer.statuses.length, 1);
     const status = writer.last;
     assert.equal(status?.observedGeneration, 3);

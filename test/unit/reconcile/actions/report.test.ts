@@ -4,7 +4,7 @@ import { ReconcileFailure } from '../../../../src/reconcile/actions/failure.js';
 import { current, irreconcilable, noServiceAccount, paused, stuck } from '../../../../src/reconcile/actions/report.js';
 import type { KeepResult } from '../../../../src/reconcile/model.js';
 import { helmRelease } from '../../fakes/reconcile-ports.js';
-import { actionContext, conditionSummary, HELM_TIMEOUT_MS, PERIOD_MS, storedRevision, webApp, writtenCondition } from './context-fixture.js';
+import { actionContext, conditionSummary, DESIRED_FINGERPRINT, HELM_TIMEOUT_MS, PERIOD_MS, storedRevision, webApp, writtenCondition } from './context-fixture.js';
 
 const revisions = [storedRevision(2, 'superseded'), storedRevision(4, 'deployed'), storedRevision(3, 'superseded')];
 const inventory = [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ns1', name: 'web' }];
@@ -21,7 +21,22 @@ describe('current', () => {
     const result = await current(ctx, revisions, false);
     assert.deepEqual(result, { done: true, outcome: { requeueAfterMs: PERIOD_MS } });
     assert.deepEqual(helm.statusCalls, [], 'no helm process');
-    assert.deepEqual(keeper.kept, [{ namespace: 'ns1', release: 'demo', revision: 4, manifest: undefined, watch: true, repair: true, awaitCaches: undefined, impersonate: undefined }]);
+    assert.deepEqual(keeper.kept, [
+      {
+        namespace: 'ns1',
+        release: 'demo',
+        revision: 4,
+        manifest: undefined,
+        // The record by its creation time and fingerprint, not only its number.
+        recordCreatedAt: revisions[1]?.createdAt,
+        fingerprint: DESIRED_FINGERPRINT,
+        ownerKind: 'WebApp.apps.example.com',
+        watch: true,
+        repair: true,
+        awaitCaches: undefined,
+        impersonate: undefined,
+      },
+    ]);
     assert.deepEqual(conditionSummary(writtenCondition(writer, 'Ready')), {
       status: 'False',
       reason: 'DeploymentNotAvailable',
