@@ -9,6 +9,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDnsLabel, isDnsSubdomain } from '../config/labels.js';
 import { parseGoDuration } from '../lib/duration.js';
+import { floorText, PERIOD_FLOORS } from '../lib/period-floors.js';
 import { METRICS_MAX_CONNECTIONS } from '../observe/servers.js';
 import { parseBindAddress, type BindAddress } from './bind-address.js';
 import { envHelpLines, flagHelpLines, parseFlags, type EnvDef, type Env, type FlagDef, type FlagValues } from './flag-table.js';
@@ -276,9 +277,9 @@ export function parseRunArgs(argv: readonly string[], env: Env): ParseRunResult 
 function readRunOptions(f: Flags, env: Env, problems: string[]): RunOptions {
   const watchesFile = f.defaulted('watches-file');
   if (watchesFile === '') problems.push('--watches-file is empty; give the path of watches.yaml');
-  const reconcilePeriodMs = duration(f, 'reconcile-period', true, problems);
+  const reconcilePeriodMs = duration(f, 'reconcile-period', true, problems, PERIOD_FLOORS.reconcilePeriodMs);
   const helmTimeoutMs = duration(f, 'helm-timeout', false, problems);
-  const chartRefreshIntervalMs = duration(f, 'chart-refresh-interval', true, problems);
+  const chartRefreshIntervalMs = duration(f, 'chart-refresh-interval', true, problems, PERIOD_FLOORS.chartRefreshIntervalMs);
   const chartCacheDir = f.defaulted('chart-cache-dir') || join(tmpdir(), 'chartpilot-charts');
   const maxConcurrentReconciles = wholeNumber(f, 'max-concurrent-reconciles', problems);
   const metricsBindAddress = bindAddress(f, 'metrics-bind-address', problems);
@@ -369,7 +370,8 @@ function readMetricsCertificate(f: Flags, secure: boolean, problems: string[]): 
   return { dir, certName: f.defaulted('metrics-cert-name'), keyName: f.defaulted('metrics-cert-key') };
 }
 
-function duration(f: Flags, name: RunFlag, zeroAllowed: boolean, problems: string[]): number {
+/** `floorMs`: a period; below it (0 aside, when allowed: off) is an error naming the minimum. */
+function duration(f: Flags, name: RunFlag, zeroAllowed: boolean, problems: string[], floorMs = 0): number {
   const text = f.defaulted(name);
   const parsed = parseGoDuration(text);
   if (!parsed.ok) {
@@ -378,6 +380,13 @@ function duration(f: Flags, name: RunFlag, zeroAllowed: boolean, problems: strin
   }
   if (parsed.ms < 0 || (!zeroAllowed && parsed.ms === 0)) {
     problems.push(`${f.label(name)} is "${text}"; expected a ${zeroAllowed ? 'duration of 0 or more' : 'positive duration'}, e.g. ${f.label(name)}=${f.example(name)}`);
+    return 0;
+  }
+  if (parsed.ms > 0 && parsed.ms < floorMs) {
+    problems.push(
+      `${f.label(name)} is "${text}", below the minimum of ${floorText(floorMs)} (each period costs work per resource); ` +
+        `use ${floorText(floorMs)} or more${zeroAllowed ? ', or 0 to turn it off' : ''}`,
+    );
     return 0;
   }
   return parsed.ms;

@@ -4,6 +4,7 @@
  * `chartRefreshInterval` and `chartPullSecret`. Pure: each problem is one line naming the key,
  * what was found and what would be right; conflicting keys are named together.
  */
+import { floorText, PERIOD_FLOORS } from '../lib/period-floors.js';
 import { isScalar } from 'yaml';
 import type { RemoteChart } from './types.js';
 import { DURATION_EXAMPLES, parseGoDuration } from '../lib/duration.js';
@@ -141,6 +142,11 @@ function readInterval(f: Field | undefined, where: (f: Field | undefined) => str
   }
   if (parsed.ms < 0) {
     problems.push(`${where(f)}: chartRefreshInterval "${f.value.value}" is negative; use e.g. 10m, or 0 to resolve once`);
+    return undefined;
+  }
+  const floor = PERIOD_FLOORS.chartRefreshIntervalMs;
+  if (parsed.ms > 0 && parsed.ms < floor) {
+    problems.push(`${where(f)}: chartRefreshInterval "${f.value.value}" is below the minimum of ${floorText(floor)}; use e.g. 10m, or 0 to resolve once`);
     return undefined;
   }
   return parsed.ms;

@@ -2,6 +2,7 @@
  * Validation of one watches.yaml entry. Every problem is collected (not just the first), each as
  * one line that names the entry, the line, the key, what was found and what would be right.
  */
+import { floorText, PERIOD_FLOORS } from '../lib/period-floors.js';
 import { isMap, isScalar, type Node } from 'yaml';
 import type { GroupVersionKind, RemoteChart, WatchEntry } from './types.js';
 import { DURATION_EXAMPLES, parseGoDuration } from '../lib/duration.js';
@@ -325,6 +326,11 @@ function readPeriod(f: Field | undefined, where: Where, problems: string[]): num
   }
   if (parsed.ms < 0) {
     problems.push(`${where(f)}: reconcilePeriod "${f.value.value}" is negative; use a positive duration, or 0 for no periodic re-reconcile`);
+    return undefined;
+  }
+  const floor = PERIOD_FLOORS.reconcilePeriodMs;
+  if (parsed.ms > 0 && parsed.ms < floor) {
+    problems.push(`${where(f)}: reconcilePeriod "${f.value.value}" is below the minimum of ${floorText(floor)}; use ${floorText(floor)} or more, or 0 for no periodic re-reconcile`);
     return undefined;
   }
   return parsed.ms;

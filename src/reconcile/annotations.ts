@@ -1,5 +1,6 @@
 /** operator-sdk's per-CR annotations, parsed and validated (a bad value is a clear status message). */
 import { parseGoDuration } from '../lib/duration.js';
+import { floorText, PERIOD_FLOORS } from '../lib/period-floors.js';
 import { Annotations } from './names.js';
 
 export interface CrOptions {
@@ -7,6 +8,8 @@ export interface CrOptions {
   readonly rollbackForce: boolean;
   readonly uninstallWait: boolean;
   readonly reconcilePeriodMs: number | undefined;
+  /** Set when the reconcile-period annotation was below the floor and raised to it: says so. */
+  readonly reconcilePeriodClamped: string | undefined;
   readonly installDisableHooks: boolean;
   readonly upgradeDisableHooks: boolean;
   readonly uninstallDisableHooks: boolean;
@@ -33,12 +36,19 @@ export function parseCrOptions(annotations: Readonly<Record<string, string>> | u
   };
 
   let reconcilePeriodMs: number | undefined;
+  let reconcilePeriodClamped: string | undefined;
   const rawPeriod = a[Annotations.reconcilePeriod];
   if (rawPeriod !== undefined) {
     const parsedPeriod = parseGoDuration(rawPeriod);
     if (!parsedPeriod.ok) problems.push(`annotation ${Annotations.reconcilePeriod}: ${parsedPeriod.reason}`);
     else if (parsedPeriod.ms < 0) problems.push(`annotation ${Annotations.reconcilePeriod} is "${rawPeriod}"; it must not be negative (use "0" to turn periodic reconciles off)`);
-    else reconcilePeriodMs = parsedPeriod.ms;
+    else if (parsedPeriod.ms > 0 && parsedPeriod.ms < PERIOD_FLOORS.reconcilePeriodMs) {
+      // A tenant's setting: not an error that stops their CR, but not a hot loop either.
+      reconcilePeriodMs = PERIOD_FLOORS.reconcilePeriodMs;
+      reconcilePeriodClamped =
+        `annotation ${Annotations.reconcilePeriod} is "${rawPeriod}", below the minimum of ${floorText(PERIOD_FLOORS.reconcilePeriodMs)}; ` +
+        `reconciling every ${floorText(PERIOD_FLOORS.reconcilePeriodMs)} instead (set ${floorText(PERIOD_FLOORS.reconcilePeriodMs)} or more, or 0 to turn periodic reconciles off)`;
+    } else reconcilePeriodMs = parsedPeriod.ms;
   }
 
   const options: CrOptions = {
@@ -48,6 +58,7 @@ export function parseCrOptions(annotations: Readonly<Record<string, string>> | u
     rollbackForce: bool(Annotations.rollbackForce, false),
     uninstallWait: bool(Annotations.uninstallWait, false),
     reconcilePeriodMs,
+    reconcilePeriodClamped,
     installDisableHooks: bool(Annotations.installDisableHooks, false),
     upgradeDisableHooks: bool(Annotations.upgradeDisableHooks, false),
     uninstallDisableHooks: bool(Annotations.uninstallDisableHooks, false),

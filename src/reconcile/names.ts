@@ -65,6 +65,8 @@ export const Reasons = {
   chartUnavailable: 'ChartUnavailable',
   serviceAccountNotFound: 'ServiceAccountNotFound',
   uninstallSkipped: 'UninstallSkipped',
+  /** The reconcile-period annotation was below the minimum and raised to it. */
+  reconcilePeriodRaised: 'ReconcilePeriodRaised',
 } as const;
 
 /** Helm's own limit on release names (it stores them in labels and Secret names). */

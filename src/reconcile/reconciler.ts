@@ -17,7 +17,7 @@ import { parseCrOptions } from './annotations.js';
 import { fingerprint } from './fingerprint.js';
 import { tenantOf } from './identity.js';
 import type { CustomResource, StoredRevision } from './model.js';
-import { FINALIZER, LEGACY_FINALIZER, releaseNameProblem } from './names.js';
+import { Annotations, FINALIZER, LEGACY_FINALIZER, Reasons, releaseNameProblem } from './names.js';
 import { NO_PROGRESS, plan, type NonTerminalKind, type Plan } from './plan.js';
 import type { ReconcileTarget } from './target.js';
 import { mergeValues } from './values.js';
@@ -34,6 +34,8 @@ export interface ReconcilerOptions extends ReconcilerDeps {
 export class Reconciler {
   /** Status pacing: when each resource's status was last written. */
   private readonly statusWrites: StatusWriteTimes = new Map();
+  /** The clamped-period warning last told per resource (uid), so it is told once, not every period. */
+  private readonly periodWarnings = new Map<string, string>();
 
   constructor(private readonly opts: ReconcilerOptions) {}
 
@@ -78,6 +80,7 @@ export class Reconciler {
     const target = this.opts.target();
     const parsed = parseCrOptions(cr.metadata.annotations);
     const crOptions = parsed.ok ? parsed.options : undefined;
+    this.warnClampedPeriod(cr, crOptions?.reconcilePeriodClamped, log);
     const values = mergeValues(cr.spec, target.overrides, this.opts.applyOverrides);
     const otherProblem = releaseNameProblem(cr.metadata.name) ?? (parsed.ok ? undefined : parsed.problems.join('; '));
     const problem = otherProblem ?? (values.ok ? undefined : values.problem);
@@ -112,6 +115,20 @@ export class Reconciler {
     );
   }
 
+  /** A reconcile-period annotation below the floor was raised to it: a Warning Event, once per value. */
+  private warnClampedPeriod(cr: CustomResource, message: string | undefined, log: Logger): void {
+    const uid = cr.metadata.uid ?? `${cr.metadata.namespace ?? ''}/${cr.metadata.name}`;
+    if (message === undefined) {
+      this.periodWarnings.delete(uid);
+      return;
+    }
+    if (this.periodWarnings.get(uid) === message) return;
+    if (this.periodWarnings.size >= MAX_PERIOD_WARNINGS) this.periodWarnings.clear();
+    this.periodWarnings.set(uid, message);
+    log.warn({ annotation: Annotations.reconcilePeriod }, 'reconcile-period annotation below the minimum; raised to it');
+    this.opts.events.emit(cr, 'Warning', Reasons.reconcilePeriodRaised, message);
+  }
+
   /** Whether the ServiceAccount this CR's actions must run as is missing (read from a cache). */
   private async serviceAccountMissing(ctx: ActionContext): Promise<boolean> {
     const tenant = ctx.derived.tenant;
@@ -136,6 +153,9 @@ export class Reconciler {
 }
 
 const NO_STOPPED_CALLS: ReconcilerDeps['stoppedCalls'] & object = { has: () => false };
+
+/** Bounds the memory of told warnings; forgetting them all costs one repeated Event per resource. */
+const MAX_PERIOD_WARNINGS = 10_000;
 
 /** Steps that write only the CR, never a release record. */
 const LEAVES_STORAGE: ReadonlySet<Plan['kind']> = new Set(['add-finalizer']);

@@ -201,6 +201,11 @@ describe('run arguments', () => {
 
   it('negative and malformed numbers are refused', () => {
     assert.match(problems(['--reconcile-period=-1m'])[0] ?? '', /^--reconcile-period is "-1m"; expected a duration of 0 or more/u);
+    assert.deepEqual(problems(['--reconcile-period=1ms', '--chart-refresh-interval=1s']), [
+      '--reconcile-period is "1ms", below the minimum of 5s (each period costs work per resource); use 5s or more, or 0 to turn it off',
+      '--chart-refresh-interval is "1s", below the minimum of 2s (each period costs work per resource); use 2s or more, or 0 to turn it off',
+    ]);
+    assert.equal(options(['--reconcile-period=5s']).reconcilePeriodMs, 5_000, 'the minimum itself is fine');
     assert.match(problems(['--max-concurrent-reconciles=two'])[0] ?? '', /^--max-concurrent-reconciles is "two"/u);
     assert.match(problems(['--max-concurrent-reconciles=1.5'])[0] ?? '', /^--max-concurrent-reconciles is "1\.5"/u);
   });

@@ -160,15 +160,26 @@ describe('parseWatches', () => {
   });
 
   it('reconcilePeriod takes Go durations, and 0 / 0s mean no periodic requeue', async () => {
-    const periods = ['30s', '1m30s', '1h', '500ms', '1.5h', '0', '0s', '"0"'];
+    const periods = ['30s', '1m30s', '1h', '5000ms', '1.5h', '0', '0s', '"0"'];
     const text = periods
       .map((p, i) => `- {version: v1, kind: K${i}, chart: c, reconcilePeriod: ${p}}`)
       .join('\n');
     const list = await entries(text);
     assert.deepEqual(
       list.map((e) => e.reconcilePeriodMs),
-      [30_000, 90_000, 3_600_000, 500, 5_400_000, 0, 0, 0],
+      [30_000, 90_000, 3_600_000, 5_000, 5_400_000, 0, 0, 0],
     );
+  });
+
+  it('reconcilePeriod and chartRefreshInterval below their minimum are errors naming it', async () => {
+    const ps = await problems(`
+- {version: v1, kind: A, chart: c, reconcilePeriod: 1ms}
+- {version: v1, kind: B, chart: oci://r.example/c, chartRefreshInterval: 500ms}
+`);
+    assert.deepEqual(ps, [
+      'watches.yaml entry 1 (A.v1), line 2: reconcilePeriod "1ms" is below the minimum of 5s; use 5s or more, or 0 for no periodic re-reconcile',
+      'watches.yaml entry 2 (B.v1), line 3: chartRefreshInterval "500ms" is below the minimum of 2s; use e.g. 10m, or 0 to resolve once',
+    ]);
   });
 
   it('booleans are read as YAML 1.1 (as go-yaml reads them for operator-sdk)', async () => {

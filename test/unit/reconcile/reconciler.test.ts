@@ -297,6 +297,24 @@ describe('Reconciler', () => {
     assert.equal(writer.last?.conditions?.find((c) => c.type === 'Paused')?.status, 'True');
   });
 
+  it('raises a reconcile-period annotation below 5s to 5s, says so once with a Warning Event, and deploys', async () => {
+    const annotated = (period: string, status?: CrStatus): CustomResource =>
+      cr({ annotations: { 'helm.sdk.operatorframework.io/reconcile-period': period } }, { replicas: 1 }, status);
+    const first = await reconciler.reconcile(annotated('1ms'), log);
+    assert.deepEqual(first, { requeueAfterMs: 5_000 }, 'requeued after the minimum, not 1 ms');
+    assert.equal(world.history('ns1', 'demo').at(-1)?.status, 'deployed');
+    const warned = (): string[] => events.events.filter((e) => e.reason === 'ReconcilePeriodRaised').map((e) => `${e.type}: ${e.message}`);
+    assert.deepEqual(warned(), [
+      'Warning: annotation helm.sdk.operatorframework.io/reconcile-period is "1ms", below the minimum of 5s; reconciling every 5s instead (set 5s or more, or 0 to turn periodic reconciles off)',
+    ]);
+    assert.deepEqual(await reconciler.reconcile(annotated('1ms', writer.last), log), { requeueAfterMs: 5_000 });
+    assert.equal(warned().length, 1, 'told once, not every period');
+    await reconciler.reconcile(annotated('2s', writer.last), log);
+    assert.equal(warned().length, 2, 'a new value is told again');
+    assert.deepEqual(await reconciler.reconcile(annotated('7s', writer.last), log), { requeueAfterMs: 7_000 });
+    assert.deepEqual(await reconciler.reconcile(annotated('0', writer.last), log), {}, '0 still turns periodic reconciles off');
+  });
+
   it('reports an invalid annotation value', async () => {
     await reconciler.reconcile(cr({ annotations: { 'helm.sdk.operatorframework.io/upgrade-force': 'yes' } }), log);
     assert.match(writer.last?.conditions?.find((c) => c.type === 'Irreconcilable')?.message ?? '', /upgrade-force is "yes", expected "true" or "false"/);
