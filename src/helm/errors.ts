@@ -95,18 +95,56 @@ export function helmErrorFromStderr(stderr: string, action: string, secrets: rea
 const MIN_REDACT_LENGTH = 4;
 export const REDACTED = '<redacted>';
 
+/**
+ * How a value may show up in a message once a chart has transformed it: as it is, quoted
+ * Go/JSON-style (helm prints templates inside `tpl` that way), upper or lower case (`upper`,
+ * `lower`), base64 in both alphabets with and without padding, also of the value with a trailing
+ * newline (`b64enc`, `toYaml | b64enc`), and hex (`printf "%x"`). Hashes (`sha256sum`) are not
+ * secrets. A value mixed with other text before encoding is not caught: see the README.
+ */
+export function spellingsOf(secret: string): string[] {
+  const quoted = JSON.stringify(secret).slice(1, -1);
+  const out = [secret, quoted, secret.toUpperCase(), secret.toLowerCase(), quoted.toUpperCase(), quoted.toLowerCase()];
+  for (const raw of [secret, `${secret}\n`]) {
+    const bytes = Buffer.from(raw, 'utf8');
+    const std = bytes.toString('base64');
+    const url = bytes.toString('base64url');
+    out.push(std, std.replace(/=+$/u, ''), url, `${url}${'='.repeat((4 - (url.length % 4)) % 4)}`);
+    const hex = bytes.toString('hex');
+    out.push(hex, hex.toUpperCase());
+  }
+  return out;
+}
+
 export function redact(message: string, secrets: readonly string[]): string {
-  // Helm quotes values Go-style in some messages (a template error inside `tpl` prints the
-  // template with \" and \n escapes): those spellings are redacted too. Longest first, so a
-  // secret containing another is replaced whole.
-  const spellings = secrets.flatMap((s) => [s, JSON.stringify(s).slice(1, -1)]);
-  const sorted = [...new Set(spellings)].filter((s) => s.length >= MIN_REDACT_LENGTH).sort((a, b) => b.length - a.length);
+  // Longest first, so a secret containing another is replaced whole.
+  const spellings = new Set<string>();
+  for (const s of secrets) if (s.length >= MIN_REDACT_LENGTH) for (const spelling of spellingsOf(s)) spellings.add(spelling);
+  const sorted = [...spellings].filter((s) => s.length >= MIN_REDACT_LENGTH).sort((a, b) => b.length - a.length);
   let out = message;
   for (const s of sorted) out = out.split(s).join(REDACTED);
   // jsonschema quotes the offending value in pattern/const/format errors; drop it even when it
   // was too short (or not a leaf string, e.g. a number) to be redacted above.
   out = out.replace(/'(?:[^'\\]|\\.)*' does not match (pattern|format)/g, `${REDACTED} does not match $1`);
-  return truncate(out);
+  return truncate(boundFailMessages(out));
+}
+
+/** The longest part of a chart's `fail`/`required` message kept (it may carry values in forms not redacted above). */
+export const MAX_FAIL_MESSAGE_LENGTH = 200;
+
+/**
+ * A chart's own error text (`execution error at (<template>): <text>`) is kept only up to
+ * MAX_FAIL_MESSAGE_LENGTH per line: enough for "replicaCount must be set", not for a dump of values.
+ */
+function boundFailMessages(message: string): string {
+  return message
+    .split('\n')
+    .map((line) => {
+      const m = /^(.*?execution error at \([^)]*\): )(.*)$/u.exec(line);
+      if (m?.[2] === undefined || m[2].length <= MAX_FAIL_MESSAGE_LENGTH) return line;
+      return `${m[1] ?? ''}${m[2].slice(0, MAX_FAIL_MESSAGE_LENGTH)}… (cut: the chart's message is longer)`;
+    })
+    .join('\n');
 }
 
 /** Every string leaf of a values tree (the strings to keep out of messages). */

@@ -149,3 +149,51 @@ describe('helm errors', () => {
     assert.equal(classifyMessage('Kubernetes cluster unreachable: dial tcp 127.0.0.1:6443: connect: connection refused'), 'failed');
   });
 });
+
+describe('redaction of transformed values (#24 secrets in messages)', () => {
+  const secret = 's3cr3t-Pass/word+?';
+  const b64 = (s: string): string => Buffer.from(s).toString('base64');
+  const b64url = (s: string): string => Buffer.from(s).toString('base64url');
+  const hex = (s: string): string => Buffer.from(s).toString('hex');
+  // What a chart can print of the value, as helm would show it in a fail message.
+  const table: readonly [string, string][] = [
+    ['as it is', secret],
+    ['Go-quoted (tpl)', JSON.stringify(secret).slice(1, -1)],
+    ['upper', secret.toUpperCase()],
+    ['lower', secret.toLowerCase()],
+    ['b64enc', b64(secret)],
+    ['b64enc without padding', b64(secret).replace(/=+$/, '')],
+    ['base64url', b64url(secret)],
+    ['base64url padded', `${b64url(secret)}${'='.repeat((4 - (b64url(secret).length % 4)) % 4)}`],
+    ['b64enc of value + newline (toYaml)', b64(`${secret}\n`)],
+    ['hex', hex(secret)],
+    ['HEX', hex(secret).toUpperCase()],
+    ['quote (JSON-quoted)', JSON.stringify(secret)],
+  ];
+  for (const [how, shown] of table) {
+    it(`redacts the value ${how}`, () => {
+      const err = helmErrorFromStderr(`Error: execution error at (c/templates/x.yaml:1:3): leaked ${shown} here\n`, 'install', [secret, 'other']);
+      assert.ok(!err.message.includes(shown), err.message);
+      assert.match(err.message, /leaked .*<redacted>.* here/);
+    });
+  }
+
+  it('redacts overrideValues secrets too (they are string leaves of the merged values)', () => {
+    const values = { spec: 'x', db: { password: 'from-override-9' } };
+    const err = helmErrorFromStderr(`Error: execution error at (c/templates/x.yaml:1:3): ${b64('from-override-9')}\n`, 'install', stringLeaves(values));
+    assert.doesNotMatch(err.message, new RegExp(b64('from-override-9')));
+  });
+
+  it('keeps short values and hashes (they reveal nothing usable)', () => {
+    const err = helmErrorFromStderr('Error: execution error at (c/templates/x.yaml:1:3): abc 9f86d081884c7d65\n', 'install', ['abc', 'test']);
+    assert.match(err.message, /abc 9f86d081884c7d65/);
+  });
+
+  it("cuts a chart's fail message beyond 200 characters", () => {
+    const long = 'y'.repeat(500);
+    const err = helmErrorFromStderr(`Error: execution error at (c/templates/x.yaml:1:3): ${long}\n`, 'install', []);
+    assert.match(err.message, /^execution error at \(c\/templates\/x\.yaml:1:3\): y{200}… \(cut: the chart's message is longer\)$/);
+    const short = helmErrorFromStderr('Error: execution error at (c/templates/x.yaml:1:3): replicaCount must be set\n', 'install', []);
+    assert.equal(short.message, 'execution error at (c/templates/x.yaml:1:3): replicaCount must be set');
+  });
+});
