@@ -36,6 +36,7 @@ import type { BindAddress } from './args.js';
 import { ExitCode } from '../lib/exit-codes.js';
 import { errorMessage } from '../lib/errors.js';
 import { raiseFdLimit } from './fd-limit.js';
+import { findHelm } from '../helm/find-helm.js';
 
 export interface RunConfig {
   readonly watchesFile: string;
@@ -191,8 +192,11 @@ interface Operation {
 /** Everything between the probe servers coming up and going down again. */
 async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation): Promise<number> {
   const { metrics, lease, client, server } = op;
+  // `helm` (HELM_BIN unset) is looked for: PATH, else the helm the project installs.
+  const found = config.helmBin === 'helm' ? await findHelm({ ...io.env, HELM_BIN: undefined }) : { bin: config.helmBin, source: 'HELM_BIN' as const };
+  const helmBin = found?.bin ?? config.helmBin;
   const helm = createHelmClient({
-    helmBin: config.helmBin,
+    helmBin,
     log: (event) => {
       metrics.helmCall(event);
     },
@@ -224,10 +228,10 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
     }
     const helmVersion = await helm.version(30_000).catch((err: unknown) => {
       throw new PreflightError([
-        `cannot run helm (${config.helmBin}): ${errorMessage(err)}; install helm or set HELM_BIN`,
+        `cannot run helm (${helmBin}): ${errorMessage(err)}; install helm or set HELM_BIN`,
       ]);
     });
-    log.info({ helm: helmVersion }, 'helm found');
+    log.info({ helm: helmVersion, bin: helmBin, source: found?.source ?? 'PATH' }, 'helm found');
   } catch (err) {
     if (err instanceof PreflightError) {
       for (const p of err.problems) io.stderr(`error: ${p}`);

@@ -227,7 +227,9 @@ export async function newCommand(argv: readonly string[], io: CommandIo = proces
         baseImage: str(values, 'base-image'),
       },
       {
-        helm: helmRenderer(io.env),
+        helm: helmRenderer(io.env, (line) => {
+          io.stderr(`note: ${line}`);
+        }),
         env: io.env,
         warn: (line) => { io.stderr(`warning: ${line}`); },
         note: (line) => { io.stderr(`note: ${line}`); },

@@ -88,7 +88,8 @@ export async function renderRbac(o: RbacRenderOptions, env: Env): Promise<{ yaml
       '--tenant-namespace grants the ServiceAccount the charts run as, but none is set: add --default-service-account <name> or serviceAccount to watches.yaml entries',
     ]);
   }
-  const helm = helmRenderer(env);
+  const helmNotes: string[] = [];
+  const helm = helmRenderer(env, (line) => helmNotes.push(line));
   // A missing helm is one error (exit 3), not a failed render per chart.
   await helm.check();
   const plan = await planRbac(planEntries, samples, { render: (c, v) => helm.render(c, v), resolver: o.resolver });
@@ -110,7 +111,7 @@ export async function renderRbac(o: RbacRenderOptions, env: Env): Promise<{ yaml
     command: `chartpilot generate rbac ${flags.join(' ')}`,
     pullSecrets: entries.flatMap((e) => (e.remote?.pullSecret === undefined ? [] : [e.remote.pullSecret])),
   });
-  return { yaml: yamlStream(out.documents), warnings: out.warnings };
+  return { yaml: yamlStream(out.documents), warnings: [...helmNotes, ...out.warnings] };
 }
 
 /** Sample CR specs from YAML files, keyed by apiVersion and kind. */
