@@ -2,7 +2,7 @@
  * The markdown of the audit-log and watch figures, per scenario: who wrote how much over the
  * equal window, the contender's writes by verb and resource, the Ready lag and the per-CR timeline.
  */
-import type { ContenderResult } from './report.js';
+import type { ContenderResult } from './results.js';
 import type { ScenarioName, ScenarioResult } from './scenario.js';
 import type { Distribution } from './stats.js';
 

@@ -1,20 +1,10 @@
 /** The results file's shape and its markdown rendering (tables with ratios, then the targets). */
 import type { ContenderName } from './contenders.js';
-import type { RssPeaks } from './proc.js';
+import type { ContenderResult } from './results.js';
 import { measureSections } from './report-measure.js';
 import type { ScenarioName, ScenarioResult } from './scenario.js';
 
-export interface ContenderResult {
-  name: ContenderName;
-  status: 'ok' | 'failed' | 'skipped';
-  reason?: string;
-  /** Seconds from spawning the operator to its "started" log line. */
-  startupSeconds?: number;
-  /** The operator's RSS right after start-up, before any CR exists (MiB). */
-  startupRssMiB?: number;
-  scenarios: ScenarioResult[];
-  overall?: RssPeaks;
-}
+export type { ContenderResult } from './results.js';
 
 export interface BenchResults {
   startedAt: string;

@@ -83,6 +83,35 @@ describe('architecture', () => {
     assert.deepEqual(cycles, []);
   });
 
+  it('has no import cycle in bench/ either (its modules, and what they import from src/)', () => {
+    // Keyed by repository-relative path, so bench → src edges are followed too.
+    const rel = (f: string): string => relative(ROOT, f);
+    const benchFiles = sourceFiles(join(ROOT, 'bench')).map(rel);
+    const edges = new Map<string, string[]>();
+    const importsFrom = (f: string): string[] => {
+      const known = edges.get(f);
+      if (known !== undefined) return known;
+      const deps = importsOf(join(ROOT, f)).map((d) => rel(join(SRC, d)));
+      edges.set(f, deps);
+      return deps;
+    };
+    const state = new Map<string, 'active' | 'done'>();
+    const cycles: string[] = [];
+    const visit = (f: string, path: string[]): void => {
+      if (state.get(f) === 'done') return;
+      if (state.get(f) === 'active') {
+        cycles.push([...path.slice(path.indexOf(f)), f].join(' → '));
+        return;
+      }
+      state.set(f, 'active');
+      for (const d of importsFrom(f)) visit(d, [...path, f]);
+      state.set(f, 'done');
+    };
+    for (const f of benchFiles) visit(f, []);
+    assert.ok(benchFiles.length > 10, 'bench/ was read');
+    assert.deepEqual(cycles, []);
+  });
+
   it('resolves every relative import to a file that exists', () => {
     const missing = [...graph].flatMap(([file, deps]) => deps.filter((d) => !graph.has(d)).map((d) => `${file} → ${d}`));
     assert.deepEqual(missing, []);

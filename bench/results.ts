@@ -1,0 +1,16 @@
+/** One contender's measured results: shared by the report and its sections (no import cycle between them). */
+import type { ContenderName } from './contenders.js';
+import type { RssPeaks } from './proc.js';
+import type { ScenarioResult } from './scenario.js';
+
+export interface ContenderResult {
+  name: ContenderName;
+  status: 'ok' | 'failed' | 'skipped';
+  reason?: string;
+  /** Seconds from spawning the operator to its "started" log line. */
+  startupSeconds?: number;
+  /** The operator's RSS right after start-up, before any CR exists (MiB). */
+  startupRssMiB?: number;
+  scenarios: ScenarioResult[];
+  overall?: RssPeaks;
+}
