@@ -24,9 +24,11 @@ function addressOf(line: LogLine): { host: string; port: number } {
 const percentile = (xs: readonly number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] ?? Number.NaN;
 
 describe('file descriptors under a connection flood', () => {
-  it('keeps /healthz and helm working with 1100 idle connections on the metrics port at RLIMIT_NOFILE 1024', { timeout: 10 * 60_000 }, async (t) => {
-    const s = await setUp(t, { kind: 'Flood', chart: SAMPLE_CHART });
-    const op = await s.start({ launcher: ['prlimit', '--nofile=1024:1024'], args: LOOPBACK });
+  for (const secure of [false, true]) {
+  it(`keeps /healthz and helm working with 1100 idle connections on the ${secure ? 'HTTPS' : 'HTTP'} metrics port at RLIMIT_NOFILE 1024`, { timeout: 10 * 60_000 }, async (t) => {
+    const s = await setUp(t, { kind: secure ? 'FloodTls' : 'Flood', chart: SAMPLE_CHART });
+    // With --metrics-secure an idle connection never starts its TLS handshake (120 s in Node by default).
+    const op = await s.start({ launcher: ['prlimit', '--nofile=1024:1024'], args: [...LOOPBACK, ...(secure ? ['--metrics-secure'] : [])] });
     const pid = op.process.pid ?? 0;
     const limit = await waitForLog(op, 'file descriptor limit');
     assert.deepEqual([limit.soft, limit.hard], [1024, 1024]);
@@ -63,7 +65,7 @@ describe('file descriptors under a connection flood', () => {
     const closedAtOnce = f.closedAtOnce();
     f.stop();
     t.diagnostic(
-      `flood of 1100: operator FDs max ${String(maxFds)}; /healthz p50 ${percentile(latencies, 50).toFixed(1)} ms, ` +
+      `flood of 1100 (${secure ? 'HTTPS' : 'HTTP'}): operator FDs max ${String(maxFds)}; /healthz p50 ${percentile(latencies, 50).toFixed(1)} ms, ` +
         `p99 ${percentile(latencies, 99).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms, ${String(failures.length)}/${String(latencies.length)} failed; ` +
         `connections held open at the end ${String(held)}, closed at once ${String(closedAtOnce)} of ${String(f.opened())} opened`,
     );
@@ -74,6 +76,7 @@ describe('file descriptors under a connection flood', () => {
     const emfile = logLines(op).filter((l) => JSON.stringify(l).includes('EMFILE'));
     assert.deepEqual(emfile, [], 'no EMFILE anywhere in the log');
   });
+  }
 
   it('runs with the soft limit raised to the hard one, and logs both', { timeout: 5 * 60_000 }, async (t) => {
     // Node's own start-up already raises the soft limit (node.cc PlatformInit); the operator
