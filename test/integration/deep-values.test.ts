@@ -31,7 +31,7 @@ describe('values the operator cannot process', () => {
     const condition = await waitFor('deep: Irreconcilable ValuesTooDeep', async () =>
       (await conditions()).find((x) => x.type === 'Irreconcilable' && x.status === 'True' && x.reason === 'ValuesTooDeep'),
     );
-    assert.match(condition.message, /nested more than 100 levels deep.*flatten the spec/);
+    assert.match(condition.message, /nested more than 1000 levels deep.*flatten the spec/);
     await waitFor('a ValuesTooDeep event', async () => (await eventsFor(cluster, ns, 'deep')).some((e) => e.reason === 'ValuesTooDeep' && e.type === 'Warning'));
     await cr.deployed('plain');
     assert.doesNotMatch(op.logs(), /Maximum call stack size exceeded/);

@@ -244,7 +244,7 @@ describe('Reconciler', () => {
     assert.deepEqual(result, {});
     const condition = writer.last?.conditions?.find((c) => c.type === 'Irreconcilable');
     assert.equal(condition?.reason, 'ValuesTooDeep');
-    assert.match(condition.message, /nested more than 100 levels/);
+    assert.match(condition.message, /nested more than 1000 levels/);
     assert.ok(events.events.some((e) => e.type === 'Warning' && e.reason === 'ValuesTooDeep'));
   });
 
@@ -261,7 +261,7 @@ describe('Reconciler', () => {
     for (let i = 0; i < 9000; i++) deep = { n: deep };
     await reconciler.reconcile(cr({}, { n: deep }), log);
     let ok: unknown = 1;
-    for (let i = 0; i < 98; i++) ok = { n: ok };
+    for (let i = 0; i < 998; i++) ok = { n: ok };
     await reconciler.reconcile(cr({ generation: 2 }, { n: ok }, writer.last), log);
     assert.equal(world.history('ns1', 'demo').at(-1)?.status, 'deployed');
     assert.equal(writer.last?.conditions?.find((c) => c.type === 'Irreconcilable'), undefined);
