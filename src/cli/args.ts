@@ -51,6 +51,10 @@ export interface RunOptions {
   readonly suppressOverrideValues: boolean;
   /** `--default-service-account`: what entries without `serviceAccount` run as; undefined = the operator. */
   readonly defaultServiceAccount: string | undefined;
+  /** `--seal-key-secret`: the Secret in the operator's namespace holding the master seal key. */
+  readonly sealKeySecret: string;
+  /** `--adopt-existing-releases`: at start, adopt the watched CRs' releases chartpilot did not seal (as `chartpilot adopt`). */
+  readonly adoptExistingReleases: boolean;
   /** operator-sdk `--metrics-secure`: serve metrics over HTTPS. */
   readonly metricsSecure: boolean;
   /** operator-sdk `--metrics-require-rbac`: authenticate and authorize metrics scrapes. */
@@ -175,6 +179,19 @@ const RUN_FLAGS = [
     placeholder: 'name',
     defaultHelp: "none: the operator's own identity",
     help: "Run every helm action for a resource as this ServiceAccount of the resource's namespace (a watches entry's serviceAccount wins)",
+  },
+  {
+    name: 'seal-key-secret',
+    type: 'string',
+    placeholder: 'name',
+    default: 'chartpilot-seal-key',
+    help: "The Secret, in the operator's namespace, holding the key that proves which Helm records chartpilot wrote (made at first start)",
+  },
+  {
+    name: 'adopt-existing-releases',
+    type: 'boolean',
+    default: false,
+    help: 'At start, adopt the releases of watched resources that chartpilot did not write (operator-sdk, older chartpilot), as `chartpilot adopt` does',
   },
   {
     name: 'metrics-secure',
@@ -320,6 +337,9 @@ function readRunOptions(f: Flags, env: Env, problems: string[]): RunOptions {
     );
   }
 
+  const sealKeySecret = f.defaulted('seal-key-secret');
+  if (!isDnsSubdomain(sealKeySecret)) problems.push(`--seal-key-secret is "${sealKeySecret}"; give a Secret name (lower-case DNS name), or leave the flag out`);
+
   const kubeconfig = f.string('kubeconfig');
   if (kubeconfig === '') problems.push('--kubeconfig is empty; give a kubeconfig path or leave the flag out');
 
@@ -346,6 +366,8 @@ function readRunOptions(f: Flags, env: Env, problems: string[]): RunOptions {
     kubeconfig,
     suppressOverrideValues: f.boolean('suppress-override-values'),
     defaultServiceAccount,
+    sealKeySecret,
+    adoptExistingReleases: f.boolean('adopt-existing-releases'),
     metricsSecure,
     metricsRequireRbac,
     metricsCertificate,

@@ -13,6 +13,8 @@ Usage:
                                 deploy manifests; see generate <what> --help
   chartpilot new <dir> --chart <path> --group <g> --version <v> --kind <K>
                                 a new operator repository for a chart
+  chartpilot adopt [flags]      take over releases chartpilot did not write (operator-sdk's, an
+                                older chartpilot's) for their resources; see adopt --help
   chartpilot version            print the version
   chartpilot help               show this help
 
@@ -82,6 +84,8 @@ async function run(argv: readonly string[]): Promise<number> {
         ignoredFlags: o.ignoredFlags,
         suppressOverrideValues: o.suppressOverrideValues,
         defaultServiceAccount: o.defaultServiceAccount,
+        sealKeySecret: o.sealKeySecret,
+        adoptExistingReleases: o.adoptExistingReleases,
         version: packageVersion(),
       },
       { env: process.env, stderr: (line) => process.stderr.write(`${line}\n`), stop: stop.signal },
@@ -106,6 +110,12 @@ export async function main(argv: readonly string[]): Promise<number> {
         return await (await import('../generate/cli.js')).newCommand(rest);
       case 'run':
         return await run(rest);
+      case 'adopt':
+        return await (await import('./adopt.js')).adoptCommand(rest, {
+          stdout: (line) => process.stdout.write(`${line}\n`),
+          stderr: (line) => process.stderr.write(`${line}\n`),
+          env: process.env,
+        });
       case 'version':
       case '--version':
         process.stdout.write(`chartpilot ${packageVersion()}\n`);

@@ -34,6 +34,8 @@ import { OperatorMetrics } from '../observe/metrics.js';
 import { startServers, type Servers } from '../observe/servers.js';
 import type { BindAddress } from './args.js';
 import { ExitCode } from '../lib/exit-codes.js';
+import { DEFAULT_SEAL_KEY_SECRET, loadSealKey, SealKeyError } from '../helm/seal-key.js';
+import { adoptReleases, defaultOperatorNamespace } from './adopt.js';
 import { errorMessage } from '../lib/errors.js';
 import { raiseFdLimit } from './fd-limit.js';
 import { findHelm } from '../helm/find-helm.js';
@@ -68,6 +70,10 @@ export interface RunConfig {
   readonly suppressOverrideValues?: boolean;
   /** `--default-service-account`: what entries without `serviceAccount` run as; undefined = the operator. */
   readonly defaultServiceAccount?: string | undefined;
+  /** `--seal-key-secret`: the master seal key's Secret, in the operator's namespace. */
+  readonly sealKeySecret?: string;
+  /** `--adopt-existing-releases`: adopt, once at start, what `chartpilot adopt` would. */
+  readonly adoptExistingReleases?: boolean;
   /** operator-sdk flags that were given but change nothing here; logged once. */
   readonly ignoredFlags?: readonly string[];
   /** For helm_operator_build_info. */
@@ -203,6 +209,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
   });
 
   let resources;
+  let masterKey: Buffer;
   try {
     const version = await checkApiServer(client, server);
     log.info({ server, version }, 'connected to the API server');
@@ -226,6 +233,12 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
         ]);
       });
     }
+    const sealKeyAt = { namespace: defaultOperatorNamespace(io.env), name: config.sealKeySecret ?? DEFAULT_SEAL_KEY_SECRET };
+    const sealKey = await loadSealKey(client, sealKeyAt).catch((err: unknown) => {
+      throw err instanceof SealKeyError ? new PreflightError([err.message]) : err;
+    });
+    masterKey = sealKey.key;
+    log.info({ secret: `${sealKeyAt.namespace}/${sealKeyAt.name}`, created: sealKey.created }, 'seal key loaded');
     const helmVersion = await helm.version(30_000).catch((err: unknown) => {
       throw new PreflightError([
         `cannot run helm (${helmBin}): ${errorMessage(err)}; install helm or set HELM_BIN`,
@@ -288,8 +301,23 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
       log.debug({ method, url, status }, 'registry request');
     },
   });
+  if (config.adoptExistingReleases === true) {
+    // Before any controller looks at them, so adopted releases never show as foreign.
+    const tally = await adoptReleases({
+      client,
+      masterKey,
+      entries: resources,
+      namespaces: config.watchNamespaces,
+      dryRun: false,
+      report: (line) => {
+        log.info({ record: line }, 'adopt-existing-releases');
+      },
+    });
+    log.info(tally, 'adopt-existing-releases: done');
+  }
   const manager = new Manager({
     client,
+    masterKey,
     helm,
     events,
     log,

@@ -9,7 +9,6 @@ import type { Logger } from 'pino';
 import { parseManifest, inventoryOf } from './manifest.js';
 import { driftedFields } from './drift.js';
 import { readinessOf } from './readiness.js';
-import { readReleaseManifest } from '../helm/storage.js';
 import { HELM_FIELD_MANAGER, repairObject } from './repair.js';
 import type { ScopeMap } from './scopes.js';
 import { describeRef, type DesiredObject } from './types.js';
@@ -19,7 +18,8 @@ import { findObject } from '../kube/objects.js';
 import type { KubeClient } from '../kube/rest.js';
 import type { KubeObject } from '../kube/types.js';
 import type { KeepResult, ObjectRef, Readiness, Repair } from '../reconcile/model.js';
-import type { KeepInput, KindScopes, ReleaseKeeperPort } from '../reconcile/ports.js';
+import type { Confinement, KeepInput, KindScopes, ReleaseKeeperPort } from '../reconcile/ports.js';
+import { isAllowedTarget, type ObjectScope } from '../reconcile/confinement.js';
 import { errorMessage } from '../lib/errors.js';
 
 export interface ReleaseKeeperOptions {
@@ -37,6 +37,11 @@ export interface ReleaseKeeperOptions {
    * the caches hold by now is seen by this pass, so hints queued for them earlier may go.
    */
   readonly onReading?: (namespace: string, release: string) => void;
+  /**
+   * The manifest of one revision, only from a record that proves it was written for the CR
+   * `ownerUid` (storage.ts readOwnManifest); rejects otherwise, undefined when there is none.
+   */
+  readonly readManifest: (at: { namespace: string; release: string; revision: number; ownerUid: string }) => Promise<string | undefined>;
 }
 
 /** The watch delivers helm's writes within milliseconds unless the machine is saturated. */
@@ -81,12 +86,14 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
     for (const [key, parsed] of this.desired) if (parsed.ownerKind === ownerKind) this.desired.delete(key);
   }
 
-  async remaining(items: readonly ObjectRef[]): Promise<ObjectRef[]> {
+  async remaining(items: readonly ObjectRef[], confinement: Confinement, impersonate?: string): Promise<ObjectRef[]> {
     const left: ObjectRef[] = [];
     for (const item of items) {
       const resource = await this.opts.client.resourceFor(item.apiVersion, item.kind).catch(() => undefined);
       if (resource === undefined) continue; // the kind itself is gone (e.g. its CRD was removed)
-      const live = await findObject(this.opts.client, { resource, namespace: item.namespace, name: item.name });
+      // Only what the release may have: a status naming other objects makes us read none of them.
+      if (!isAllowedTarget(confinement, item, resource.namespaced ? 'namespaced' : 'cluster')) continue;
+      const live = await findObject(this.opts.client, { resource, namespace: item.namespace, name: item.name }, { impersonateUser: impersonate });
       // Helm keeps these on purpose; waiting for them would wait forever.
       if (live !== undefined && live.metadata.annotations?.[KEEP_POLICY.annotation] !== KEEP_POLICY.value) left.push(item);
     }
@@ -94,9 +101,12 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
   }
 
   async keep(input: KeepInput): Promise<KeepResult> {
-    const objects = await this.desiredObjects(input);
-    const inventory: ObjectRef[] = inventoryOf(objects);
+    const all = await this.desiredObjects(input);
+    const inventory: ObjectRef[] = inventoryOf(all);
     if (!input.watch) return { inventory, repaired: [], readiness: undefined };
+    // Drift and readiness look only at objects the entry allows, whatever the record lists.
+    const objects: DesiredObject[] = [];
+    for (const o of all) if (isAllowedTarget(input.confinement, o, await this.scopeOf(o))) objects.push(o);
 
     const { watcher } = this.opts;
     const kinds = new Map(objects.map((o) => [`${o.apiVersion}/${o.kind}`, o]));
@@ -129,6 +139,15 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
     return { inventory, repaired, readiness };
   }
 
+  /** An object's scope as the API server serves its kind; unknown kinds are looked up once. */
+  private async scopeOf(o: DesiredObject): Promise<ObjectScope> {
+    const known = this.opts.scopes.isNamespaced(o.apiVersion, o.kind);
+    if (known !== undefined) return known ? 'namespaced' : 'cluster';
+    const resource = await this.opts.client.resourceFor(o.apiVersion, o.kind).catch(() => undefined);
+    if (resource === undefined) return 'unknown';
+    return resource.namespaced ? 'namespaced' : 'cluster';
+  }
+
   /**
    * Waits (briefly, bounded) until the caches show every watched object as the release has it:
    * present and not differing from the manifest. Past the deadline readiness is told as it is.
@@ -159,7 +178,10 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
       if (cached.createdAt === undefined && input.recordCreatedAt !== undefined) this.desired.set(key, { ...cached, createdAt: input.recordCreatedAt });
       return cached.objects;
     }
-    const manifest = input.manifest ?? (await readReleaseManifest(this.opts.client, input.namespace, input.release, input.revision)) ?? '';
+    const manifest =
+      input.manifest ??
+      (await this.opts.readManifest({ namespace: input.namespace, release: input.release, revision: input.revision, ownerUid: input.ownerUid })) ??
+      '';
     const objects = parseManifest(manifest, input.namespace, (apiVersion, kind) => this.opts.scopes.isNamespaced(apiVersion, kind));
     this.desired.set(key, {
       revision: input.revision,
@@ -179,7 +201,11 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
     if (cached?.metadata.deletionTimestamp !== undefined) return undefined; // being deleted: recreate once gone
     if (cached !== undefined && driftedFields(desired.object, cached).length === 0) return undefined;
     const resource = await this.opts.client.resourceFor(desired.apiVersion, desired.kind);
-    const current = (await findObject(this.opts.client, { resource, namespace: desired.namespace, name: desired.name })) ?? null;
+    // The served scope decides where an apply would land: check it, not the manifest's guess.
+    const where = resource.namespaced ? { namespace: desired.namespace } : {};
+    if (!isAllowedTarget(input.confinement, where, resource.namespaced ? 'namespaced' : 'cluster')) return undefined;
+    // As the tenant too: what a repair reads must not tell the CR more than the tenant may read.
+    const current = (await findObject(this.opts.client, { resource, namespace: desired.namespace, name: desired.name }, { impersonateUser: input.impersonate })) ?? null;
     if (current?.metadata.deletionTimestamp !== undefined) return undefined;
     const fields = current === null ? [] : driftedFields(desired.object, current);
     if (current !== null && fields.length === 0) return undefined;

@@ -20,6 +20,11 @@ import type { Release, StoredRevision } from '../reconcile/model.js';
 import { ReleaseLabels } from '../reconcile/names.js';
 import type { ReleaseStore } from '../reconcile/ports.js';
 import { toReleaseStatus } from './parse.js';
+import { manifestObjects } from './record-objects.js';
+import { isOurRecord, type DecodedRecord, type ManifestObjects, type RecordToJudge } from './record-origin.js';
+
+export type { DecodedRecord } from './record-origin.js';
+import { deriveSealKey } from './seal.js';
 
 const gunzipAsync = promisify(gunzip);
 const GZIP_MAGIC = [0x1f, 0x8b] as const;
@@ -34,7 +39,12 @@ export function releaseSecretName(releaseName: string, revision: number): string
 }
 
 /** The stored-revision view of a release Secret's labels; undefined when they are not Helm's. */
-export function revisionFromLabels(secretName: string, labels: Readonly<Record<string, string>>, createdAt: string | undefined): StoredRevision | undefined {
+export function revisionFromLabels(
+  secretName: string,
+  labels: Readonly<Record<string, string>>,
+  createdAt: string | undefined,
+  version?: { readonly uid?: string | undefined; readonly resourceVersion?: string | undefined },
+): StoredRevision | undefined {
   const revision = Number(labels.version);
   if (!Number.isInteger(revision) || revision < 1) return undefined;
   return {
@@ -45,17 +55,77 @@ export function revisionFromLabels(secretName: string, labels: Readonly<Record<s
     ...(labels[ReleaseLabels.call] === undefined ? {} : { call: labels[ReleaseLabels.call] }),
     createdAt,
     secretName,
+    ...(version?.uid === undefined ? {} : { uid: version.uid }),
+    ...(version?.resourceVersion === undefined ? {} : { resourceVersion: version.resourceVersion }),
   };
 }
 
-/** The reconciler's view of Helm's storage: stored revisions from Secret metadata, and lock removal. */
-export function createReleaseStore(client: KubeClient): ReleaseStore {
+export interface ReleaseStoreOptions {
+  /** The operator's master seal key (seal-key.ts): per-CR keys are derived from it. */
+  readonly masterKey: Buffer;
+  /** How a manifest becomes objects; the post-renderer's resolver. */
+  readonly parse?: ManifestObjects;
+  /** How many verdicts to remember (one per record version and CR); oldest forgotten first. */
+  readonly maxVerdicts?: number;
+}
+
+/** Ten revisions for each of several thousand releases. */
+const DEFAULT_MAX_VERDICTS = 50_000;
+
+/**
+ * The reconciler's view of Helm's storage: stored revisions from Secret metadata, lock removal,
+ * and whether each record was written by chartpilot for the CR (record-origin.ts).
+ */
+export function createReleaseStore(client: KubeClient, opts: ReleaseStoreOptions): ReleaseStore {
+  const parse = opts.parse ?? manifestObjects;
+  const maxVerdicts = opts.maxVerdicts ?? DEFAULT_MAX_VERDICTS;
+  const sealKeys = new Map<string, Buffer>();
+  const keyOf = (ownerUid: string): Buffer => {
+    let key = sealKeys.get(ownerUid);
+    if (key === undefined) {
+      key = deriveSealKey(opts.masterKey, ownerUid);
+      sealKeys.set(ownerUid, key);
+      if (sealKeys.size > maxVerdicts) sealKeys.delete(sealKeys.keys().next().value as string);
+    }
+    return key;
+  };
+  // uid + resourceVersion name one exact content of one record: its verdict cannot change.
+  const verdicts = new Map<string, boolean>();
+  const remember = (key: string, ours: boolean): void => {
+    verdicts.set(key, ours);
+    if (verdicts.size > maxVerdicts) verdicts.delete(verdicts.keys().next().value as string);
+  };
   return {
+    sealKey(ownerUid) {
+      return keyOf(ownerUid).toString('base64');
+    },
+    async foreignRevisions(namespace, release, ownerUid, revisions) {
+      const foreign: StoredRevision[] = [];
+      for (const r of revisions) {
+        const cacheKey = r.uid !== undefined && r.resourceVersion !== undefined ? `${ownerUid}\0${r.uid}\0${r.resourceVersion}` : undefined;
+        let ours = cacheKey === undefined ? undefined : verdicts.get(cacheKey);
+        if (ours === undefined) {
+          const read = await readRecord(client, namespace, r.secretName);
+          // Gone since the LIST (helm pruned history, an uninstall): nothing left to act on.
+          if (read === 'missing') continue;
+          ours = read !== 'unreadable' && isOurRecord(keyOf(ownerUid), read, { releaseName: release, namespace }, parse);
+          // Remember what was read, under the version that was read (it may be newer than the LIST's).
+          if (read !== 'unreadable' && read.uid !== undefined && read.resourceVersion !== undefined) {
+            remember(`${ownerUid}\0${read.uid}\0${read.resourceVersion}`, ours);
+          }
+          if (cacheKey !== undefined && read !== 'unreadable' && read.uid === r.uid && read.resourceVersion === r.resourceVersion) remember(cacheKey, ours);
+        }
+        if (!ours) foreign.push(r);
+      }
+      return foreign;
+    },
+  
     async revisions(namespace, release) {
       const list = await listObjects(client, CoreResources.secret, namespace, { labelSelector: `owner=helm,name=${release}`, metadataOnly: true });
       const out: StoredRevision[] = [];
       for (const item of list.items) {
-        const r = revisionFromLabels(item.metadata.name, item.metadata.labels ?? {}, item.metadata.creationTimestamp);
+        const m = item.metadata;
+        const r = revisionFromLabels(m.name, m.labels ?? {}, m.creationTimestamp, { uid: m.uid, resourceVersion: m.resourceVersion });
         if (r !== undefined) out.push(r);
       }
       return out;
@@ -68,6 +138,11 @@ export function createReleaseStore(client: KubeClient): ReleaseStore {
 
 /** Decodes `data.release` of a release Secret (as the API returns it: base64 once more). */
 export async function decodeStoredRelease(secretData: string): Promise<Release> {
+  return (await decodeStoredRecord(secretData)).release;
+}
+
+/** Decodes `data.release` of a release Secret with its hooks' manifests. */
+export async function decodeStoredRecord(secretData: string): Promise<DecodedRecord> {
   const helmPayload = Buffer.from(secretData, 'base64').toString('latin1');
   let bytes = Buffer.from(helmPayload, 'base64');
   if (bytes[0] === GZIP_MAGIC[0] && bytes[1] === GZIP_MAGIC[1]) {
@@ -86,7 +161,15 @@ export async function decodeStoredRelease(secretData: string): Promise<Release> 
   if (!isPlainObject(json)) throw new ReleaseRecordError('release record is not a JSON object');
   const info = isPlainObject(json.info) ? json.info : {};
   const chart = isPlainObject(json.chart) && isPlainObject(json.chart.metadata) ? json.chart.metadata : {};
-  return {
+  const hookManifests: string[] = [];
+  if (json.hooks !== undefined && json.hooks !== null) {
+    if (!Array.isArray(json.hooks)) throw new ReleaseRecordError('release record has hooks that are not a list');
+    for (const h of json.hooks) {
+      if (!isPlainObject(h) || typeof h.manifest !== 'string') throw new ReleaseRecordError('release record has a hook without a manifest');
+      hookManifests.push(h.manifest);
+    }
+  }
+  const release: Release = {
     name: str(json.name) ?? '',
     namespace: str(json.namespace) ?? '',
     revision: typeof json.version === 'number' ? json.version : 0,
@@ -100,6 +183,53 @@ export async function decodeStoredRelease(secretData: string): Promise<Release> 
     description: str(info.description) ?? '',
     applyMethod: str(json.apply_method),
   };
+  return { release, hookManifests };
+}
+
+/** One release record's Secret, read and decoded, with what identifies this exact version of it. */
+export interface ReadRecord extends RecordToJudge {
+  readonly uid: string | undefined;
+  readonly resourceVersion: string | undefined;
+}
+
+/** Reads and decodes one record; 'unreadable' when it is not a Helm record at all. */
+export async function readRecord(client: KubeClient, namespace: string, secretName: string): Promise<ReadRecord | 'missing' | 'unreadable'> {
+  const secret = await findObject(client, { resource: CoreResources.secret, namespace, name: secretName });
+  if (secret === undefined) return 'missing';
+  const data = isPlainObject(secret.data) ? secret.data.release : undefined;
+  if (typeof data !== 'string') return 'unreadable';
+  try {
+    const record = await decodeStoredRecord(data);
+    return { record, annotations: secret.metadata.annotations ?? {}, uid: secret.metadata.uid, resourceVersion: secret.metadata.resourceVersion };
+  } catch (err) {
+    if (err instanceof ReleaseRecordError) return 'unreadable';
+    throw err;
+  }
+}
+
+/**
+ * The manifest of one revision, only if its record proves it was written for the CR with
+ * `ownerUid` (read again here, so a record replaced since it was judged is judged anew);
+ * undefined when the record does not exist. Throws ForeignRecordError otherwise.
+ */
+export async function readOwnManifest(
+  client: KubeClient,
+  masterKey: Buffer,
+  at: { readonly namespace: string; readonly release: string; readonly revision: number; readonly ownerUid: string },
+  parse: ManifestObjects = manifestObjects,
+): Promise<string | undefined> {
+  const secretName = releaseSecretName(at.release, at.revision);
+  const read = await readRecord(client, at.namespace, secretName);
+  if (read === 'missing') return undefined;
+  if (at.ownerUid === '' || read === 'unreadable' || !isOurRecord(deriveSealKey(masterKey, at.ownerUid), read, { releaseName: at.release, namespace: at.namespace }, parse)) {
+    throw new ForeignRecordError(`Helm release record ${at.namespace}/${secretName} was not written by chartpilot for this resource; its objects are not read or repaired`);
+  }
+  return read.record.release.manifest;
+}
+
+/** A release record that chartpilot did not write for the CR asking. */
+export class ForeignRecordError extends Error {
+  override readonly name = 'ForeignRecordError';
 }
 
 /** The stored record of one revision, or undefined when that revision's Secret does not exist. */

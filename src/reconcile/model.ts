@@ -106,6 +106,9 @@ export interface StoredRevision {
   readonly createdAt: string | undefined;
   /** Name of the record (Helm's Secret), to delete a stale lock. */
   readonly secretName: string;
+  /** The record's uid and resourceVersion: which exact content a verdict on its origin was about. */
+  readonly uid?: string | undefined;
+  readonly resourceVersion?: string | undefined;
 }
 
 /** kstatus-style readiness of a release's objects. */

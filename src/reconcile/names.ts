@@ -67,6 +67,8 @@ export const Reasons = {
   uninstallSkipped: 'UninstallSkipped',
   /** The reconcile-period annotation was below the minimum and raised to it. */
   reconcilePeriodRaised: 'ReconcilePeriodRaised',
+  /** chartpilot: a Helm release record it did not write for this CR; nothing is done to the release. */
+  foreignReleaseRecord: 'ForeignReleaseRecord',
 } as const;
 
 /** Helm's own limit on release names (it stores them in labels and Secret names). */

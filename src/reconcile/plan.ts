@@ -30,6 +30,11 @@ export interface PlanInput {
   readonly ownerKind: string;
   /** Stored revisions of the release, in any order. */
   readonly revisions: readonly StoredRevision[];
+  /**
+   * Those of `revisions` chartpilot did not write for this CR (forged, edited, copied from another
+   * CR, another tool's). Any at all and nothing is done to the release: Helm would act on them.
+   */
+  readonly foreignRevisions: readonly StoredRevision[];
   /** `status.deployedRelease.inventory` as the CR shows it now. */
   readonly inventory: readonly ObjectRef[];
   /** Whether the release's objects can be looked up at all (no keeper → uninstall-wait cannot wait). */
@@ -91,6 +96,12 @@ export type TerminalAction =
   | { readonly kind: 'irreconcilable'; readonly message: string }
   /** The release of this name belongs to another kind: never touch it. */
   | { readonly kind: 'conflict'; readonly message: string }
+  /**
+   * Records of the release that chartpilot did not write for this CR: no helm call, no read of
+   * any object they name, no write; say which records and how to get out. Also while deleting
+   * (the finalizer stays: uninstalling would act on them).
+   */
+  | { readonly kind: 'foreign-records'; readonly message: string }
   /** The chart cannot be pulled: say so, touch nothing, retry with backoff (the kind re-enqueues when it recovers). */
   | { readonly kind: 'chart-unavailable'; readonly message: string }
   /** The ServiceAccount every action must run as is missing: say so, touch nothing, retry with backoff. */
@@ -171,12 +182,14 @@ function decide(input: PlanInput): Plan {
   const { progress } = input;
   const latest = latestRevision(input.revisions);
 
+  if (input.deleting && !input.hasFinalizer) return { kind: 'released' };
+  // Before anything else, remediation and uninstall included: helm would read these records.
+  if (input.foreignRevisions.length > 0) return { kind: 'foreign-records', message: foreignRecordsMessage(input.foreignRevisions, input.deleting) };
   if (progress.failedDeploy !== undefined) return remediation(input, progress.failedDeploy, latest);
 
   const foreign = latest?.ownerKind !== undefined && latest.ownerKind !== input.ownerKind;
 
   if (input.deleting) {
-    if (!input.hasFinalizer) return { kind: 'released' };
     // A release of another kind is not ours to remove; let the CR go.
     if (!foreign && liveRevisions(input.revisions).length > 0) return input.serviceAccountMissing ? { kind: 'skip-uninstall' } : { kind: 'uninstall' };
     // uninstall-wait: the CR stays until every object of its release is really gone (finalizers,
@@ -238,6 +251,24 @@ function leftByStoppedCall(latest: StoredRevision, revisions: readonly StoredRev
   const call = latest.call;
   if (call === undefined || !CALL_LOCKS.has(latest.status) || !stopped.has(call)) return false;
   return !revisions.some((r) => r.revision < latest.revision && r.call === call);
+}
+
+/**
+ * Names the records and the two ways out. The same whatever the records hold (no oracle): only
+ * their names, which whoever wrote them chose.
+ */
+export function foreignRecordsMessage(foreign: readonly StoredRevision[], deleting: boolean): string {
+  const names = [...foreign].sort((a, b) => a.revision - b.revision).map((r) => r.secretName);
+  const shown = names.slice(0, 5).join(', ') + (names.length > 5 ? ` and ${names.length - 5} more` : '');
+  const one = names.length === 1;
+  return (
+    `Helm release record${one ? '' : 's'} ${shown} ${one ? 'was' : 'were'} not written by chartpilot for this resource, ` +
+    `so nothing is done to the release (no upgrade, rollback, uninstall or repair): delete ${one ? 'it' : 'them'} if ${one ? 'it is a forgery' : 'they are forgeries'}, ` +
+    `or run \`chartpilot adopt\` if ${one ? 'it belongs to a release' : 'they belong to a release'} you mean this resource to take over` +
+    (deleting
+      ? '; the resource keeps its finalizer until then (remove the finalizer by hand to let it go without uninstalling anything)'
+      : '')
+  );
 }
 
 /**

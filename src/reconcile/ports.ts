@@ -127,6 +127,14 @@ export interface ReleaseStore {
   revisions(namespace: string, release: string): Promise<StoredRevision[]>;
   /** Delete one stored revision (used to clear a crashed operation's pending-* lock), as `impersonate` when given. */
   deleteRevision(namespace: string, revision: StoredRevision, impersonate?: string): Promise<void>;
+  /**
+   * Which of `revisions` chartpilot did not write for the CR with uid `ownerUid` (forged, edited,
+   * copied from another CR, another tool's): every object not sealed with this CR's key, and no
+   * adoption mark. Verdicts are remembered per record version, so a converged CR costs no GET.
+   */
+  foreignRevisions(namespace: string, release: string, ownerUid: string, revisions: readonly StoredRevision[]): Promise<StoredRevision[]>;
+  /** base64 of the key the post-renderer seals the objects of the CR with uid `ownerUid` with. */
+  sealKey(ownerUid: string): string;
 }
 
 export interface CrWriter {
@@ -169,6 +177,17 @@ export interface KeepInput {
   readonly awaitCaches?: boolean | undefined;
   /** Write repairs as this user (the release's tenant); undefined = the operator's own identity. */
   readonly impersonate?: string | undefined;
+  /** The CR's uid: a record read for it must prove it was written for this CR. */
+  readonly ownerUid: string;
+  /** What the release's objects may be (the entry's confinement); nothing else is read or repaired. */
+  readonly confinement: Confinement;
+}
+
+/** Where a CR's objects may be: its namespace, and elsewhere only as its watches entry allows. */
+export interface Confinement {
+  readonly namespace: string;
+  readonly allowClusterScoped: boolean;
+  readonly allowCrossNamespace: boolean;
 }
 
 /** Which ServiceAccounts exist (from a cache: asked once per reconcile of a kind that impersonates). */
@@ -194,6 +213,6 @@ export interface ReleaseKeeperPort {
   learnKinds(kinds: readonly string[]): Promise<boolean>;
   /** The release is gone: drop what is remembered about it. */
   forget(namespace: string, release: string): void;
-  /** Which of these objects still exist (for uninstall-wait). */
-  remaining(items: readonly ObjectRef[]): Promise<ObjectRef[]>;
+  /** Which of these objects still exist (for uninstall-wait); only those within `confinement` are looked at, as `impersonate` when given. */
+  remaining(items: readonly ObjectRef[], confinement: Confinement, impersonate?: string): Promise<ObjectRef[]>;
 }

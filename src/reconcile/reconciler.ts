@@ -9,7 +9,7 @@ import { ActionContext, end, type ReconcileOutcome, type ReconcilerDeps, type St
 import { deploy } from './actions/deploy.js';
 import { addFinalizer, removeFinalizer } from './actions/finalizer.js';
 import { fail, remediationFailed, removeFailedInstall, rollback } from './actions/remediate.js';
-import { chartUnavailable, current, irreconcilable, noServiceAccount, paused, stuck } from './actions/report.js';
+import { chartUnavailable, current, foreignRecords, irreconcilable, noServiceAccount, paused, stuck } from './actions/report.js';
 import { checkObjectsGone, waitObjectsGone } from './actions/uninstall-wait.js';
 import { clearFailedRelease, skipUninstall, uninstallDeleted } from './actions/uninstall.js';
 import { unlock, waitPending } from './actions/unlock.js';
@@ -43,10 +43,11 @@ export class Reconciler {
   async reconcile(cr: CustomResource, log: Logger, signal?: AbortSignal): Promise<ReconcileOutcome> {
     const ctx = this.begin(cr, log, signal);
     const serviceAccountMissing = await this.serviceAccountMissing(ctx);
-    let unchanged: StoredRevision[] | undefined;
+    let unchanged: Observed | undefined;
     for (let step = 0; ; step++) {
       // A step that does not touch helm's storage leaves what the last look saw; no second LIST.
-      const revisions = unchanged ?? (await this.observe(ctx));
+      const observed = unchanged ?? (await this.observe(ctx));
+      const { revisions } = observed;
       unchanged = undefined;
       const next = plan({
         deleting: ctx.cr.metadata.deletionTimestamp !== undefined,
@@ -59,6 +60,7 @@ export class Reconciler {
         desiredFingerprint: ctx.derived.desiredFingerprint,
         ownerKind: ctx.target.ownerKind,
         revisions,
+        foreignRevisions: observed.foreign,
         inventory: ctx.cr.status?.deployedRelease?.inventory ?? [],
         canCheckObjects: this.opts.keeper !== undefined,
         now: this.opts.clock.now(),
@@ -71,7 +73,7 @@ export class Reconciler {
       log.debug({ plan: next.kind, step }, 'planned');
       const result = await run(ctx, next, revisions);
       if (result.done) return result.outcome;
-      if (LEAVES_STORAGE.has(next.kind)) unchanged = revisions;
+      if (LEAVES_STORAGE.has(next.kind)) unchanged = observed;
     }
   }
 
@@ -138,16 +140,19 @@ export class Reconciler {
   }
 
   /**
-   * The release's stored revisions. After a failed deploy, a failure to read them is part of that
-   * failure's story (remediation is then skipped), not a new error.
+   * The release's stored revisions, and which of them chartpilot did not write for this CR. After
+   * a failed deploy, a failure to read them is part of that failure's story (remediation is then
+   * skipped), not a new error.
    */
-  private async observe(ctx: ActionContext): Promise<StoredRevision[]> {
+  private async observe(ctx: ActionContext): Promise<Observed> {
     try {
-      return await this.opts.releases.revisions(ctx.namespace, ctx.name);
+      const revisions = await this.opts.releases.revisions(ctx.namespace, ctx.name);
+      const foreign = await ctx.foreignRevisions(revisions);
+      return { revisions, foreign };
     } catch (err) {
       if (ctx.failure === undefined) throw err;
       remediationFailed(ctx, err);
-      return [];
+      return { revisions: [], foreign: [] };
     }
   }
 }
@@ -156,6 +161,11 @@ const NO_STOPPED_CALLS: ReconcilerDeps['stoppedCalls'] & object = { has: () => f
 
 /** Bounds the memory of told warnings; forgetting them all costs one repeated Event per resource. */
 const MAX_PERIOD_WARNINGS = 10_000;
+
+interface Observed {
+  readonly revisions: StoredRevision[];
+  readonly foreign: StoredRevision[];
+}
 
 /** Steps that write only the CR, never a release record. */
 const LEAVES_STORAGE: ReadonlySet<Plan['kind']> = new Set(['add-finalizer']);
@@ -182,6 +192,8 @@ async function run(ctx: ActionContext, next: Plan, revisions: readonly StoredRev
       return irreconcilable(ctx, next.message, next.message === ctx.derived.problem ? ctx.derived.problemReason : undefined);
     case 'conflict':
       return irreconcilable(ctx, next.message);
+    case 'foreign-records':
+      return foreignRecords(ctx, next.message);
     case 'chart-unavailable':
       return chartUnavailable(ctx, next.message);
     case 'no-service-account':

@@ -9,10 +9,10 @@ import type { ApplyOverrides } from '../values.js';
 import type { CrOptions } from '../annotations.js';
 import { canonicalJson } from '../fingerprint.js';
 import type { Tenant } from '../identity.js';
-import type { CustomResource, KeepResult } from '../model.js';
+import type { CustomResource, KeepResult, StoredRevision } from '../model.js';
 import { Reasons } from '../names.js';
 import type { Progress } from '../plan.js';
-import type { CrWriter, EventSink, ReleaseActions, ReleaseKeeperPort, ReleaseStore, ServiceAccountLookup } from '../ports.js';
+import type { Confinement, CrWriter, EventSink, ReleaseActions, ReleaseKeeperPort, ReleaseStore, ServiceAccountLookup } from '../ports.js';
 import { nextStatus, onlyRolloutProgress, type Outcome } from '../status.js';
 import type { ReconcileTarget } from '../target.js';
 
@@ -112,6 +112,19 @@ export class ActionContext {
     return this.cr.metadata.namespace ?? 'default';
   }
 
+  /** Which of `revisions` chartpilot did not write for this CR. A CR without a uid can prove nothing. */
+  foreignRevisions(revisions: readonly StoredRevision[]): Promise<StoredRevision[]> {
+    const uid = this.cr.metadata.uid;
+    if (revisions.length === 0) return Promise.resolve([]);
+    if (uid === undefined || uid === '') return Promise.resolve([...revisions]);
+    return this.deps.releases.foreignRevisions(this.namespace, this.name, uid, revisions);
+  }
+
+  /** Where the CR's objects may be: its namespace, elsewhere only as its watches entry allows. */
+  get confinement(): Confinement {
+    return { namespace: this.namespace, allowClusterScoped: this.target.allowClusterScoped, allowCrossNamespace: this.target.allowCrossNamespace };
+  }
+
   /** The user helm and repairs act as (the tenant's ServiceAccount), or undefined for the operator. */
   get impersonate(): string | undefined {
     return this.derived.tenant?.user;
@@ -173,6 +186,8 @@ export class ActionContext {
       repair: at.repair,
       awaitCaches: at.awaitCaches,
       impersonate: this.impersonate,
+      ownerUid: this.cr.metadata.uid ?? '',
+      confinement: this.confinement,
     });
     for (const r of kept.repaired) {
       const what = r.action === 'created' ? 'was missing; recreated it' : `had drifted (${r.fields.slice(0, 5).join(', ')}); set it back`;

@@ -4,7 +4,9 @@ import { forbiddenExplanation } from '../identity.js';
 import type { Release } from '../model.js';
 import { OWNER_UID_LABEL, PRIMARY_RESOURCE_ANNOTATION, PRIMARY_RESOURCE_TYPE_ANNOTATION, Reasons, ReleaseLabels } from '../names.js';
 import { HelmCallsStopped, type PostRenderSpec } from '../ports.js';
+import { foreignRecordsMessage } from '../plan.js';
 import { CONTINUE, end, type ActionContext, type StepResult } from './context.js';
+import { foreignRecords } from './report.js';
 
 /**
  * Installs or upgrades. Success ends the reconcile with the status written; a failure is recorded
@@ -53,6 +55,10 @@ export async function deploy(ctx: ActionContext, action: 'install' | 'upgrade'):
     return CONTINUE;
   }
   ctx.log.info({ action, revision: release.revision, durationMs: deps.clock.now() - started }, 'release deployed');
+  // A record written by someone else while helm ran (helm read the history without us) is told
+  // at once; nothing more is done to the release until it is gone or adopted.
+  const foreign = await ctx.foreignRevisions(await deps.releases.revisions(ctx.namespace, ctx.name));
+  if (foreign.length > 0) return foreignRecords(ctx, foreignRecordsMessage(foreign, false));
   deps.events.emit(
     ctx.cr,
     'Normal',
@@ -112,6 +118,7 @@ async function postRenderSpec(ctx: ActionContext): Promise<PostRenderSpec> {
       nonOwnedAnnotations: nonOwned,
       allowClusterScoped: target.allowClusterScoped,
       allowCrossNamespace: target.allowCrossNamespace,
+      sealKey: ctx.deps.releases.sealKey(uid),
     },
   };
 }

@@ -53,6 +53,20 @@ export async function irreconcilable(ctx: ActionContext, message: string, reason
 }
 
 /**
+ * Records of the release were not written by chartpilot for this CR: say so (condition, event),
+ * touch nothing. Looked at again every period, so deleting a forgery (or adopting) recovers.
+ */
+export async function foreignRecords(ctx: ActionContext, message: string): Promise<StepResult> {
+  ctx.deps.events.emit(ctx.cr, 'Warning', Reasons.foreignReleaseRecord, message);
+  ctx.log.warn('release records not written by chartpilot for this resource: nothing done');
+  await ctx.writeStatus({ kind: 'irreconcilable', reason: Reasons.foreignReleaseRecord, message });
+  return end(ctx.derived.requeue.requeueAfterMs === undefined ? { requeueAfterMs: FOREIGN_RECHECK_MS } : ctx.derived.requeue);
+}
+
+/** With periodic re-checks off, a CR held by foreign records still looks again this often. */
+const FOREIGN_RECHECK_MS = 60_000;
+
+/**
  * The kind's chart cannot be pulled (registry down, refused, no matching version, bad digest or
  * archive): say so on the CR, touch the release not at all, and fail so the queue retries with
  * backoff. When the chart becomes available the kind's CRs are re-enqueued at once.

@@ -8,7 +8,7 @@ export const UNINSTALL_WAIT_POLL_MS = 2_000;
 /** Looks up which objects of the inventory still exist; the plan decides what follows. */
 export async function checkObjectsGone(ctx: ActionContext): Promise<StepResult> {
   const inventory = ctx.cr.status?.deployedRelease?.inventory ?? [];
-  const remaining = ctx.deps.keeper === undefined ? [] : await ctx.deps.keeper.remaining(inventory);
+  const remaining = ctx.deps.keeper === undefined ? [] : await ctx.deps.keeper.remaining(inventory, ctx.confinement, ctx.impersonate);
   ctx.progress = { ...ctx.progress, remaining };
   return CONTINUE;
 }

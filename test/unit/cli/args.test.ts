@@ -37,6 +37,8 @@ describe('run arguments', () => {
       kubeconfig: undefined,
       suppressOverrideValues: false,
       defaultServiceAccount: undefined,
+      sealKeySecret: 'chartpilot-seal-key',
+      adoptExistingReleases: false,
       metricsSecure: false,
       metricsRequireRbac: false,
       metricsCertificate: undefined,
@@ -68,6 +70,9 @@ describe('run arguments', () => {
       '--suppress-override-values',
       '--default-service-account',
       'tenant',
+      '--seal-key-secret',
+      'my-seal-key',
+      '--adopt-existing-releases',
       '--metrics-secure',
       '--metrics-require-rbac',
       '--metrics-cert-path=/certs',
@@ -95,6 +100,8 @@ describe('run arguments', () => {
       kubeconfig: '/home/me/.kube/config',
       suppressOverrideValues: true,
       defaultServiceAccount: 'tenant',
+      sealKeySecret: 'my-seal-key',
+      adoptExistingReleases: true,
       metricsSecure: true,
       metricsRequireRbac: true,
       metricsCertificate: { dir: '/certs', certName: 'cert.pem', keyName: 'key.pem' },
@@ -254,6 +261,10 @@ describe('run arguments', () => {
       '--metrics-cert-name is "../x.crt"; give a file name inside --metrics-cert-path, e.g. --metrics-cert-name=tls.crt',
       '--metrics-cert-path is empty; give the directory of the mounted certificate, or leave the flag out for a self-signed one',
     ]);
+  });
+
+  it('--seal-key-secret must name a Secret', () => {
+    assert.match(problems(['--seal-key-secret=Not_A_Name']).join('\n'), /--seal-key-secret is "Not_A_Name"; give a Secret name/);
   });
 
   it('--default-service-account must name a ServiceAccount', () => {

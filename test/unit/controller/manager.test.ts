@@ -81,6 +81,7 @@ function setup() {
   const reconciled: string[] = [];
   const manager = new Manager({
     client: api,
+    masterKey: Buffer.alloc(32, 7),
     helm: world.helm,
     events,
     log: pino({ level: 'silent' }),
@@ -304,6 +305,7 @@ describe('Manager: charts from registries', () => {
     };
     const built: RecordingController[] = [];
     const manager = new Manager({
+      masterKey: Buffer.alloc(32, 7),
       client: new EmptyApi(), helm: new HelmWorld().helm, events: new RecordingEvents(), log: pino({ level: 'silent' }),
       watchNamespaces: [], defaultReconcilePeriodMs: DEFAULT_PERIOD_MS, defaultConcurrency: 1, helmTimeoutMs: 300_000, historyMax: 10, processStartedAt: 0,
       charts: { resolver, defaultRefreshIntervalMs: 60_000, clock },

@@ -7,10 +7,12 @@ import { KubeApiError } from '../../../src/kube/errors.js';
 import type { KubeClient, RequestOptions } from '../../../src/kube/rest.js';
 import { resourcePath } from '../../../src/kube/resource.js';
 import type { ApiResource, KubeObject } from '../../../src/kube/types.js';
-import type { KeepInput } from '../../../src/reconcile/ports.js';
+import type { Confinement, KeepInput } from '../../../src/reconcile/ports.js';
+import { readReleaseManifest } from '../../../src/helm/storage.js';
 import { capturingLogger } from '../fakes/reconcile-ports.js';
 import { fixtureJson } from './fixtures.js';
 
+const CONFINED: Confinement = { namespace: 'ns1', allowClusterScoped: false, allowCrossNamespace: false };
 const configMaps: ApiResource = { group: '', version: 'v1', apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 const deployments: ApiResource = { group: 'apps', version: 'v1', apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true };
 const secrets: ApiResource = { group: '', version: 'v1', apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
@@ -150,13 +152,14 @@ function setup() {
     log,
     syncTimeoutMs: 1_000,
     catchUpTimeoutMs: 300,
+    readManifest: (at: { namespace: string; release: string; revision: number }) => readReleaseManifest(api, at.namespace, at.release, at.revision),
     onReading: (namespace, release) => reading.push(`${namespace}/${release} ${String(watcher.get('apps/v1', 'Deployment', 'ns1', 'web') !== undefined)}`),
   });
   return { api, watcher, keeper, logged: text, reading };
 }
 
 function input(extra: Partial<KeepInput> = {}): KeepInput {
-  return { namespace: 'ns1', release: 'demo', revision: 1, manifest: MANIFEST, watch: true, repair: false, ...extra };
+  return { namespace: 'ns1', release: 'demo', revision: 1, manifest: MANIFEST, watch: true, repair: false, ownerUid: 'uid-1', confinement: CONFINED, ...extra };
 }
 
 /** The cache and the server agree: every object as the chart says, the Deployment available. */
@@ -293,7 +296,7 @@ describe('ReleaseKeeper.keep', () => {
     const { keeper, api } = setup();
     const secret = fixtureJson('release-secret-web2-v1.json');
     api.put(secrets, secret);
-    const kept = await keeper.keep({ namespace: 'exp', release: 'web2', revision: 1, watch: false, repair: false });
+    const kept = await keeper.keep({ namespace: 'exp', release: 'web2', revision: 1, watch: false, repair: false, ownerUid: 'uid-1', confinement: CONFINED });
     assert.deepEqual(api.requests, ['GET /api/v1/namespaces/exp/secrets/sh.helm.release.v1.web2.v1']);
     assert.deepEqual(
       kept.inventory.map((r) => `${r.kind} ${r.namespace ?? ''}/${r.name}`),
@@ -324,7 +327,7 @@ describe('ReleaseKeeper.keep', () => {
 
 describe('ReleaseKeeper: which record a parsed manifest belongs to', () => {
   const ONLY = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: only\n';
-  const web2 = (extra: Partial<KeepInput>): KeepInput => ({ namespace: 'exp', release: 'web2', revision: 1, watch: false, repair: false, ...extra });
+  const web2 = (extra: Partial<KeepInput>): KeepInput => ({ namespace: 'exp', release: 'web2', revision: 1, watch: false, repair: false, ownerUid: 'uid-1', confinement: CONFINED, ...extra });
   const names = (kept: { inventory: readonly { kind: string; name: string }[] }): string[] => kept.inventory.map((r) => `${r.kind}/${r.name}`);
 
   it('reads a revision 1 made again after an outside helm uninstall, not the old revision 1', async () => {
@@ -381,14 +384,14 @@ describe('ReleaseKeeper.remaining', () => {
       { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns1', name: 'terminating' },
       { apiVersion: 'example.com/v1', kind: 'Widget', namespace: 'ns1', name: 'w' },
     ];
-    assert.deepEqual(await keeper.remaining(items), [items[0], items[3]]);
+    assert.deepEqual(await keeper.remaining(items, CONFINED), [items[0], items[3]]);
   });
 
   it('does not skip an object whose resource-policy is something else', async () => {
     const { keeper, api } = setup();
     api.put(configMaps, configMap('cfg', {}, { 'helm.sh/resource-policy': 'delete' }));
     const item = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns1', name: 'cfg' };
-    assert.deepEqual(await keeper.remaining([item]), [item]);
+    assert.deepEqual(await keeper.remaining([item], CONFINED), [item]);
   });
 });
 

@@ -110,7 +110,13 @@ export class HelmWorld {
       }
       return Promise.resolve();
     },
+    foreignRevisions: (_namespace, _release, _ownerUid, revisions) =>
+      Promise.resolve(revisions.filter((r) => this.foreignSecrets.has(r.secretName))),
+    sealKey: (ownerUid) => Buffer.from(`key of ${ownerUid}`).toString('base64'),
   };
+
+  /** Records (by Secret name) that do not prove they were written for the CR asking. */
+  readonly foreignSecrets = new Set<string>();
 }
 
 export { HelmError };

@@ -6,6 +6,7 @@
 import { pino, type Logger } from 'pino';
 import type { CrStatus, CustomResource, KeepResult, ObjectRef, Release, StoredRevision } from '../../../src/reconcile/model.js';
 import type {
+  Confinement,
   CrWriter,
   EventSink,
   EventType,
@@ -116,6 +117,14 @@ export class RecordingStore implements ReleaseStore {
     this.deleted.push({ namespace, revision, impersonate });
     return Promise.resolve();
   }
+  /** Secret names of records that do not prove they were written for the CR asking. */
+  readonly foreign = new Set<string>();
+  foreignRevisions(_namespace: string, _release: string, _ownerUid: string, revisions: readonly StoredRevision[]): Promise<StoredRevision[]> {
+    return Promise.resolve(revisions.filter((r) => this.foreign.has(r.secretName)));
+  }
+  sealKey(ownerUid: string): string {
+    return Buffer.from(`key of ${ownerUid}`).toString('base64');
+  }
 }
 
 /** The release keeper: records keep/remaining/forget calls and answers what the test set. */
@@ -146,7 +155,7 @@ export class FakeKeeper implements ReleaseKeeperPort {
   forget(namespace: string, release: string): void {
     this.forgotten.push(`${namespace}/${release}`);
   }
-  remaining(items: readonly ObjectRef[]): Promise<ObjectRef[]> {
+  remaining(items: readonly ObjectRef[], _confinement: Confinement, _impersonate?: string): Promise<ObjectRef[]> {
     this.asked.push(items);
     return Promise.resolve(this.left);
   }

@@ -16,6 +16,8 @@ import { resourcePath } from '../../../src/kube/resource.js';
 import type { KubeObject } from '../../../src/kube/types.js';
 import { fixtureJson } from '../dependents/fixtures.js';
 
+const STORE_OPTS = { masterKey: Buffer.alloc(32, 1) };
+
 /** A real Secret written by `helm install web2 charts/webapp` (Helm 4.1.4). */
 const secret = fixtureJson('release-secret-web2-v1.json');
 const releaseData = (secret.data as { release: string }).release;
@@ -140,7 +142,7 @@ describe('createReleaseStore', () => {
         },
       },
     ]);
-    const revs = await createReleaseStore(client).revisions('shop', 'web');
+    const revs = await createReleaseStore(client, STORE_OPTS).revisions('shop', 'web');
     assert.deepEqual(revs, [
       { revision: 2, status: 'deployed', fingerprint: 'f2', ownerKind: 'WebApp.example.com', createdAt: '2026-01-01T10:00:00Z', secretName: 'sh.helm.release.v1.web.v2' },
       { revision: 3, status: 'pending-upgrade', fingerprint: undefined, ownerKind: undefined, call: '0123456789ab-4', createdAt: '2026-01-01T10:01:00Z', secretName: 'sh.helm.release.v1.web.v3' },
@@ -152,16 +154,16 @@ describe('createReleaseStore', () => {
   });
 
   it('treats an empty metadata list (items: null) as no revisions', async () => {
-    assert.deepEqual(await createReleaseStore(storeClient(null).client).revisions('shop', 'web'), []);
+    assert.deepEqual(await createReleaseStore(storeClient(null).client, STORE_OPTS).revisions('shop', 'web'), []);
   });
 
   it('deletes a revision’s Secret and ignores one already gone', async () => {
     const rev = revisionFromLabels('sh.helm.release.v1.web.v3', { version: '3', status: 'pending-upgrade' }, undefined);
     assert.ok(rev);
     const ok = storeClient([]);
-    await createReleaseStore(ok.client).deleteRevision('shop', rev);
+    await createReleaseStore(ok.client, STORE_OPTS).deleteRevision('shop', rev);
     assert.deepEqual(ok.seen.map((r) => `${r.method} ${r.path}`), [`DELETE ${secrets}/sh.helm.release.v1.web.v3`]);
-    await createReleaseStore(storeClient([], 404).client).deleteRevision('shop', rev);
+    await createReleaseStore(storeClient([], 404).client, STORE_OPTS).deleteRevision('shop', rev);
   });
 
   it('ignores labels that are not a Helm revision', () => {

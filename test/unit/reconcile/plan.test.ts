@@ -28,6 +28,7 @@ function input(overrides: Partial<PlanInput> = {}): PlanInput {
     desiredFingerprint: 'fp-current',
     ownerKind: 'WebApp.apps.example.com',
     revisions: [],
+    foreignRevisions: [],
     inventory: [],
     canCheckObjects: true,
     now: START + 10_000,

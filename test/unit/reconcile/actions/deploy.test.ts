@@ -39,6 +39,7 @@ describe('deploy: the helm request', () => {
             nonOwnedAnnotations: nonOwned,
             allowClusterScoped: false,
             allowCrossNamespace: true,
+            sealKey: Buffer.from('key of uid-1').toString('base64'),
           },
         },
         impersonate: undefined,
@@ -137,6 +138,8 @@ describe('deploy: success', () => {
         repair: false,
         awaitCaches: true,
         impersonate: undefined,
+        ownerUid: 'uid-1',
+        confinement: { namespace: 'ns1', allowClusterScoped: false, allowCrossNamespace: false },
       },
     ]);
     assert.equal(writer.statuses.length, 1);

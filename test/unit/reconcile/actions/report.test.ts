@@ -35,6 +35,8 @@ describe('current', () => {
         repair: true,
         awaitCaches: undefined,
         impersonate: undefined,
+        ownerUid: 'uid-1',
+        confinement: { namespace: 'ns1', allowClusterScoped: false, allowCrossNamespace: false },
       },
     ]);
     assert.deepEqual(conditionSummary(writtenCondition(writer, 'Ready')), {

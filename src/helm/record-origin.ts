@@ -1,0 +1,81 @@
+/**
+ * Whether a Helm release record was written by chartpilot for one CR. Pure: given the CR's seal
+ * key, the decoded record and its Secret's annotations, a verdict.
+ *
+ * A record is ours for the CR iff every object of its manifest and of every hook's manifest
+ * carries a valid seal under the CR's key (the post-renderer sealed them: nobody without the
+ * operator's master key can make one, and a copy of another CR's record or any edit breaks them),
+ * OR the record's Secret carries an adoption mark: `chartpilot adopt` looked at the record (its
+ * chart, its objects within the confinement) and marked exactly these objects, this release name
+ * and revision, with the CR's key. Labels and every other annotation are copied by a forger at
+ * will; neither of these can be.
+ */
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { canonicalObjectText, hasValidSeal } from './seal.js';
+import type { Release } from '../reconcile/model.js';
+
+/** A release record as stored: the release, and the manifests of its hooks (kept apart by Helm). */
+export interface DecodedRecord {
+  readonly release: Release;
+  /** `hooks[].manifest`, in the record's order. */
+  readonly hookManifests: readonly string[];
+}
+
+/** On a release record's Secret: `chartpilot adopt` took this record over for its CR. */
+export const ADOPTED_ANNOTATION = 'chartpilot.io/adopted';
+
+/** Parses a manifest into the objects helm would apply; throws when it cannot. */
+export type ManifestObjects = (text: string) => Record<string, unknown>[];
+
+/** Every object of a record, manifest first, then each hook's; throws when any cannot be read. */
+export function recordObjects(record: DecodedRecord, parse: ManifestObjects): Record<string, unknown>[] {
+  return [...parse(record.release.manifest), ...record.hookManifests.flatMap((m) => parse(m))];
+}
+
+/** sha256 (hex) of the canonical texts of `objects`, in order, each ended by a newline. */
+export function objectsDigest(objects: readonly Record<string, unknown>[]): string {
+  const hash = createHash('sha256');
+  for (const o of objects) hash.update(`${canonicalObjectText(o)}\n`);
+  return hash.digest('hex');
+}
+
+/** The adoption mark of one record: base64url(HMAC(key, "adopt\0" + release + "\0" + revision + "\0" + digest)). */
+export function adoptionMark(key: Buffer, releaseName: string, revision: number, objects: readonly Record<string, unknown>[]): string {
+  return createHmac('sha256', key).update(`adopt\0${releaseName}\0${String(revision)}\0${objectsDigest(objects)}`).digest('base64url');
+}
+
+export interface RecordToJudge {
+  readonly record: DecodedRecord;
+  /** The Secret's annotations (where an adoption mark would be). */
+  readonly annotations: Readonly<Record<string, string>>;
+}
+
+/**
+ * Whether the record is ours for the CR the key belongs to, and is the release `releaseName` in
+ * `namespace`. Anything unreadable is not ours.
+ */
+export function isOurRecord(
+  key: Buffer,
+  judged: RecordToJudge,
+  expect: { readonly releaseName: string; readonly namespace: string },
+  parse: ManifestObjects,
+): boolean {
+  const { release } = judged.record;
+  if (release.name !== expect.releaseName || release.namespace !== expect.namespace) return false;
+  let objects: Record<string, unknown>[];
+  try {
+    objects = recordObjects(judged.record, parse);
+  } catch {
+    return false;
+  }
+  if (objects.every((o) => hasValidSeal(key, o))) return true;
+  const mark = judged.annotations[ADOPTED_ANNOTATION];
+  if (mark === undefined) return false;
+  return sameText(mark, adoptionMark(key, release.name, release.revision, objects));
+}
+
+function sameText(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
