@@ -7,6 +7,7 @@ import type { Document } from 'yaml';
 import type { ChartObject, RbacOptions, RbacOutput, RbacPlan } from './rbac-model.js';
 import { bindingDoc, bindRules, byText, copiedRoleRules, CR_VERBS, LEASE_VERBS, objectRules, READ_VERBS, roleDoc, STORAGE_VERBS, type CommentedRule } from './rbac-rules.js';
 import { tenantDocuments, tenantServiceAccounts } from './rbac-tenant.js';
+import { DEFAULT_SEAL_KEY_SECRET } from '../helm/seal-key.js';
 
 export type { ChartObject, RbacOptions, RbacOutput, RbacPlan, WatchedResource } from './rbac-model.js';
 
@@ -153,6 +154,7 @@ export function buildRbac(plan: RbacPlan, opts: RbacOptions): RbacOutput {
       ' Leader election: only one replica acts at a time.',
     ),
     bindingDoc('RoleBinding', leader, opts.namespace, 'Role', operator, labels),
+    ...sealKeyDocuments(opts, operator, labels),
     ...tenants.documents,
   );
   const pullSecrets = [...new Set(opts.pullSecrets ?? [])].sort(byText);
@@ -164,6 +166,29 @@ export function buildRbac(plan: RbacPlan, opts: RbacOptions): RbacOutput {
     );
   }
   return { documents, warnings };
+}
+
+/**
+ * The seal key: read (only that Secret) and made at first start (RBAC cannot limit create to a
+ * name: the Role is in the operator's namespace only, where no tenant has rights).
+ */
+function sealKeyDocuments(opts: RbacOptions, operator: { name: string; namespace: string }, labels: Record<string, string>): Document[] {
+  const name = `${opts.name}-seal-key`;
+  const secret = DEFAULT_SEAL_KEY_SECRET;
+  return [
+    roleDoc(
+      'Role',
+      name,
+      opts.namespace,
+      [
+        { rule: { apiGroups: [''], resources: ['secrets'], resourceNames: [secret], verbs: ['get'] }, why: `the seal key (${secret}): which Helm records the operator wrote` },
+        { rule: { apiGroups: [''], resources: ['secrets'], verbs: ['create'] }, why: `make ${secret} at the first start (create cannot be limited to one name)` },
+      ],
+      labels,
+      ' The seal key, in the operator namespace: proves which Helm release records chartpilot wrote for which resource.',
+    ),
+    bindingDoc('RoleBinding', name, opts.namespace, 'Role', operator, labels),
+  ];
 }
 
 function headerComment(plan: RbacPlan, opts: RbacOptions, warnings: readonly string[]): string {

@@ -31,6 +31,8 @@ interface Grant {
   readonly yaml: string;
   /** The operator's name: prefix of every object, and their app.kubernetes.io/name label. */
   readonly name: string;
+  /** The operator's namespace (where its seal key is). */
+  readonly namespace: string;
 }
 
 /**
@@ -65,7 +67,7 @@ async function grantGeneratedRbac(
   });
   await cluster.kubectl(['create', 'serviceaccount', 'operator', '-n', operatorNs]);
   await cluster.kubectl(['apply', '-f', '-'], { input: yaml });
-  return { dir, kubeconfig: tokenKubeconfig(cluster, dir, await serviceAccountToken(cluster, operatorNs, 'operator')), yaml, name };
+  return { dir, kubeconfig: tokenKubeconfig(cluster, dir, await serviceAccountToken(cluster, operatorNs, 'operator')), yaml, name, namespace: operatorNs };
 }
 
 /**
@@ -86,7 +88,8 @@ async function operatorCan(cluster: TestCluster, saNs: string, verb: string, res
 
 /** Runs the operator as the grant's identity on the watches.yaml it was generated for. */
 function startAs(s: Setup, grant: Grant, opts: { noWait?: boolean; args?: readonly string[] } = {}): Promise<RunningOperator> {
-  return s.start({ dir: grant.dir, env: { KUBECONFIG: grant.kubeconfig }, ...opts });
+  // In a pod the namespace comes from the ServiceAccount mount; POD_NAMESPACE stands in for it here.
+  return s.start({ dir: grant.dir, env: { KUBECONFIG: grant.kubeconfig, POD_NAMESPACE: grant.namespace }, ...opts });
 }
 
 /** install → upgrade → delete, as the restricted identity. */
