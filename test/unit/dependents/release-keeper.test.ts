@@ -220,6 +220,30 @@ describe('ReleaseKeeper.keep', () => {
     assert.deepEqual(api.requests, [], 'nothing drifted: no request');
   });
 
+  it('neither reads nor repairs nor tells readiness of objects outside the confinement, whatever the record lists', async () => {
+    const { keeper, watcher, api } = setup();
+    inSync(api, watcher);
+    const elsewhere = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: theirs\n  namespace: kube-system\ndata:\n  x: "1"\n';
+    const kept = await keeper.keep(input({ repair: true, manifest: `${MANIFEST}---\n${elsewhere}` }));
+    assert.deepEqual(kept.repaired, []);
+    assert.ok(!api.requests.some((r) => r.includes('kube-system')), api.requests.join('\n'));
+    assert.deepEqual(kept.readiness, { ready: true, failed: false, reason: 'AllResourcesReady', message: 'all 3 resources are ready' });
+    assert.ok(kept.inventory.some((i) => i.namespace === 'kube-system'), 'the inventory still names it: the record lists it');
+    // With allowCrossNamespace the entry allows it, and it is repaired like the others.
+    const allowed = await keeper.keep(input({ repair: true, manifest: `${MANIFEST}---\n${elsewhere}`, confinement: { ...CONFINED, allowCrossNamespace: true } }));
+    assert.deepEqual(allowed.repaired, [{ object: 'ConfigMap theirs', action: 'created', fields: [] }]);
+  });
+
+  it('reads an object for a repair as the tenant when there is one', async () => {
+    const { keeper, watcher, api } = setup();
+    inSync(api, watcher);
+    const drifted = configMap('cfg', { mode: 'slow' });
+    watcher.put(drifted);
+    api.put(configMaps, drifted);
+    await keeper.keep(input({ repair: true, impersonate: 'system:serviceaccount:ns1:tenant' }));
+    assert.deepEqual(api.calls.map((c) => c.opts.impersonateUser), ['system:serviceaccount:ns1:tenant', 'system:serviceaccount:ns1:tenant']);
+  });
+
   it('sets back a drifted object the fresh read confirms, applying as Helm', async () => {
     const { keeper, watcher, api } = setup();
     inSync(api, watcher);

@@ -279,3 +279,54 @@ describe('plan', () => {
     assert.deepEqual(plan(input({ chartUnavailable: 'x', paused: true })), { kind: 'paused' });
   });
 });
+
+describe('plan: records chartpilot did not write for this CR', () => {
+  const forged = rev(3, 'deployed', { secretName: 'sh.helm.release.v1.demo.v3' });
+  const refuses = (i: Partial<PlanInput>): void => {
+    const result = plan(input({ foreignRevisions: [forged], ...i }));
+    assert.equal(result.kind, 'foreign-records', JSON.stringify(i));
+  };
+  const progressAfter = (failedDeploy: 'install' | 'upgrade'): Progress => ({ ...NO_PROGRESS, failedDeploy });
+
+  it('refuses every path that would act on the release: upgrade, drift repair, unlock, clearing, remediation, uninstall, uninstall-wait', () => {
+    // upgrade (a spec change) and repair (nothing to do: the keep pass repairs)
+    refuses({ revisions: [rev(2, 'superseded'), forged], desiredFingerprint: 'fp-new' });
+    refuses({ revisions: [rev(2, 'deployed'), forged] });
+    // unlock of a stale pending lock
+    refuses({ revisions: [rev(1, 'deployed'), rev(3, 'pending-upgrade', { createdAt: new Date(START - 3_600_000).toISOString() })] });
+    // clearing a release that never deployed
+    refuses({ revisions: [rev(1, 'failed')] });
+    // rollback after a failed upgrade, removal after a failed install
+    refuses({ revisions: [rev(1, 'deployed'), rev(2, 'failed')], progress: progressAfter('upgrade') });
+    refuses({ revisions: [rev(1, 'failed')], progress: progressAfter('install') });
+    // uninstall on deletion (the finalizer stays), and uninstall-wait
+    refuses({ deleting: true, revisions: [rev(1, 'deployed'), forged] });
+    refuses({ deleting: true, uninstallWait: true, inventory: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'kube-system', name: 'x' }] });
+    // even while paused, with a bad spec or before the finalizer: it says why nothing happens
+    refuses({ paused: true });
+    refuses({ problem: 'bad spec' });
+    refuses({ hasFinalizer: false });
+    // a release of another kind by its (forgeable) label is refused the same way
+    refuses({ revisions: [rev(1, 'deployed', { ownerKind: 'Other.x' })] });
+  });
+
+  it('lets a deleted CR without our finalizer go: nothing is done to the release', () => {
+    assert.deepEqual(plan(input({ deleting: true, hasFinalizer: false, foreignRevisions: [forged] })), { kind: 'released' });
+  });
+
+  it('names the records and both ways out; while deleting, how to let the CR go', () => {
+    const result = plan(input({ foreignRevisions: [rev(4, 'deployed', { secretName: 'sh.helm.release.v1.demo.v4' }), forged] }));
+    assert.ok(result.kind === 'foreign-records');
+    assert.match(result.message, /^Helm release records sh\.helm\.release\.v1\.demo\.v3, sh\.helm\.release\.v1\.demo\.v4 were not written by chartpilot for this resource/);
+    assert.match(result.message, /delete them if they are forgeries, or run `chartpilot adopt`/);
+    const deleting = plan(input({ deleting: true, foreignRevisions: [forged] }));
+    assert.ok(deleting.kind === 'foreign-records');
+    assert.match(deleting.message, /keeps its finalizer until then \(remove the finalizer by hand/);
+  });
+
+  it('says the same whatever the forged records hold: only their names reach the message', () => {
+    const a = plan(input({ foreignRevisions: [rev(3, 'deployed', { fingerprint: 'guess-1', ownerKind: 'X' })] }));
+    const b = plan(input({ foreignRevisions: [rev(3, 'failed', { fingerprint: 'guess-2', createdAt: undefined })] }));
+    assert.deepEqual(a, b);
+  });
+});

@@ -281,6 +281,57 @@ describe('Reconciler', () => {
     assert.deepEqual(removed, ['other']);
   });
 
+  describe('records chartpilot did not write for this CR', () => {
+    const irreconcilable = (): { reason: string; message: string } | undefined => writer.last?.conditions?.find((c) => c.type === 'Irreconcilable');
+
+    it('runs no helm at all, on a spec change or on delete, and says which record and what to do', async () => {
+      await reconciler.reconcile(cr(), log);
+      world.foreignSecrets.add('s1');
+      world.calls.length = 0;
+      await reconciler.reconcile(cr({}, { replicas: 5 }, writer.last), log);
+      const deleting = cr({ deletionTimestamp: '2026-01-01T10:01:00Z' }, {}, writer.last);
+      let finalizerWrites = 0;
+      writer.setFinalizers = (c) => {
+        finalizerWrites++;
+        return Promise.resolve(c);
+      };
+      const outcome = await reconciler.reconcile(deleting, log);
+      assert.deepEqual(world.calls, [], 'no upgrade, no uninstall');
+      assert.equal(finalizerWrites, 0, 'the finalizer stays');
+      assert.equal(outcome.requeueAfterMs, 60_000, 'looked at again: deleting the forgery recovers');
+      assert.equal(irreconcilable()?.reason, 'ForeignReleaseRecord');
+      assert.match(irreconcilable()?.message ?? '', /record s1 was not written by chartpilot for this resource/);
+      assert.ok(events.events.some((e) => e.type === 'Warning' && e.reason === 'ForeignReleaseRecord'));
+    });
+
+    it('tells a record that appeared while helm ran, right after it', async () => {
+      const { helm } = world;
+      reconciler = makeReconciler({
+        helm: {
+          ...world.helm,
+          upgradeInstall: async (req) => {
+            const r = await helm.upgradeInstall(req);
+            world.foreignSecrets.add('s1');
+            return r;
+          },
+        },
+      });
+      await reconciler.reconcile(cr(), log);
+      assert.equal(irreconcilable()?.reason, 'ForeignReleaseRecord');
+      assert.equal(writer.last?.conditions?.find((c) => c.type === 'Deployed'), undefined, 'not told as deployed');
+    });
+
+    it('recovers once the forged record is gone', async () => {
+      await reconciler.reconcile(cr(), log);
+      world.foreignSecrets.add('s1');
+      await reconciler.reconcile(cr({}, { replicas: 1 }, writer.last), log);
+      assert.equal(irreconcilable()?.reason, 'ForeignReleaseRecord');
+      world.foreignSecrets.clear();
+      await reconciler.reconcile(cr({}, { replicas: 1 }, writer.last), log);
+      assert.equal(irreconcilable(), undefined);
+    });
+  });
+
   it('lets a resource go whose release is already gone', async () => {
     let removed = false;
     writer.setFinalizers = (c, f) => {
