@@ -3,8 +3,9 @@
  * take over releases it did not write — operator-sdk's helm-operator's, an older chartpilot's —
  * for the CRs they were made for. For every CR of the watched kinds, every record of its release
  * that does not prove to be chartpilot's gets an adoption mark when adopt.ts's rules allow it
- * (helm/adoption.ts), and is named with the reason when not. Only the record Secrets' metadata is
- * patched, guarded by their resourceVersion: what was checked is exactly what is marked.
+ * (helm/adoption.ts), and is named with the reason when not. The mark is a Helm release label
+ * (record-origin.ts says why), written guarded by the record's resourceVersion: what was checked
+ * is exactly what is marked.
  */
 import { parseArgs } from 'node:util';
 import type { Logger } from 'pino';
@@ -14,12 +15,11 @@ import { isDnsLabel, isDnsSubdomain } from '../config/labels.js';
 import { loadChartInfo } from '../generate/chart-meta.js';
 import { decideAdoption, type ScopedObject } from '../helm/adoption.js';
 import { manifestObjects } from '../helm/record-objects.js';
-import { ADOPTED_ANNOTATION, recordObjects } from '../helm/record-origin.js';
+import { ADOPTED_LABEL, recordObjects } from '../helm/record-origin.js';
 import { DEFAULT_SEAL_KEY_SECRET, loadSealKey, SealKeyError } from '../helm/seal-key.js';
-import { createReleaseStore, readRecord } from '../helm/storage.js';
+import { createReleaseStore, labelRecord, readRecord } from '../helm/storage.js';
 import { deriveSealKey } from '../helm/seal.js';
-import { isConflict } from '../kube/errors.js';
-import { CoreResources, listObjects, mergePatchObject } from '../kube/objects.js';
+import { listObjects } from '../kube/objects.js';
 import { createKubeClient, loadKubeConfig, type KubeClient } from '../kube/rest.js';
 import type { ApiResource } from '../kube/types.js';
 import { ExitCode } from '../lib/exit-codes.js';
@@ -38,9 +38,10 @@ chartpilot otherwise refuses to act on any release record it did not write for t
 For each resource of the kinds in the watches file, each record of its release (Helm's Secret
 per revision) that chartpilot did not write is adopted when it holds this
 release, was made from the watches entry's chart, and lists only objects the entry allows (the
-resource's namespace; others only with allowClusterScoped/allowCrossNamespace). Adopting writes
-the annotation ${ADOPTED_ANNOTATION} on that Secret (nothing else changes); the operator then
-upgrades the release as its own. One line per record: adopted, or refused and why.
+resource's namespace; others only with allowClusterScoped/allowCrossNamespace). Adopting adds the
+Helm release label ${ADOPTED_LABEL} to that record (a keyed mark of exactly its objects; Helm keeps
+it when it supersedes the record; nothing else changes); the operator then upgrades the release as
+its own. Switching back to operator-sdk keeps working: it ignores the label. One line per record: adopted, or refused and why.
 
 Flags:
   --watches-file <path>        the watches file (default ./watches.yaml)
@@ -144,18 +145,9 @@ async function adoptOne(
   });
   if (!decision.adopt) return { adopted: false, why: decision.why };
   if (at.dryRun) return { adopted: true };
-  try {
-    // Guarded by the resourceVersion read: a record changed since is not marked.
-    await mergePatchObject(
-      client,
-      { resource: CoreResources.secret, namespace: at.namespace, name: at.secretName },
-      { metadata: { resourceVersion: read.resourceVersion, annotations: { [ADOPTED_ANNOTATION]: decision.mark } } },
-    );
-  } catch (err) {
-    if (isConflict(err)) return { adopted: false, why: 'it changed while it was checked; run adopt again' };
-    throw err;
-  }
-  return { adopted: true };
+  // Guarded by the resourceVersion read: a record changed since is not marked.
+  const labelled = await labelRecord(client, { namespace: at.namespace, secretName: at.secretName, resourceVersion: read.resourceVersion }, { key: ADOPTED_LABEL, value: decision.mark });
+  return labelled === 'labelled' ? { adopted: true } : { adopted: false, why: 'it changed while it was checked; run adopt again' };
 }
 
 async function scopeOf(client: KubeClient, object: Record<string, unknown>): Promise<ObjectScope> {

@@ -1,6 +1,6 @@
 /**
  * Whether a Helm release record was written by chartpilot for one CR. Pure: given the CR's seal
- * key, the decoded record and its Secret's annotations, a verdict.
+ * key, the decoded record and its Secret's labels, a verdict.
  *
  * A record is ours for the CR iff every object of its manifest and of every hook's manifest
  * carries a valid seal under the CR's key (the post-renderer sealed them: nobody without the
@@ -19,10 +19,13 @@ export interface DecodedRecord {
   readonly release: Release;
   /** `hooks[].manifest`, in the record's order. */
   readonly hookManifests: readonly string[];
+  /** Helm's release labels (`helm --labels`, kept in the record and copied to its Secret). */
+  readonly labels: Readonly<Record<string, string>>;
 }
 
-/** On a release record's Secret: `chartpilot adopt` took this record over for its CR. */
-export const ADOPTED_ANNOTATION = 'chartpilot.io/adopted';
+/** A Helm release label: `chartpilot adopt` took this record over for its CR. */
+export const ADOPTED_LABEL = 'chartpilot.io/adopted';
+const MARK_BYTES = 31;
 
 /** Parses a manifest into the objects helm would apply; throws when it cannot. */
 export type ManifestObjects = (text: string) => Record<string, unknown>[];
@@ -39,15 +42,15 @@ export function objectsDigest(objects: readonly Record<string, unknown>[]): stri
   return hash.digest('hex');
 }
 
-/** The adoption mark of one record: base64url(HMAC(key, "adopt\0" + release + "\0" + revision + "\0" + digest)). */
+/** The adoption mark of one record: hex of HMAC(key, "adopt\0" + release + "\0" + revision + "\0" + digest), 31 bytes. */
 export function adoptionMark(key: Buffer, releaseName: string, revision: number, objects: readonly Record<string, unknown>[]): string {
-  return createHmac('sha256', key).update(`adopt\0${releaseName}\0${String(revision)}\0${objectsDigest(objects)}`).digest('base64url');
+  return createHmac('sha256', key).update(`adopt\0${releaseName}\0${String(revision)}\0${objectsDigest(objects)}`).digest().subarray(0, MARK_BYTES).toString('hex');
 }
 
 export interface RecordToJudge {
   readonly record: DecodedRecord;
-  /** The Secret's annotations (where an adoption mark would be). */
-  readonly annotations: Readonly<Record<string, string>>;
+  /** The Secret's labels. */
+  readonly labels: Readonly<Record<string, string>>;
 }
 
 /**
@@ -69,9 +72,11 @@ export function isOurRecord(
     return false;
   }
   if (objects.every((o) => hasValidSeal(key, o))) return true;
-  const mark = judged.annotations[ADOPTED_ANNOTATION];
-  if (mark === undefined) return false;
-  return sameText(mark, adoptionMark(key, release.name, release.revision, objects));
+  // On the Secret or in the record: helm copies the record's labels to the Secret it writes.
+  const marks = [judged.labels[ADOPTED_LABEL], judged.record.labels[ADOPTED_LABEL]].filter((m) => m !== undefined);
+  if (marks.length === 0) return false;
+  const expected = adoptionMark(key, release.name, release.revision, objects);
+  return marks.some((m) => sameText(m, expected));
 }
 
 function sameText(a: string, b: string): boolean {

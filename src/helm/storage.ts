@@ -11,8 +11,9 @@
  *   still reads, and so do we.
  */
 import { promisify } from 'node:util';
-import { gunzip } from 'node:zlib';
-import { CoreResources, deleteObject, findObject, listObjects } from '../kube/objects.js';
+import { gunzip, gunzipSync, gzipSync } from 'node:zlib';
+import { isConflict } from '../kube/errors.js';
+import { CoreResources, deleteObject, findObject, listObjects, replaceObject } from '../kube/objects.js';
 import type { KubeClient } from '../kube/rest.js';
 import { errorMessage } from '../lib/errors.js';
 import { isPlainObject } from '../lib/json.js';
@@ -183,7 +184,23 @@ export async function decodeStoredRecord(secretData: string): Promise<DecodedRec
     description: str(info.description) ?? '',
     applyMethod: str(json.apply_method),
   };
-  return { release, hookManifests };
+  const labels: Record<string, string> = {};
+  if (isPlainObject(json.labels)) for (const [k, v] of Object.entries(json.labels)) if (typeof v === 'string') labels[k] = v;
+  return { release, hookManifests, labels };
+}
+
+/**
+ * `data.release` of a record (as the API returns it) with one more Helm release label: what
+ * `helm --labels` would have stored, so helm keeps it when it rewrites the record (superseding).
+ */
+export function withReleaseLabel(secretData: string, key: string, value: string): string {
+  const helmPayload = Buffer.from(secretData, 'base64').toString('latin1');
+  let bytes = Buffer.from(helmPayload, 'base64');
+  if (bytes[0] === GZIP_MAGIC[0] && bytes[1] === GZIP_MAGIC[1]) bytes = gunzipSync(bytes);
+  const json: unknown = JSON.parse(bytes.toString('utf8'));
+  if (!isPlainObject(json)) throw new ReleaseRecordError('release record is not a JSON object');
+  json.labels = { ...(isPlainObject(json.labels) ? json.labels : {}), [key]: value };
+  return Buffer.from(gzipSync(Buffer.from(JSON.stringify(json))).toString('base64')).toString('base64');
 }
 
 /** One release record's Secret, read and decoded, with what identifies this exact version of it. */
@@ -200,7 +217,7 @@ export async function readRecord(client: KubeClient, namespace: string, secretNa
   if (typeof data !== 'string') return 'unreadable';
   try {
     const record = await decodeStoredRecord(data);
-    return { record, annotations: secret.metadata.annotations ?? {}, uid: secret.metadata.uid, resourceVersion: secret.metadata.resourceVersion };
+    return { record, labels: secret.metadata.labels ?? {}, uid: secret.metadata.uid, resourceVersion: secret.metadata.resourceVersion };
   } catch (err) {
     if (err instanceof ReleaseRecordError) return 'unreadable';
     throw err;
@@ -225,6 +242,33 @@ export async function readOwnManifest(
     throw new ForeignRecordError(`Helm release record ${at.namespace}/${secretName} was not written by chartpilot for this resource; its objects are not read or repaired`);
   }
   return read.record.release.manifest;
+}
+
+/**
+ * Adds a Helm release label to one record, in its JSON and on its Secret, only if the record is
+ * still at `resourceVersion` (what was checked is what is marked). 'changed' otherwise.
+ */
+export async function labelRecord(
+  client: KubeClient,
+  at: { readonly namespace: string; readonly secretName: string; readonly resourceVersion: string | undefined },
+  label: { readonly key: string; readonly value: string },
+): Promise<'labelled' | 'changed'> {
+  const address = { resource: CoreResources.secret, namespace: at.namespace, name: at.secretName };
+  const secret = await findObject(client, address);
+  const data = secret !== undefined && isPlainObject(secret.data) ? secret.data : undefined;
+  if (secret === undefined || data === undefined || typeof data.release !== 'string' || secret.metadata.resourceVersion !== at.resourceVersion) return 'changed';
+  const updated = {
+    ...secret,
+    metadata: { ...secret.metadata, labels: { ...secret.metadata.labels, [label.key]: label.value } },
+    data: { ...data, release: withReleaseLabel(data.release, label.key, label.value) },
+  };
+  try {
+    await replaceObject(client, address, updated);
+  } catch (err) {
+    if (isConflict(err)) return 'changed';
+    throw err;
+  }
+  return 'labelled';
 }
 
 /** A release record that chartpilot did not write for the CR asking. */

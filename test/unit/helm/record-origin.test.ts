@@ -4,9 +4,9 @@ import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { decideAdoption, type ScopedObject } from '../../../src/helm/adoption.js';
 import { manifestObjects } from '../../../src/helm/record-objects.js';
-import { ADOPTED_ANNOTATION, adoptionMark, isOurRecord, recordObjects, type DecodedRecord } from '../../../src/helm/record-origin.js';
+import { ADOPTED_LABEL, adoptionMark, isOurRecord, recordObjects, type DecodedRecord } from '../../../src/helm/record-origin.js';
 import { deriveSealKey, SEAL_ANNOTATION, sealOf } from '../../../src/helm/seal.js';
-import { createReleaseStore, decodeStoredRecord } from '../../../src/helm/storage.js';
+import { createReleaseStore, decodeStoredRecord, withReleaseLabel } from '../../../src/helm/storage.js';
 import { KubeApiError } from '../../../src/kube/errors.js';
 import type { KubeClient } from '../../../src/kube/rest.js';
 import { resourcePath } from '../../../src/kube/resource.js';
@@ -49,10 +49,10 @@ function release(extra: Partial<Release> = {}): Release {
 }
 
 function record(objects: readonly Record<string, unknown>[], hooks: readonly Record<string, unknown>[][] = [], extra: Partial<Release> = {}): DecodedRecord {
-  return { release: release({ manifest: manifest(objects), ...extra }), hookManifests: hooks.map((h) => manifest(h)) };
+  return { release: release({ manifest: manifest(objects), ...extra }), hookManifests: hooks.map((h) => manifest(h)), labels: {} };
 }
 
-const judge = (key: Buffer, r: DecodedRecord, annotations: Record<string, string> = {}): boolean => isOurRecord(key, { record: r, annotations }, EXPECT, manifestObjects);
+const judge = (key: Buffer, r: DecodedRecord, labels: Record<string, string> = {}): boolean => isOurRecord(key, { record: r, labels }, EXPECT, manifestObjects);
 
 describe('record origin: seals', () => {
   const cm = configMap('cfg', { mode: 'fast' });
@@ -97,8 +97,8 @@ describe('record origin: seals', () => {
   });
 
   it('an unreadable manifest is not ours', () => {
-    assert.equal(judge(KEY_A, { release: release({ manifest: 'a: [unclosed' }), hookManifests: [] }), false);
-    assert.equal(judge(KEY_A, { release: release({ manifest: '- just\n- a list\n' }), hookManifests: [] }), false);
+    assert.equal(judge(KEY_A, { release: release({ manifest: 'a: [unclosed' }), hookManifests: [], labels: {} }), false);
+    assert.equal(judge(KEY_A, { release: release({ manifest: '- just\n- a list\n' }), hookManifests: [], labels: {} }), false);
   });
 
   it('objects in an items list are judged one by one, as the decoder flattens them', () => {
@@ -113,17 +113,20 @@ describe('record origin: adoption marks', () => {
   const r = record(objects, [[configMap('hook', {})]]);
   const all = recordObjects(r, manifestObjects);
 
-  it('a record without seals is ours once marked for this CR, release, revision and content', () => {
+  it('a record without seals is ours once marked for this CR, release, revision and content: on its Secret or in the record', () => {
     assert.equal(judge(KEY_A, r), false);
-    assert.equal(judge(KEY_A, r, { [ADOPTED_ANNOTATION]: adoptionMark(KEY_A, 'web', 2, all) }), true);
+    const mark = adoptionMark(KEY_A, 'web', 2, all);
+    assert.match(mark, /^[0-9a-f]{62}$/, 'fits a label value');
+    assert.equal(judge(KEY_A, r, { [ADOPTED_LABEL]: mark }), true);
+    assert.equal(judge(KEY_A, { ...r, labels: { [ADOPTED_LABEL]: mark } }), true, 'helm copies the record’s labels to the Secret it rewrites');
   });
 
   it('a mark made for another CR, revision, release or content does not count', () => {
-    assert.equal(judge(KEY_A, r, { [ADOPTED_ANNOTATION]: adoptionMark(KEY_B, 'web', 2, all) }), false);
-    assert.equal(judge(KEY_A, r, { [ADOPTED_ANNOTATION]: adoptionMark(KEY_A, 'web', 3, all) }), false);
-    assert.equal(judge(KEY_A, r, { [ADOPTED_ANNOTATION]: adoptionMark(KEY_A, 'web2', 2, all) }), false);
+    assert.equal(judge(KEY_A, r, { [ADOPTED_LABEL]: adoptionMark(KEY_B, 'web', 2, all) }), false);
+    assert.equal(judge(KEY_A, r, { [ADOPTED_LABEL]: adoptionMark(KEY_A, 'web', 3, all) }), false);
+    assert.equal(judge(KEY_A, r, { [ADOPTED_LABEL]: adoptionMark(KEY_A, 'web2', 2, all) }), false);
     const edited = record([configMap('cfg', { mode: 'slow' })], [[configMap('hook', {})]]);
-    assert.equal(judge(KEY_A, edited, { [ADOPTED_ANNOTATION]: adoptionMark(KEY_A, 'web', 2, all) }), false);
+    assert.equal(judge(KEY_A, edited, { [ADOPTED_LABEL]: adoptionMark(KEY_A, 'web', 2, all) }), false);
   });
 });
 
@@ -137,7 +140,7 @@ describe('adopt: the decision', () => {
     const r = record(objects);
     const d = decideAdoption({ ...base, record: r, objects: recordObjects(r, manifestObjects).map((o) => scoped(o)) });
     assert.ok(d.adopt);
-    assert.equal(judge(KEY_A, r, { [ADOPTED_ANNOTATION]: d.mark }), true);
+    assert.equal(judge(KEY_A, r, { [ADOPTED_LABEL]: d.mark }), true);
   });
 
   it('refuses another chart, another release, objects elsewhere, and kinds the cluster does not serve, saying why', () => {
@@ -173,6 +176,13 @@ function secretData(r: DecodedRecord): string {
 }
 
 describe('storage: records with hooks, and the verdict cache', () => {
+  it('adds a release label in the record, where helm keeps it', async () => {
+    const r = record([configMap('cfg', {})]);
+    const decoded = await decodeStoredRecord(withReleaseLabel(secretData(r), ADOPTED_LABEL, 'abc'));
+    assert.deepEqual(decoded.labels, { [ADOPTED_LABEL]: 'abc' });
+    assert.equal(decoded.release.manifest, r.release.manifest, 'nothing else changes');
+  });
+
   it('decodes the hooks’ manifests apart from the release’s', async () => {
     const r = record([configMap('cfg', {})], [[configMap('pre', {})], [configMap('post', {})]]);
     const decoded = await decodeStoredRecord(secretData(r));
