@@ -11,10 +11,10 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, it, type TestContext } from 'node:test';
 import { execa } from 'execa';
 import { parseAllDocuments, stringify } from 'yaml';
-import { condition, type Cr } from './crs.js';
+import { condition, crsOf, type Cr } from './crs.js';
 import { BIN, fixtureChart } from './fixtures.js';
 import { getJson, newNamespace, type TestCluster } from './harness.js';
-import { operatorScenario, type Scenario } from './scenario.js';
+import { operatorScenario, setUp, type Scenario } from './scenario.js';
 import { waitFor } from './wait.js';
 
 const CHART = fixtureChart('records');
@@ -265,5 +265,21 @@ describe('release records chartpilot did not write', () => {
     assert.equal(again.stdout.trim(), '');
     const adoptedCfg = await getJson<SecretJson>(cluster, ['get', 'configmap', 'shop-cfg', '-n', ns, '-o', 'json']);
     assert.equal(adoptedCfg.metadata.uid, uidBefore);
+  });
+
+  it('`run --adopt-existing-releases` adopts at start what `chartpilot adopt` would, and refuses a release of another chart', async (t) => {
+    const setup = await setUp(t, { kind: 'RecAdoptRun', chart: CHART });
+    const { cluster, ns, kind } = setup;
+    await cluster.helm(['install', 'mine', CHART, '-n', ns]);
+    await cluster.helm(['install', 'other', fixtureChart('tiny'), '-n', ns]);
+    const mine = crsOf(cluster, kind, ns);
+    await mine.apply('mine', { message: 'hello' });
+    await mine.apply('other', { message: 'hello' });
+    const op = await setup.start({ args: ['--adopt-existing-releases', '--reconcile-period=2s'] });
+    const deployed = await crsOf(cluster, kind, ns, op).until('mine', 'Deployed after adoption at start', (c) => c.status?.deployedRelease?.revision === 2);
+    assert.equal(condition(deployed, 'Irreconcilable'), undefined);
+    assert.match(op.logs(), /refused [^ ]+\/sh\.helm\.release\.v1\.other\.v1 for [^:]+: it was made from chart \\"tiny\\", not \\"records\\"/);
+    await crsOf(cluster, kind, ns, op).until('other', 'Irreconcilable ForeignReleaseRecord', foreignCondition);
+    assert.deepEqual(await revisionsOf(cluster, ns, 'other'), [1]);
   });
 });
