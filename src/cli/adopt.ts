@@ -14,7 +14,7 @@ import { loadWatches } from '../config/watches.js';
 import { isDnsLabel, isDnsSubdomain } from '../config/labels.js';
 import { loadChartInfo } from '../generate/chart-meta.js';
 import { decideAdoption, type ScopedObject } from '../helm/adoption.js';
-import { manifestObjects } from '../helm/record-objects.js';
+import { resolveManifestObjects } from '../helm/postrender/resolve.js';
 import { ADOPTED_LABEL, recordObjects } from '../helm/record-origin.js';
 import { DEFAULT_SEAL_KEY_SECRET, loadSealKey, SealKeyError } from '../helm/seal-key.js';
 import { createReleaseStore, labelRecord, readRecord } from '../helm/storage.js';
@@ -127,7 +127,7 @@ async function adoptOne(
   if (read === 'unreadable') return { adopted: false, why: 'it is not a Helm release record' };
   let objects: readonly ScopedObject[] | { unreadable: string };
   try {
-    const parsed = recordObjects(read.record, manifestObjects);
+    const parsed = recordObjects(read.record, resolveManifestObjects);
     const scoped: ScopedObject[] = [];
     for (const object of parsed) scoped.push({ object, scope: await scopeOf(client, object) });
     objects = scoped;

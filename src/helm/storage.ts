@@ -21,7 +21,7 @@ import type { Release, StoredRevision } from '../reconcile/model.js';
 import { ReleaseLabels } from '../reconcile/names.js';
 import type { ReleaseStore } from '../reconcile/ports.js';
 import { toReleaseStatus } from './parse.js';
-import { manifestObjects } from './record-objects.js';
+import { resolveManifestObjects } from './postrender/resolve.js';
 import { isOurRecord, type DecodedRecord, type ManifestObjects, type RecordToJudge } from './record-origin.js';
 
 export type { DecodedRecord } from './record-origin.js';
@@ -78,7 +78,7 @@ const DEFAULT_MAX_VERDICTS = 50_000;
  * and whether each record was written by chartpilot for the CR (record-origin.ts).
  */
 export function createReleaseStore(client: KubeClient, opts: ReleaseStoreOptions): ReleaseStore {
-  const parse = opts.parse ?? manifestObjects;
+  const parse = opts.parse ?? resolveManifestObjects;
   const maxVerdicts = opts.maxVerdicts ?? DEFAULT_MAX_VERDICTS;
   const sealKeys = new Map<string, Buffer>();
   const keyOf = (ownerUid: string): Buffer => {
@@ -233,7 +233,7 @@ export async function readOwnManifest(
   client: KubeClient,
   masterKey: Buffer,
   at: { readonly namespace: string; readonly release: string; readonly revision: number; readonly ownerUid: string },
-  parse: ManifestObjects = manifestObjects,
+  parse: ManifestObjects = resolveManifestObjects,
 ): Promise<string | undefined> {
   const secretName = releaseSecretName(at.release, at.revision);
   const read = await readRecord(client, at.namespace, secretName);

@@ -3,7 +3,7 @@ import { gzipSync } from 'node:zlib';
 import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { decideAdoption, type ScopedObject } from '../../../src/helm/adoption.js';
-import { manifestObjects } from '../../../src/helm/record-objects.js';
+import { resolveManifestObjects } from '../../../src/helm/postrender/resolve.js';
 import { ADOPTED_LABEL, adoptionMark, isOurRecord, recordObjects, type DecodedRecord } from '../../../src/helm/record-origin.js';
 import { deriveSealKey, SEAL_ANNOTATION, sealOf } from '../../../src/helm/seal.js';
 import { createReleaseStore, decodeStoredRecord, withReleaseLabel } from '../../../src/helm/storage.js';
@@ -52,7 +52,7 @@ function record(objects: readonly Record<string, unknown>[], hooks: readonly Rec
   return { release: release({ manifest: manifest(objects), ...extra }), hookManifests: hooks.map((h) => manifest(h)), labels: {} };
 }
 
-const judge = (key: Buffer, r: DecodedRecord, labels: Record<string, string> = {}): boolean => isOurRecord(key, { record: r, labels }, EXPECT, manifestObjects);
+const judge = (key: Buffer, r: DecodedRecord, labels: Record<string, string> = {}): boolean => isOurRecord(key, { record: r, labels }, EXPECT, resolveManifestObjects);
 
 describe('record origin: seals', () => {
   const cm = configMap('cfg', { mode: 'fast' });
@@ -103,7 +103,7 @@ describe('record origin: seals', () => {
 
   it('objects in an items list are judged one by one, as the decoder flattens them', () => {
     const list = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'outer' }, items: [sealed(KEY_A, cm), configMap('smuggled', {}, 'kube-system')] };
-    assert.equal(recordObjects(record([list]), manifestObjects).length, 2);
+    assert.equal(recordObjects(record([list]), resolveManifestObjects).length, 2);
     assert.equal(judge(KEY_A, record([list])), false);
   });
 });
@@ -111,7 +111,7 @@ describe('record origin: seals', () => {
 describe('record origin: adoption marks', () => {
   const objects = [configMap('cfg', { mode: 'fast' })];
   const r = record(objects, [[configMap('hook', {})]]);
-  const all = recordObjects(r, manifestObjects);
+  const all = recordObjects(r, resolveManifestObjects);
 
   it('a record without seals is ours once marked for this CR, release, revision and content: on its Secret or in the record', () => {
     assert.equal(judge(KEY_A, r), false);
@@ -138,7 +138,7 @@ describe('adopt: the decision', () => {
   it('adopts a record of this release, from the entry’s chart, with every object in the namespace; the mark then verifies', () => {
     const objects = [configMap('cfg', {}), configMap('named', {}, 'team-a')];
     const r = record(objects);
-    const d = decideAdoption({ ...base, record: r, objects: recordObjects(r, manifestObjects).map((o) => scoped(o)) });
+    const d = decideAdoption({ ...base, record: r, objects: recordObjects(r, resolveManifestObjects).map((o) => scoped(o)) });
     assert.ok(d.adopt);
     assert.equal(judge(KEY_A, r, { [ADOPTED_LABEL]: d.mark }), true);
   });
