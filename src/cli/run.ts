@@ -302,18 +302,23 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
     },
   });
   if (config.adoptExistingReleases === true) {
-    // Before any controller looks at them, so adopted releases never show as foreign.
-    const tally = await adoptReleases({
-      client,
-      masterKey,
-      entries: resources,
-      namespaces: config.watchNamespaces,
-      dryRun: false,
-      report: (line) => {
-        log.info({ record: line }, 'adopt-existing-releases');
-      },
-    });
-    log.info(tally, 'adopt-existing-releases: done');
+    // Before any controller looks at them, so adopted releases never show as foreign. A failure
+    // here stops nothing: those CRs say ForeignReleaseRecord, and `chartpilot adopt` can follow.
+    try {
+      const tally = await adoptReleases({
+        client,
+        masterKey,
+        entries: resources,
+        namespaces: config.watchNamespaces,
+        dryRun: false,
+        report: (line) => {
+          log.info({ record: line }, 'adopt-existing-releases');
+        },
+      });
+      log.info(tally, 'adopt-existing-releases: done');
+    } catch (err) {
+      log.error({ err: errorMessage(err) }, 'adopt-existing-releases failed; releases not adopted stay untouched (run chartpilot adopt)');
+    }
   }
   const manager = new Manager({
     client,
