@@ -54,9 +54,6 @@ Flags:
 Exit codes: 0 every record is chartpilot's or adopted, 2 bad flags or watches file,
 3 cluster not reachable / CRD or permission missing, 4 some records were refused (named above).`;
 
-/** Some records were refused: named on stdout, each with why. */
-export const ADOPT_REFUSED_EXIT = 4;
-
 export interface AdoptIo {
   readonly stdout: (line: string) => void;
   readonly stderr: (line: string) => void;
@@ -231,7 +228,7 @@ export async function adoptCommand(argv: readonly string[], io: AdoptIo): Promis
       report: io.stdout,
     });
     io.stderr(`${values['dry-run'] ? 'would adopt' : 'adopted'} ${tally.adopted} record(s), refused ${tally.refused}`);
-    return tally.refused > 0 ? ADOPT_REFUSED_EXIT : ExitCode.ok;
+    return tally.refused > 0 ? ExitCode.adoptRefused : ExitCode.ok;
   } catch (err) {
     if (err instanceof PreflightError) {
       for (const p of err.problems) io.stderr(`error: ${p}`);

@@ -7,4 +7,6 @@ export const ExitCode = {
   badConfig: 2,
   /** The environment is not ready: cluster unreachable, CRD missing, RBAC missing, helm missing. */
   environment: 3,
+  /** `chartpilot adopt`: some release records were refused (each named, with why). */
+  adoptRefused: 4,
 } as const;
