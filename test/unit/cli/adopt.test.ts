@@ -1,0 +1,35 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { adoptCommand, defaultOperatorNamespace } from '../../../src/cli/adopt.js';
+
+function io(env: Record<string, string | undefined> = {}): { out: string[]; err: string[]; io: Parameters<typeof adoptCommand>[1] } {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { out, err, io: { stdout: (l) => out.push(l), stderr: (l) => err.push(l), env } };
+}
+
+describe('chartpilot adopt: flags', () => {
+  it('--help says what it does and its exit codes', async () => {
+    const r = io();
+    assert.equal(await adoptCommand(['--help'], r.io), 0);
+    assert.match(r.out.join('\n'), /Takes over, for chartpilot, the Helm releases/);
+    assert.match(r.out.join('\n'), /4 some records were refused/);
+  });
+
+  it('an unknown flag or a bad name is exit 2, each problem named', async () => {
+    const unknown = io();
+    assert.equal(await adoptCommand(['--nope'], unknown.io), 2);
+    assert.match(unknown.err.join('\n'), /--nope/);
+    const bad = io();
+    assert.equal(await adoptCommand(['--namespace', 'Bad_NS', '--seal-key-secret', 'Not A Name', '--watches-file', '/nonexistent/watches.yaml'], bad.io), 2);
+    const text = bad.err.join('\n');
+    assert.match(text, /--namespace is "Bad_NS"/);
+    assert.match(text, /--seal-key-secret is "Not A Name"/);
+    assert.match(text, /nonexistent\/watches\.yaml/);
+  });
+
+  it('finds the seal key where the operator does: POD_NAMESPACE, else default', () => {
+    assert.equal(defaultOperatorNamespace({ POD_NAMESPACE: 'ops' }), 'ops');
+    assert.equal(defaultOperatorNamespace({}), 'default');
+  });
+});
