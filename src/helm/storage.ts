@@ -109,18 +109,20 @@ export function createReleaseStore(client: KubeClient, opts: ReleaseStoreOptions
           const read = await readRecord(client, namespace, r.secretName);
           // Gone since the LIST (helm pruned history, an uninstall): nothing left to act on.
           if (read === 'missing') continue;
-          ours = read !== 'unreadable' && isOurRecord(keyOf(ownerUid), read, { releaseName: release, namespace }, parse);
-          // Remember what was read, under the version that was read (it may be newer than the LIST's).
-          if (read !== 'unreadable' && read.uid !== undefined && read.resourceVersion !== undefined) {
-            remember(`${ownerUid}\0${read.uid}\0${read.resourceVersion}`, ours);
+          if (read === 'unreadable') {
+            ours = false;
+            // Not ours whatever version was read: remembering it under the LIST's version is safe.
+            if (cacheKey !== undefined) remember(cacheKey, false);
+          } else {
+            ours = isOurRecord(keyOf(ownerUid), read, { releaseName: release, namespace }, parse);
+            // Under the version that was read, which may be newer than the LIST's.
+            if (read.uid !== undefined && read.resourceVersion !== undefined) remember(`${ownerUid}\0${read.uid}\0${read.resourceVersion}`, ours);
           }
-          if (cacheKey !== undefined && read !== 'unreadable' && read.uid === r.uid && read.resourceVersion === r.resourceVersion) remember(cacheKey, ours);
         }
         if (!ours) foreign.push(r);
       }
       return foreign;
     },
-  
     async revisions(namespace, release) {
       const list = await listObjects(client, CoreResources.secret, namespace, { labelSelector: `owner=helm,name=${release}`, metadataOnly: true });
       const out: StoredRevision[] = [];

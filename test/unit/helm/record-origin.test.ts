@@ -244,10 +244,13 @@ describe('storage: records with hooks, and the verdict cache', () => {
 
   it('a record gone since the LIST is nothing to act on; one that is not a Helm record is foreign', async () => {
     const secrets = new Map([['sh.helm.release.v1.web.v2', { data: Buffer.from('not helm').toString('base64'), rv: '5' }]]);
-    const { client } = recordsClient(secrets);
+    const { client, gets } = recordsClient(secrets);
     const store = createReleaseStore(client, { masterKey: MASTER });
     const foreign = await store.foreignRevisions('team-a', 'web', 'uid-a', [rev(1, '4'), rev(2, '5')]);
     assert.deepEqual(foreign.map((r) => r.revision), [2]);
+    const read = gets.length;
+    assert.deepEqual((await store.foreignRevisions('team-a', 'web', 'uid-a', [rev(2, '5')])).map((r) => r.revision), [2]);
+    assert.equal(gets.length, read, 'an unreadable record is not read again at the same version');
   });
 
   it('the seal key the post-renderer gets is the derived per-CR key', () => {
