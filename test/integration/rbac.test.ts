@@ -176,4 +176,17 @@ describe('generated RBAC', () => {
     assert.match(op.logs(), new RegExp(`missing permissions it needs: patch ${kind.plural}/status\\.${kind.group.replace(/\./g, '\\.')} in namespace ${ns}\\.`));
     assert.match(op.logs(), /chartpilot generate rbac/);
   });
+
+  it('without the seal key Role the operator exits 3 at start, naming the Secret, its namespace and the rule to add', async (t) => {
+    const s = await setUp(t, { kind: 'RbacSealKey', chart: SAMPLE_CHART });
+    const { ns, kind } = s;
+    // The operator in a namespace of its own, where only the seal key Role would grant Secrets.
+    const operatorNs = await newNamespace(t, 'rbac-operator');
+    const grant = await grantGeneratedRbac(t, s.cluster, kind, operatorNs, [ns], (docs) => {
+      docs.splice(0, docs.length, ...docs.filter((d) => !String((d['metadata'] as { name?: string } | undefined)?.name).endsWith('-seal-key')));
+    });
+    const op = await startAs(s, grant, { noWait: true });
+    assert.equal(await op.exitCode(30_000), 3, op.logs());
+    assert.match(op.logs(), new RegExp(`error: the operator may not get Secret ${operatorNs}/chartpilot-seal-key .*grant it get and create on secrets in namespace ${operatorNs}`));
+  });
 });
