@@ -18,6 +18,7 @@ import { resolveManifestObjects } from '../helm/postrender/resolve.js';
 import { ADOPTED_LABEL, recordObjects } from '../helm/record-origin.js';
 import { DEFAULT_SEAL_KEY_SECRET, loadSealKey, SealKeyError } from '../helm/seal-key.js';
 import { createReleaseStore, labelRecord, readRecord } from '../helm/storage.js';
+import { RecordVerdicts } from '../helm/record-verdicts.js';
 import { deriveSealKey } from '../helm/seal.js';
 import { listObjects } from '../kube/objects.js';
 import { createKubeClient, loadKubeConfig, type KubeClient } from '../kube/rest.js';
@@ -80,7 +81,7 @@ export interface AdoptOptions {
 /** Adopts what may be adopted for every CR of `entries`; returns how many were adopted and refused. */
 export async function adoptReleases(opts: AdoptOptions): Promise<AdoptTally> {
   const { client } = opts;
-  const store = createReleaseStore(client, { masterKey: opts.masterKey });
+  const store = createReleaseStore(client, new RecordVerdicts(client, { masterKey: opts.masterKey }));
   const tally: AdoptTally = { adopted: 0, refused: 0 };
   for (const [entry, resource] of opts.entries) {
     const chartName = await chartNameOf(entry);

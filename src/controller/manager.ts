@@ -5,7 +5,8 @@
 import type { Logger } from 'pino';
 import { applyOverrides } from '../config/overrides.js';
 import { gvkKey, type WatchEntry } from '../config/types.js';
-import { createReleaseStore, readOwnManifest } from '../helm/storage.js';
+import { createReleaseStore } from '../helm/storage.js';
+import { RecordVerdicts } from '../helm/record-verdicts.js';
 import type { HelmClient } from '../helm/types.js';
 import type { KubeClient } from '../kube/rest.js';
 import type { ApiResource, KubeObject } from '../kube/types.js';
@@ -119,7 +120,8 @@ export class Manager {
   constructor(private readonly opts: ManagerOptions) {
     this.statusPaceMs = opts.statusPaceMs ?? STATUS_PACE_MS;
     this.stoppedCalls = opts.stoppedCalls ?? new StoppedCalls();
-    this.releases = createReleaseStore(opts.client, { masterKey: opts.masterKey });
+    const origins = new RecordVerdicts(opts.client, { masterKey: opts.masterKey });
+    this.releases = createReleaseStore(opts.client, origins);
     const log = opts.log.child({ controller: 'dependents' });
     this.dependents = new DependentWatcher({
       client: opts.client,
@@ -143,7 +145,7 @@ export class Manager {
       watcher: this.dependents,
       scopes: new ScopeMap({ client: opts.client, log }),
       log,
-      readManifest: (at) => readOwnManifest(opts.client, opts.masterKey, at),
+      readManifest: (at) => origins.ownManifest(at),
       // The release's objects as the caches hold them now are what this reconcile judges: the
       // hints their earlier events queued (helm's own creates, a rollout's progress) are covered.
       onReading: (namespace, release) => {

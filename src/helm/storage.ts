@@ -21,11 +21,9 @@ import type { Release, StoredRevision } from '../reconcile/model.js';
 import { ReleaseLabels } from '../reconcile/names.js';
 import type { ReleaseStore } from '../reconcile/ports.js';
 import { toReleaseStatus } from './parse.js';
-import { resolveManifestObjects } from './postrender/resolve.js';
-import { isOurRecord, type DecodedRecord, type ManifestObjects, type RecordToJudge } from './record-origin.js';
+import type { DecodedRecord, RecordToJudge } from './record-origin.js';
 
 export type { DecodedRecord } from './record-origin.js';
-import { deriveSealKey } from './seal.js';
 
 const gunzipAsync = promisify(gunzip);
 const GZIP_MAGIC = [0x1f, 0x8b] as const;
@@ -61,68 +59,15 @@ export function revisionFromLabels(
   };
 }
 
-export interface ReleaseStoreOptions {
-  /** The operator's master seal key (seal-key.ts): per-CR keys are derived from it. */
-  readonly masterKey: Buffer;
-  /** How a manifest becomes objects; the post-renderer's resolver. */
-  readonly parse?: ManifestObjects;
-  /** How many verdicts to remember (one per record version and CR); oldest forgotten first. */
-  readonly maxVerdicts?: number;
-}
-
-/** Ten revisions for each of several thousand releases. */
-const DEFAULT_MAX_VERDICTS = 50_000;
-
 /**
- * The reconciler's view of Helm's storage: stored revisions from Secret metadata, lock removal,
- * and whether each record was written by chartpilot for the CR (record-origin.ts).
+ * The reconciler's view of Helm's storage: stored revisions from Secret metadata, and lock
+ * removal; whether a record was written by chartpilot for a CR comes from `origin`
+ * (record-verdicts.ts).
  */
-export function createReleaseStore(client: KubeClient, opts: ReleaseStoreOptions): ReleaseStore {
-  const parse = opts.parse ?? resolveManifestObjects;
-  const maxVerdicts = opts.maxVerdicts ?? DEFAULT_MAX_VERDICTS;
-  const sealKeys = new Map<string, Buffer>();
-  const keyOf = (ownerUid: string): Buffer => {
-    let key = sealKeys.get(ownerUid);
-    if (key === undefined) {
-      key = deriveSealKey(opts.masterKey, ownerUid);
-      sealKeys.set(ownerUid, key);
-      if (sealKeys.size > maxVerdicts) sealKeys.delete(sealKeys.keys().next().value as string);
-    }
-    return key;
-  };
-  // uid + resourceVersion name one exact content of one record: its verdict cannot change.
-  const verdicts = new Map<string, boolean>();
-  const remember = (key: string, ours: boolean): void => {
-    verdicts.set(key, ours);
-    if (verdicts.size > maxVerdicts) verdicts.delete(verdicts.keys().next().value as string);
-  };
+export function createReleaseStore(client: KubeClient, origin: Pick<ReleaseStore, 'foreignRevisions' | 'sealKey'>): ReleaseStore {
   return {
-    sealKey(ownerUid) {
-      return keyOf(ownerUid).toString('base64');
-    },
-    async foreignRevisions(namespace, release, ownerUid, revisions) {
-      const foreign: StoredRevision[] = [];
-      for (const r of revisions) {
-        const cacheKey = r.uid !== undefined && r.resourceVersion !== undefined ? `${ownerUid}\0${r.uid}\0${r.resourceVersion}` : undefined;
-        let ours = cacheKey === undefined ? undefined : verdicts.get(cacheKey);
-        if (ours === undefined) {
-          const read = await readRecord(client, namespace, r.secretName);
-          // Gone since the LIST (helm pruned history, an uninstall): nothing left to act on.
-          if (read === 'missing') continue;
-          if (read === 'unreadable') {
-            ours = false;
-            // Not ours whatever version was read: remembering it under the LIST's version is safe.
-            if (cacheKey !== undefined) remember(cacheKey, false);
-          } else {
-            ours = isOurRecord(keyOf(ownerUid), read, { releaseName: release, namespace }, parse);
-            // Under the version that was read, which may be newer than the LIST's.
-            if (read.uid !== undefined && read.resourceVersion !== undefined) remember(`${ownerUid}\0${read.uid}\0${read.resourceVersion}`, ours);
-          }
-        }
-        if (!ours) foreign.push(r);
-      }
-      return foreign;
-    },
+    foreignRevisions: (namespace, release, ownerUid, revisions) => origin.foreignRevisions(namespace, release, ownerUid, revisions),
+    sealKey: (ownerUid) => origin.sealKey(ownerUid),
     async revisions(namespace, release) {
       const list = await listObjects(client, CoreResources.secret, namespace, { labelSelector: `owner=helm,name=${release}`, metadataOnly: true });
       const out: StoredRevision[] = [];
@@ -227,26 +172,6 @@ export async function readRecord(client: KubeClient, namespace: string, secretNa
 }
 
 /**
- * The manifest of one revision, only if its record proves it was written for the CR with
- * `ownerUid` (read again here, so a record replaced since it was judged is judged anew);
- * undefined when the record does not exist. Throws ForeignRecordError otherwise.
- */
-export async function readOwnManifest(
-  client: KubeClient,
-  masterKey: Buffer,
-  at: { readonly namespace: string; readonly release: string; readonly revision: number; readonly ownerUid: string },
-  parse: ManifestObjects = resolveManifestObjects,
-): Promise<string | undefined> {
-  const secretName = releaseSecretName(at.release, at.revision);
-  const read = await readRecord(client, at.namespace, secretName);
-  if (read === 'missing') return undefined;
-  if (at.ownerUid === '' || read === 'unreadable' || !isOurRecord(deriveSealKey(masterKey, at.ownerUid), read, { releaseName: at.release, namespace: at.namespace }, parse)) {
-    throw new ForeignRecordError(`Helm release record ${at.namespace}/${secretName} was not written by chartpilot for this resource; its objects are not read or repaired`);
-  }
-  return read.record.release.manifest;
-}
-
-/**
  * Adds a Helm release label to one record, in its JSON and on its Secret, only if the record is
  * still at `resourceVersion` (what was checked is what is marked). 'changed' otherwise.
  */
@@ -271,11 +196,6 @@ export async function labelRecord(
     throw err;
   }
   return 'labelled';
-}
-
-/** A release record that chartpilot did not write for the CR asking. */
-export class ForeignRecordError extends Error {
-  override readonly name = 'ForeignRecordError';
 }
 
 /** The stored record of one revision, or undefined when that revision's Secret does not exist. */

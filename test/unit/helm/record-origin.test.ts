@@ -6,7 +6,8 @@ import { decideAdoption, type ScopedObject } from '../../../src/helm/adoption.js
 import { resolveManifestObjects } from '../../../src/helm/postrender/resolve.js';
 import { ADOPTED_LABEL, adoptionMark, isOurRecord, recordObjects, type DecodedRecord } from '../../../src/helm/record-origin.js';
 import { deriveSealKey, SEAL_ANNOTATION, sealOf } from '../../../src/helm/seal.js';
-import { createReleaseStore, decodeStoredRecord, withReleaseLabel } from '../../../src/helm/storage.js';
+import { decodeStoredRecord, withReleaseLabel } from '../../../src/helm/storage.js';
+import { RecordVerdicts } from '../../../src/helm/record-verdicts.js';
 import { KubeApiError } from '../../../src/kube/errors.js';
 import type { KubeClient } from '../../../src/kube/rest.js';
 import { resourcePath } from '../../../src/kube/resource.js';
@@ -228,7 +229,7 @@ describe('storage: records with hooks, and the verdict cache', () => {
     const ours = record([sealed(KEY_A, configMap('cfg', {}))], [], { revision: 1 });
     const secrets = new Map([['sh.helm.release.v1.web.v1', { data: secretData(ours), rv: '10' }]]);
     const { client, gets } = recordsClient(secrets);
-    const store = createReleaseStore(client, { masterKey: MASTER });
+    const store = new RecordVerdicts(client, { masterKey: MASTER });
     assert.deepEqual(await store.foreignRevisions('team-a', 'web', 'uid-a', [rev(1, '10')]), []);
     assert.deepEqual(await store.foreignRevisions('team-a', 'web', 'uid-a', [rev(1, '10')]), []);
     assert.equal(gets.length, 1, 'the second look is answered from the cache');
@@ -245,7 +246,7 @@ describe('storage: records with hooks, and the verdict cache', () => {
   it('a record gone since the LIST is nothing to act on; one that is not a Helm record is foreign', async () => {
     const secrets = new Map([['sh.helm.release.v1.web.v2', { data: Buffer.from('not helm').toString('base64'), rv: '5' }]]);
     const { client, gets } = recordsClient(secrets);
-    const store = createReleaseStore(client, { masterKey: MASTER });
+    const store = new RecordVerdicts(client, { masterKey: MASTER });
     const foreign = await store.foreignRevisions('team-a', 'web', 'uid-a', [rev(1, '4'), rev(2, '5')]);
     assert.deepEqual(foreign.map((r) => r.revision), [2]);
     const read = gets.length;
@@ -254,7 +255,7 @@ describe('storage: records with hooks, and the verdict cache', () => {
   });
 
   it('the seal key the post-renderer gets is the derived per-CR key', () => {
-    const store = createReleaseStore(recordsClient(new Map()).client, { masterKey: MASTER });
+    const store = new RecordVerdicts(recordsClient(new Map()).client, { masterKey: MASTER });
     assert.equal(store.sealKey('uid-a'), KEY_A.toString('base64'));
     assert.notEqual(store.sealKey('uid-b'), store.sealKey('uid-a'));
   });

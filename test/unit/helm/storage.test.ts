@@ -16,7 +16,7 @@ import { resourcePath } from '../../../src/kube/resource.js';
 import type { KubeObject } from '../../../src/kube/types.js';
 import { fixtureJson } from '../dependents/fixtures.js';
 
-const STORE_OPTS = { masterKey: Buffer.alloc(32, 1) };
+const STORE_OPTS = { foreignRevisions: () => Promise.resolve([]), sealKey: () => '' };
 
 /** A real Secret written by `helm install web2 charts/webapp` (Helm 4.1.4). */
 const secret = fixtureJson('release-secret-web2-v1.json');

@@ -1,0 +1,104 @@
+/**
+ * Which release records chartpilot wrote for which CR, as the reconciler asks it: verdicts on
+ * records (record-origin.ts) read from the API server, remembered per record version, and the
+ * per-CR seal keys the post-renderer seals with. A record's uid and resourceVersion name one
+ * exact content, whose verdict cannot change: a converged CR costs no GET.
+ */
+import type { KubeClient } from '../kube/rest.js';
+import type { StoredRevision } from '../reconcile/model.js';
+import { resolveManifestObjects } from './postrender/resolve.js';
+import { isOurRecord, type ManifestObjects } from './record-origin.js';
+import { deriveSealKey } from './seal.js';
+import { readRecord, releaseSecretName } from './storage.js';
+
+export interface RecordVerdictsOptions {
+  /** The operator's master seal key (seal-key.ts): per-CR keys are derived from it. */
+  readonly masterKey: Buffer;
+  /** How a manifest becomes objects; the post-renderer's resolver. */
+  readonly parse?: ManifestObjects;
+  /** How many verdicts (one per record version and CR) and keys to remember; oldest forgotten first. */
+  readonly maxEntries?: number;
+}
+
+/** Ten revisions for each of several thousand releases. */
+const DEFAULT_MAX_ENTRIES = 50_000;
+
+/** A release record that chartpilot did not write for the CR asking. */
+export class ForeignRecordError extends Error {
+  override readonly name = 'ForeignRecordError';
+}
+
+export class RecordVerdicts {
+  private readonly parse: ManifestObjects;
+  private readonly maxEntries: number;
+  private readonly keys = new Map<string, Buffer>();
+  private readonly verdicts = new Map<string, boolean>();
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly opts: RecordVerdictsOptions,
+  ) {
+    this.parse = opts.parse ?? resolveManifestObjects;
+    this.maxEntries = opts.maxEntries ?? DEFAULT_MAX_ENTRIES;
+  }
+
+  /** base64 of the key the post-renderer seals the objects of the CR with uid `ownerUid` with. */
+  sealKey(ownerUid: string): string {
+    return this.keyOf(ownerUid).toString('base64');
+  }
+
+  /** Which of `revisions` chartpilot did not write for the CR `ownerUid`; reads only versions not judged before. */
+  async foreignRevisions(namespace: string, release: string, ownerUid: string, revisions: readonly StoredRevision[]): Promise<StoredRevision[]> {
+    const foreign: StoredRevision[] = [];
+    for (const r of revisions) {
+      const listed = r.uid !== undefined && r.resourceVersion !== undefined ? `${ownerUid}\0${r.uid}\0${r.resourceVersion}` : undefined;
+      let ours = listed === undefined ? undefined : this.verdicts.get(listed);
+      if (ours === undefined) {
+        const read = await readRecord(this.client, namespace, r.secretName);
+        // Gone since the LIST (helm pruned history, an uninstall): nothing left to act on.
+        if (read === 'missing') continue;
+        if (read === 'unreadable') {
+          ours = false;
+          // Not ours whatever version was read: remembering it under the LIST's version is safe.
+          if (listed !== undefined) this.remember(listed, false);
+        } else {
+          ours = isOurRecord(this.keyOf(ownerUid), read, { releaseName: release, namespace }, this.parse);
+          // Under the version that was read, which may be newer than the LIST's.
+          if (read.uid !== undefined && read.resourceVersion !== undefined) this.remember(`${ownerUid}\0${read.uid}\0${read.resourceVersion}`, ours);
+        }
+      }
+      if (!ours) foreign.push(r);
+    }
+    return foreign;
+  }
+
+  /**
+   * The manifest of one revision, only if its record proves it was written for the CR `ownerUid`
+   * (read again here, so a record replaced since it was judged is judged anew); undefined when
+   * the record does not exist. Throws ForeignRecordError otherwise.
+   */
+  async ownManifest(at: { readonly namespace: string; readonly release: string; readonly revision: number; readonly ownerUid: string }): Promise<string | undefined> {
+    const secretName = releaseSecretName(at.release, at.revision);
+    const read = await readRecord(this.client, at.namespace, secretName);
+    if (read === 'missing') return undefined;
+    if (at.ownerUid === '' || read === 'unreadable' || !isOurRecord(this.keyOf(at.ownerUid), read, { releaseName: at.release, namespace: at.namespace }, this.parse)) {
+      throw new ForeignRecordError(`Helm release record ${at.namespace}/${secretName} was not written by chartpilot for this resource; its objects are not read or repaired`);
+    }
+    return read.record.release.manifest;
+  }
+
+  private keyOf(ownerUid: string): Buffer {
+    let key = this.keys.get(ownerUid);
+    if (key === undefined) {
+      key = deriveSealKey(this.opts.masterKey, ownerUid);
+      this.keys.set(ownerUid, key);
+      if (this.keys.size > this.maxEntries) this.keys.delete(this.keys.keys().next().value as string);
+    }
+    return key;
+  }
+
+  private remember(key: string, ours: boolean): void {
+    this.verdicts.set(key, ours);
+    if (this.verdicts.size > this.maxEntries) this.verdicts.delete(this.verdicts.keys().next().value as string);
+  }
+}
