@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import { execa } from 'execa';
 import { condition, eventsFor } from './crs.js';
-import { fixtureChart } from './fixtures.js';
+import { BIN, fixtureChart } from './fixtures.js';
 import { getJson, type TestCluster } from './harness.js';
 import type { RunningOperator } from './operator.js';
 import { setUp } from './scenario.js';
@@ -128,6 +128,11 @@ describe('stopping and hand-over', () => {
     await waitFor('other pending-install', async () => (await records(cluster, ns, 'other'))[0]?.metadata.labels?.['status'] === 'pending-install', { timeoutMs: 60_000 });
     await cr.apply('web', { stuck: false });
     await cr.apply('other', { stuck: false });
+    // These locks stand for the operator's own helm calls, whose records its post-renderer seals
+    // for each CR; plain helm's are not, so they are adopted for the CRs (as an installer would),
+    // or the operator would refuse them as foreign (records.test.ts) before looking at the lock.
+    const adopt = await execa(process.execPath, [BIN, 'adopt', '--watches-file', op.watchesFile, '--namespace', ns], { env: cluster.env, reject: false });
+    assert.equal(adopt.exitCode, 0, `${adopt.stdout}\n${adopt.stderr}`);
 
     // The previous leader stops: it releases the Lease with its note.
     const released = Date.now();
