@@ -106,7 +106,7 @@ const foreignCondition = (cr: Cr): boolean => condition(cr, 'Irreconcilable')?.r
 
 async function deployedScenario(t: TestContext, kind: string, args: readonly string[] = []): Promise<Scenario> {
   // A short period: a forged record is noticed at the next look, as it would be at the next period.
-  const s = await operatorScenario(t, { kind, chart: CHART, operator: { args: ['--log-level', 'debug', '--reconcile-period=2s', ...args] } });
+  const s = await operatorScenario(t, { kind, chart: CHART, operator: { args: ['--log-level', 'debug', '--reconcile-period=5s', ...args] } });
   return s;
 }
 
@@ -275,7 +275,7 @@ describe('release records chartpilot did not write', () => {
     const mine = crsOf(cluster, kind, ns);
     await mine.apply('mine', { message: 'hello' });
     await mine.apply('other', { message: 'hello' });
-    const op = await setup.start({ args: ['--adopt-existing-releases', '--reconcile-period=2s'] });
+    const op = await setup.start({ args: ['--adopt-existing-releases', '--reconcile-period=5s'] });
     const deployed = await crsOf(cluster, kind, ns, op).until('mine', 'Deployed after adoption at start', (c) => c.status?.deployedRelease?.revision === 2);
     assert.equal(condition(deployed, 'Irreconcilable'), undefined);
     assert.match(op.logs(), /refused [^ ]+\/sh\.helm\.release\.v1\.other\.v1 for [^:]+: it was made from chart \\"tiny\\", not \\"records\\"/);
