@@ -152,7 +152,8 @@ describe('OLM installs the generated bundle', () => {
     const token = await serviceAccountToken(cluster, ns, sa);
     const kubeconfig = tokenKubeconfig(cluster, dir, token);
     const kind = { group, version: 'v1alpha1', kind: 'WebApp', plural: 'webapps' };
-    const op = await startOperator(t, cluster, { namespaces: [ns], watches: [{ kind, chart: SAMPLE_CHART }], env: { KUBECONFIG: kubeconfig } });
+    // In a pod the namespace (where the seal key is) comes from the ServiceAccount mount; POD_NAMESPACE stands in for it here.
+    const op = await startOperator(t, cluster, { namespaces: [ns], watches: [{ kind, chart: SAMPLE_CHART }], env: { KUBECONFIG: kubeconfig, POD_NAMESPACE: ns } });
     const examples = JSON.parse(csv.metadata.annotations?.['alm-examples'] ?? '[]') as { metadata: { name: string } }[];
     assert.equal(examples.length, 1);
     await applyYaml(cluster, JSON.stringify(examples[0]), ns);
