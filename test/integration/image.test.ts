@@ -160,7 +160,14 @@ function podArgs(p: Prepared, name: string, o: PodOptions): string[] {
 /** Runs a container that is expected to stop by itself; returns its exit code and output. */
 async function runToExit(p: Prepared, o: PodOptions): Promise<{ exitCode: number; stderr: string; stdout: string }> {
   const name = `${NAME}-${randomBytes(3).toString('hex')}`;
-  const r = await execa('podman', podArgs(p, name, o), { env: p.env, extendEnv: false, reject: false, timeout: 90_000, stdin: 'ignore' });
+  // The image's CMD, on free ports: with the host's network the default :8080 may be taken by
+  // another test's process (OLM's operators bind it), which would decide the exit instead.
+  const [metricsPort, healthPort] = [await freePort(), await freePort()];
+  const args = o.args ?? [
+    'run', '--watches-file=/opt/chartpilot/watches.yaml',
+    `--metrics-bind-address=127.0.0.1:${String(metricsPort)}`, `--health-probe-bind-address=127.0.0.1:${String(healthPort)}`,
+  ];
+  const r = await execa('podman', podArgs(p, name, { ...o, args }), { env: p.env, extendEnv: false, reject: false, timeout: 90_000, stdin: 'ignore' });
   return { exitCode: r.exitCode ?? -1, stderr: r.stderr, stdout: r.stdout };
 }
 
