@@ -70,8 +70,10 @@ describe('file descriptors under a connection flood', () => {
         `connections held open at the end ${String(held)}, closed at once ${String(closedAtOnce)} of ${String(f.opened())} opened`,
     );
     assert.deepEqual(failures, [], '/healthz answered every probe');
-    assert.ok(maxFds < 400, `the operator held ${String(maxFds)} file descriptors`);
-    assert.ok(held <= 64 + 5, `${String(held)} flood connections held open (cap 64)`);
+    // The server's own count is what matters: without the cap it reached the limit (1024). What
+    // the flood's side sees as open also includes connections waiting in the kernel's accept
+    // backlog, which grows on a loaded machine, so it is reported, not asserted.
+    assert.ok(maxFds < 200, `the operator held ${String(maxFds)} file descriptors (cap 64 flood connections)`);
     assert.ok(closedAtOnce >= 1000, `${String(closedAtOnce)} connections closed at once`);
     const emfile = logLines(op).filter((l) => JSON.stringify(l).includes('EMFILE'));
     assert.deepEqual(emfile, [], 'no EMFILE anywhere in the log');
