@@ -12,9 +12,15 @@
  * Waiting keys sit in lanes by why they were added (see Lane), and workers take turns between the
  * lanes that have keys: a wave of creates must not make a deletion, or the status refresh that
  * follows a workload becoming available, wait behind the whole wave — and neither may starve it.
+ *
+ * Within a lane, keys are taken round-robin across their groups (namespaces: tenants), and one
+ * group runs on at most all but one of the shared workers (and of the follow-up workers): a
+ * tenant's 300 creates do not put another tenant's first create behind them, and a tenant whose
+ * reconciles all wait on hung helm calls cannot occupy every worker.
  */
 import { realClock, type Clock, type TimerHandle } from '../lib/clock.js';
 import { backoffDelay } from '../lib/backoff.js';
+import { FairQueue, shareCap } from '../lib/fair-share.js';
 
 export type WorkResult = { requeueAfterMs?: number } | undefined;
 
@@ -74,6 +80,14 @@ export interface WorkQueueOptions {
   onError?: (key: string, err: unknown, attempt: number) => void;
   /** [0, 1) source for jitter; replaceable in tests. */
   random?: () => number;
+  /** Which group (tenant) a key belongs to, for fair turns; default: its namespace (the part before `/`). */
+  groupOf?: (key: string) => string;
+}
+
+/** `namespace/name` → namespace; a cluster-scoped key (no `/`) is the group ''. */
+export function namespaceOfKey(key: string): string {
+  const i = key.indexOf('/');
+  return i < 0 ? '' : key.slice(0, i);
 }
 
 const DEFAULT_BACKOFF = { baseMs: 500, maxMs: 5 * 60_000 };
@@ -93,9 +107,13 @@ export class WorkQueue {
   private readonly clock: Clock;
   private readonly metrics: WorkQueueMetrics;
   private readonly random: () => number;
+  private readonly groupOf: (key: string) => string;
 
-  /** Keys waiting for a worker, in order per lane; each also in `queuedAt`. */
-  private readonly ready: Record<Lane, string[]> = { change: [], delete: [], followUp: [] };
+  /** Keys waiting for a worker, per lane in fair order across groups; each also in `queuedAt`. */
+  private readonly ready: Record<Lane, FairQueue<string>> = { change: new FairQueue(), delete: new FairQueue(), followUp: new FairQueue() };
+  /** Running keys per group on the shared workers, and on the follow-up workers. */
+  private readonly sharedByGroup = new Map<string, number>();
+  private readonly followUpByGroup = new Map<string, number>();
   private readonly queuedAt = new Map<string, number>();
   /** The lane the next worker looks at first (round robin over LANES). */
   private turn = 0;
@@ -136,6 +154,7 @@ export class WorkQueue {
     this.clock = opts.clock ?? realClock;
     this.metrics = opts.metrics ?? {};
     this.random = opts.random ?? Math.random;
+    this.groupOf = opts.groupOf ?? namespaceOfKey;
   }
 
   /** Keys waiting for a worker (not counting running or scheduled ones). */
@@ -239,7 +258,7 @@ export class WorkQueue {
     this.stopping = true;
     for (const s of this.scheduled.values()) this.clock.clearTimeout(s.timer);
     this.scheduled.clear();
-    for (const lane of LANES) this.ready[lane].length = 0;
+    for (const lane of LANES) this.ready[lane].drain();
     this.queuedAt.clear();
     this.dirty.clear();
     this.softDirty.clear();
@@ -257,7 +276,7 @@ export class WorkQueue {
   }
 
   private enqueue(key: string, lane: Lane): void {
-    this.ready[lane].push(key);
+    this.ready[lane].push(this.groupOf(key), key);
     this.queuedAt.set(key, this.clock.now());
     this.metrics.onAdd?.(key);
     this.metrics.onDepth?.(this.queuedAt.size);
@@ -265,21 +284,23 @@ export class WorkQueue {
 
   /** Moves a key waiting in the change lane to `lane`, where its turn comes sooner. */
   private promote(key: string, lane: Lane): void {
-    const waiting = this.ready.change;
-    const i = waiting.indexOf(key);
-    if (i < 0) return;
-    waiting.splice(i, 1);
-    this.ready[lane].push(key);
+    const group = this.groupOf(key);
+    if (this.ready.change.remove(group, key)) this.ready[lane].push(group, key);
   }
 
-  /** The next waiting key: the first lane with keys from the current turn on; the turn then moves past it. */
+  /**
+   * The next waiting key for a shared worker: from the first lane, from the current turn on, that
+   * has a key of a group below its share of the shared workers; the turn then moves past it.
+   */
   private takeNext(): string | undefined {
+    const cap = shareCap(this.concurrency);
+    const mayTake = (group: string): boolean => (this.sharedByGroup.get(group) ?? 0) < cap;
     for (let i = 0; i < LANES.length; i++) {
       const index = (this.turn + i) % LANES.length;
-      const key = this.ready[LANES[index] as Lane].shift();
-      if (key === undefined) continue;
+      const next = this.ready[LANES[index] as Lane].take(mayTake);
+      if (next === undefined) continue;
       this.turn = (index + 1) % LANES.length;
-      return key;
+      return next.item;
     }
     return undefined;
   }
@@ -294,10 +315,11 @@ export class WorkQueue {
   private pump(): void {
     if (!this.started || this.stopping) return;
     // Follow-ups go to their own workers first, so the shared ones stay free for changes and deletions.
+    const followUpCap = shareCap(this.followUpWorkers);
     while (this.onFollowUpWorker.size < this.followUpWorkers) {
-      const key = this.ready.followUp.shift();
-      if (key === undefined) break;
-      this.launch(key, true);
+      const next = this.ready.followUp.take((group) => (this.followUpByGroup.get(group) ?? 0) < followUpCap);
+      if (next === undefined) break;
+      this.launch(next.item, true);
     }
     while (this.running.size - this.onFollowUpWorker.size < this.concurrency) {
       const key = this.takeNext();
@@ -310,6 +332,7 @@ export class WorkQueue {
     const queued = this.queuedAt.get(key) ?? this.clock.now();
     this.queuedAt.delete(key);
     if (followUpWorker) this.onFollowUpWorker.add(key);
+    count(followUpWorker ? this.followUpByGroup : this.sharedByGroup, this.groupOf(key), +1);
     this.metrics.onDepth?.(this.queuedAt.size);
     this.metrics.onQueueLatency?.(this.clock.now() - queued);
     const done = this.process(key)
@@ -337,7 +360,7 @@ export class WorkQueue {
     }
     this.metrics.onWorkDuration?.(this.clock.now() - started);
     this.running.delete(key);
-    this.onFollowUpWorker.delete(key);
+    count(this.onFollowUpWorker.delete(key) ? this.followUpByGroup : this.sharedByGroup, this.groupOf(key), -1);
     if (this.stopping) return;
 
     // After a failure the backoff decides when to look again; after a success a soft add reruns now.
@@ -385,4 +408,10 @@ export class WorkQueue {
   private retryDelay(attempt: number): number {
     return backoffDelay(attempt, { initialMs: this.backoff.baseMs, maxMs: this.backoff.maxMs, jitter: JITTER }, this.random);
   }
+}
+
+function count(counts: Map<string, number>, group: string, by: 1 | -1): void {
+  const n = (counts.get(group) ?? 0) + by;
+  if (n > 0) counts.set(group, n);
+  else counts.delete(group);
 }

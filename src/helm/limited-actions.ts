@@ -3,8 +3,12 @@
  * that (the work around a call overlaps with other calls; follow-up workers refresh status), so a
  * reconcile may wait here for a slot; once the controller stops, the waiting ones and any later
  * call are turned away (HelmCallsStopped) rather than starting helm during shutdown.
+ *
+ * The slots are shared fairly between namespaces (tenants): one namespace holds at most all but
+ * one of them, and waiting calls get free slots round-robin across namespaces, so releases whose
+ * hooks hang until the helm timeout cannot keep another namespace's release from installing.
  */
-import { Semaphore } from '../lib/semaphore.js';
+import { FairSemaphore } from '../lib/fair-share.js';
 import { HelmCallsStopped, type ReleaseActions } from '../reconcile/ports.js';
 
 export interface LimitedReleaseActions extends ReleaseActions {
@@ -13,12 +17,12 @@ export interface LimitedReleaseActions extends ReleaseActions {
 }
 
 export function limitConcurrentCalls(actions: ReleaseActions, limit: number): LimitedReleaseActions {
-  const slots = new Semaphore(limit);
+  const slots = new FairSemaphore(limit);
   return {
-    upgradeInstall: (req) => slots.run(() => actions.upgradeInstall(req)),
-    uninstall: (req) => slots.run(() => actions.uninstall(req)),
-    rollback: (req) => slots.run(() => actions.rollback(req)),
-    status: (release, namespace, timeoutMs, impersonate, signal) => slots.run(() => actions.status(release, namespace, timeoutMs, impersonate, signal)),
+    upgradeInstall: (req) => slots.run(req.namespace, () => actions.upgradeInstall(req)),
+    uninstall: (req) => slots.run(req.namespace, () => actions.uninstall(req)),
+    rollback: (req) => slots.run(req.namespace, () => actions.rollback(req)),
+    status: (release, namespace, timeoutMs, impersonate, signal) => slots.run(namespace, () => actions.status(release, namespace, timeoutMs, impersonate, signal)),
     stop: () => {
       slots.close(new HelmCallsStopped('the controller is stopping: no new helm call starts'));
     },

@@ -50,6 +50,8 @@ function setup(over: Partial<WorkQueueOptions> = {}) {
     clock,
     random: () => 0.5, // jitter factor exactly 1
     backoff: { baseMs: 500, maxMs: 5 * 60_000 },
+    // Every key its own group: these tests are about lanes, retries and timing, not tenants.
+    groupOf: (key: string) => key,
     ...over,
   });
   return { clock, h, q };
@@ -120,6 +122,47 @@ describe('WorkQueue', () => {
     await h.finish('a');
     assert.deepEqual(h.keys(), ['a', 'b', 'c', 'd']);
     assert.equal(q.active, 2);
+  });
+
+  it('takes keys round-robin across namespaces: a backlog of one tenant does not hold another’s first key back', async () => {
+    const { h, q } = setup({ concurrency: 1, groupOf: undefined });
+    for (let i = 0; i < 5; i++) q.add(`a/cr${i}`);
+    q.add('b/victim');
+    q.add('a/cr5');
+    q.add('c/other');
+    q.start();
+    for (let i = 0; i < 3; i++) await h.finish(h.keys().at(-1) as string);
+    assert.deepEqual(h.keys(), ['a/cr0', 'b/victim', 'c/other', 'a/cr1']);
+  });
+
+  it('one namespace runs on at most all but one shared worker, so a newcomer always finds one', async () => {
+    const { h, q } = setup({ concurrency: 3, groupOf: undefined });
+    for (let i = 0; i < 10; i++) q.add(`a/cr${i}`);
+    q.start();
+    await settle();
+    // a's reconciles may all hang (e.g. waiting for a helm slot): the third worker stays free.
+    assert.deepEqual(h.keys(), ['a/cr0', 'a/cr1']);
+    q.add('b/victim');
+    await settle();
+    assert.deepEqual(h.keys(), ['a/cr0', 'a/cr1', 'b/victim']);
+    await h.finish('b/victim');
+    // The free worker is not a's to take.
+    assert.deepEqual(h.keys(), ['a/cr0', 'a/cr1', 'b/victim']);
+    await h.finish('a/cr0');
+    assert.deepEqual(h.keys(), ['a/cr0', 'a/cr1', 'b/victim', 'a/cr2']);
+  });
+
+  it('follow-up workers are shared the same way', async () => {
+    const { h, q } = setup({ concurrency: 1, followUpWorkers: 2, groupOf: undefined });
+    q.add('x/busy');
+    for (let i = 0; i < 4; i++) q.add(`a/f${i}`, { lane: 'followUp' });
+    q.start();
+    await settle();
+    // The shared worker is busy with a change; a holds one of the two follow-up workers, not both.
+    assert.deepEqual(h.keys(), ['a/f0', 'x/busy']);
+    q.add('b/f', { lane: 'followUp' });
+    await settle();
+    assert.deepEqual(h.keys(), ['a/f0', 'x/busy', 'b/f']);
   });
 
   it('takes turns between lanes: a follow-up or a deletion does not wait behind a backlog of changes', async () => {

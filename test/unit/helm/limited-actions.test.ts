@@ -27,12 +27,13 @@ describe('limitConcurrentCalls', () => {
       status: () => call(undefined),
     };
     const limited = limitConcurrentCalls(helm, 2);
-    const base = { release: 'r', namespace: 'ns', timeoutMs: 1000 };
+    const a = { release: 'r', namespace: 'ns-a', timeoutMs: 1000 };
+    const b = { ...a, namespace: 'ns-b' };
     const all = Promise.all([
-      limited.upgradeInstall({ ...base, chart: 'c', values: {} }),
-      limited.uninstall(base),
-      limited.rollback(base),
-      limited.status('r', 'ns', 1000),
+      limited.upgradeInstall({ ...a, chart: 'c', values: {} }),
+      limited.uninstall(b),
+      limited.rollback(a),
+      limited.status('r', 'ns-b', 1000),
     ]);
     await tick();
     assert.equal(open, 2);
@@ -45,6 +46,47 @@ describe('limitConcurrentCalls', () => {
     assert.equal(uninstalled, 'uninstalled');
     assert.equal(most, 2);
     assert.equal(open, 0);
+  });
+
+  it('keeps a slot for other namespaces: one namespace never holds more than all but one', async () => {
+    const open: string[] = [];
+    const finish = new Map<string, () => void>();
+    const helm: ReleaseActions = {
+      upgradeInstall: (req) => {
+        open.push(`${req.namespace}/${req.release}`);
+        return new Promise((resolve) => finish.set(`${req.namespace}/${req.release}`, () => {
+          open.splice(open.indexOf(`${req.namespace}/${req.release}`), 1);
+          resolve({ revision: 1 } as Release);
+        }));
+      },
+      uninstall: () => Promise.resolve('uninstalled'),
+      rollback: () => Promise.resolve(),
+      status: () => Promise.resolve(undefined),
+    };
+    const limited = limitConcurrentCalls(helm, 3);
+    const install = (namespace: string, release: string) => limited.upgradeInstall({ namespace, release, timeoutMs: 1000, chart: 'c', values: {} });
+    // Tenant a asks first and for more than there are slots: it gets two of three, never the third.
+    const calls = ['h1', 'h2', 'h3', 'h4'].map((r) => install('a', r));
+    await tick();
+    assert.deepEqual(open, ['a/h1', 'a/h2']);
+    // A newcomer gets the kept slot at once although a's calls came first and still hang.
+    const victim = install('b', 'v');
+    await tick();
+    assert.deepEqual(open, ['a/h1', 'a/h2', 'b/v']);
+    finish.get('b/v')?.();
+    assert.equal((await victim).revision, 1);
+    // The freed slot is b's to keep: a stays at two.
+    await tick();
+    assert.deepEqual(open, ['a/h1', 'a/h2']);
+    finish.get('a/h1')?.();
+    await tick();
+    assert.deepEqual(open, ['a/h2', 'a/h3']);
+    for (const r of ['h2', 'h3', 'h4']) {
+      finish.get(`a/${r}`)?.();
+      await tick();
+    }
+    await Promise.all(calls);
+    assert.deepEqual(open, []);
   });
 
   it('after stop() a call waiting for a slot never starts helm', async () => {
