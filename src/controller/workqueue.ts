@@ -332,7 +332,7 @@ export class WorkQueue {
     const queued = this.queuedAt.get(key) ?? this.clock.now();
     this.queuedAt.delete(key);
     if (followUpWorker) this.onFollowUpWorker.add(key);
-    count(followUpWorker ? this.followUpByGroup : this.sharedByGroup, this.groupOf(key), +1);
+    count(followUpWorker ? this.followUpByGroup : this.sharedByGroup, this.groupOf(key), 1);
     this.metrics.onDepth?.(this.queuedAt.size);
     this.metrics.onQueueLatency?.(this.clock.now() - queued);
     const done = this.process(key)

@@ -111,7 +111,7 @@ export class FairSemaphore {
     if (this.closedWith !== undefined) throw this.closedWith;
     if (this.mayTake(group)) this.acquire(group);
     // release() acquires on the waiter's behalf before resolving it.
-    else await new Promise<void>((resolve, reject) => this.waiting.push(group, { resolve, reject }));
+    else await new Promise<void>((resolve, reject) => { this.waiting.push(group, { resolve, reject }); });
     try {
       return await fn();
     } finally {

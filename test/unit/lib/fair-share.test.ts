@@ -77,7 +77,7 @@ describe('FairSemaphore', () => {
       log.push(name);
       return new Promise<void>((r) => (release = r));
     });
-    return { done, release: () => release() };
+    return { done, release: () => { release(); } };
   }
 
   it('one group never holds the last slot; others get it at once and in turns', async () => {
