@@ -19,6 +19,7 @@ import { chartDigest } from '../config/chart-digest.js';
 import { systemWallClock, type Clock } from '../lib/clock.js';
 import { errorMessage } from '../lib/errors.js';
 import { createCrWriter } from './cr-writer.js';
+import { createSpecReader } from './cr-reader.js';
 import { CrController, type CrControllerOptions } from './cr-controller.js';
 import { ReleaseKeeper } from '../dependents/release-keeper.js';
 import { ServiceAccountCache } from './service-accounts.js';
@@ -195,6 +196,8 @@ export class Manager {
       keeper: this.keeper,
       serviceAccounts: this.serviceAccounts,
       statusPaceMs: this.statusPaceMs,
+      // The cache keeps no specs; a reconcile reads one when it must derive values from it.
+      specs: createSpecReader(opts.client, resource),
     });
     const createController = opts.createController ?? ((o: CrControllerOptions) => new CrController(o));
     const controller = createController({
@@ -215,7 +218,10 @@ export class Manager {
       ...(opts.onReconciled === undefined
         ? {}
         : { onReconciled: (result: 'success' | 'error' | 'requeue_after', ms: number) => opts.onReconciled?.(name, result, ms) }),
-      ...(opts.onResource === undefined ? {} : { onResource: (change: 'present' | 'gone', obj: KubeObject) => opts.onResource?.(resource, change, obj) }),
+      onResource: (change: 'present' | 'gone', obj: KubeObject) => {
+        if (change === 'gone' && obj.metadata.uid !== undefined) reconciler.forget(obj.metadata.uid);
+        opts.onResource?.(resource, change, obj);
+      },
     });
     this.running.set(key, { controller, current, tracker });
     controller.start();

@@ -41,6 +41,11 @@ export interface InformerOptions<T extends KubeObject> {
   pageSize?: number;
   /** Keep metadata.managedFields (dropped by default: large and never needed from a cache). */
   keepManagedFields?: boolean;
+  /**
+   * Shrinks each object as it arrives from list or watch, before the cache keeps it (e.g. a CR
+   * without its spec): the cache then never holds what it drops, whatever tenants put there.
+   */
+  transform?: (obj: T) => T;
   clock?: Clock;
   /** [0, 1) source for jitter and watch timeouts; replaceable in tests. */
   random?: () => number;
@@ -364,7 +369,7 @@ export class Informer<T extends KubeObject> {
     out.apiVersion = this.resource.apiVersion;
     out.kind = this.resource.kind;
     if (!this.opts.keepManagedFields) delete out.metadata.managedFields;
-    return out;
+    return this.opts.transform === undefined ? out : this.opts.transform(out);
   }
 
   private selectors(): Query {
@@ -395,7 +400,7 @@ export class Informer<T extends KubeObject> {
 }
 
 
-function describe(o: InformerOptions<KubeObject> | InformerOptions<never>): string {
+function describe(o: Pick<InformerOptions<KubeObject>, 'resource' | 'namespace' | 'labelSelector'>): string {
   const scope = o.resource.namespaced ? (o.namespace ?? '*') : '-';
   const sel = o.labelSelector ? `?${o.labelSelector}` : '';
   return `${o.resource.kind}.${o.resource.apiVersion}@${scope}${sel}`;

@@ -54,11 +54,24 @@ export interface CrMetadata {
   readonly annotations?: Readonly<Record<string, string>>;
 }
 
+/**
+ * What the CR cache keeps of a spec instead of the spec: enough to tell whether it changed and
+ * whether it is too large, without holding a tenant's megabytes in memory.
+ */
+export interface SpecSummary {
+  /** sha256 of the spec's canonical JSON; '' when it could not be serialized (read the spec to learn why). */
+  readonly digest: string;
+  /** Bytes of that JSON (0 when the digest is ''). */
+  readonly bytes: number;
+}
+
 export interface CustomResource {
   readonly apiVersion?: string;
   readonly kind?: string;
   readonly metadata: CrMetadata;
+  /** Absent in a CR from the cache, which keeps `specSummary` instead; present once read in full. */
   readonly spec?: unknown;
+  readonly specSummary?: SpecSummary;
   readonly status?: CrStatus;
 }
 

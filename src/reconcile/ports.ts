@@ -144,6 +144,12 @@ export interface CrWriter {
   setFinalizers(cr: CustomResource, finalizers: readonly string[]): Promise<CustomResource>;
 }
 
+/** The CR in full when the cache holds only its spec's summary (controller/cr-reader.ts). */
+export interface SpecReader {
+  /** The CR as the API server has it now, spec included (one GET); throws NotFound when it is gone. */
+  read(cr: CustomResource): Promise<CustomResource>;
+}
+
 export type EventType = 'Normal' | 'Warning';
 
 export interface EventSink {

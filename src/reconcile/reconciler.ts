@@ -16,11 +16,13 @@ import { unlock, waitPending } from './actions/unlock.js';
 import { parseCrOptions } from './annotations.js';
 import { fingerprint } from './fingerprint.js';
 import { tenantOf } from './identity.js';
-import type { CustomResource, StoredRevision } from './model.js';
+import type { CustomResource, SpecSummary, StoredRevision } from './model.js';
+import type { SpecReader } from './ports.js';
+import { summarizeSpec } from './spec-summary.js';
 import { Annotations, FINALIZER, LEGACY_FINALIZER, Reasons, releaseNameProblem } from './names.js';
 import { NO_PROGRESS, plan, type NonTerminalKind, type Plan } from './plan.js';
 import type { ReconcileTarget } from './target.js';
-import { mergeValues } from './values.js';
+import { MAX_VALUES_BYTES, mergeValues, valuesTooLarge } from './values.js';
 
 export { ReconcileFailure } from './actions/failure.js';
 export type { ReconcileOutcome, ReconcilerDeps } from './actions/context.js';
@@ -29,6 +31,19 @@ export type { ReconcileTarget } from './target.js';
 export interface ReconcilerOptions extends ReconcilerDeps {
   /** The kind's current target, read once at the start of each reconcile (hot reload replaces it). */
   readonly target: () => ReconcileTarget;
+  /** Reads a CR in full when it comes from a cache that keeps only its spec's summary. */
+  readonly specs?: SpecReader | undefined;
+}
+
+/** What a spec gave, kept per CR (uid) so a converged CR is checked without reading its spec again. */
+interface DerivedFromSpec {
+  readonly digest: string;
+  /** The target it was derived for: hot reload makes a new one. */
+  readonly target: ReconcileTarget;
+  readonly desiredFingerprint: string;
+  readonly problem: string | undefined;
+  /** The condition reason of `problem`, when it has one of its own (ValuesTooLarge, …). */
+  readonly reason: string | undefined;
 }
 
 export class Reconciler {
@@ -36,12 +51,18 @@ export class Reconciler {
   private readonly statusWrites: StatusWriteTimes = new Map();
   /** The clamped-period warning last told per resource (uid), so it is told once, not every period. */
   private readonly periodWarnings = new Map<string, string>();
+  private readonly derived = new Map<string, DerivedFromSpec>();
 
   constructor(private readonly opts: ReconcilerOptions) {}
 
+  /** The CR with this uid is gone: forget what its spec gave. */
+  forget(uid: string): void {
+    this.derived.delete(uid);
+  }
+
   /** `signal` aborted → the running helm call is stopped and the reconcile rejects with HelmCallInterrupted. */
-  async reconcile(cr: CustomResource, log: Logger, signal?: AbortSignal): Promise<ReconcileOutcome> {
-    const ctx = this.begin(cr, log, signal);
+  async reconcile(cached: CustomResource, log: Logger, signal?: AbortSignal): Promise<ReconcileOutcome> {
+    let ctx = await this.begin(cached, log, signal);
     const serviceAccountMissing = await this.serviceAccountMissing(ctx);
     let unchanged: Observed | undefined;
     for (let step = 0; ; step++) {
@@ -71,27 +92,81 @@ export class Reconciler {
         progress: ctx.progress,
       });
       log.debug({ plan: next.kind, step }, 'planned');
+      if ((next.kind === 'install' || next.kind === 'upgrade') && ctx.derived.values === undefined && ctx.derived.problem === undefined) {
+        // Known from the spec's digest so far; helm needs the values themselves: read the CR, plan again.
+        ctx = await this.begin(await this.readSpec(ctx.cr), log, signal, ctx);
+        unchanged = revisions;
+        continue;
+      }
       const result = await run(ctx, next, revisions);
       if (result.done) return result.outcome;
       if (LEAVES_STORAGE.has(next.kind)) unchanged = observed;
     }
   }
 
-  /** What the CR asks for, derived once per reconcile. */
-  private begin(cr: CustomResource, log: Logger, signal: AbortSignal | undefined): ActionContext {
-    const target = this.opts.target();
+  /**
+   * What the CR asks for, derived once per reconcile (again, keeping `previous`'s target and
+   * progress, once the spec has been read). A CR from the cache has no spec, only its summary: a
+   * spec over the size limit is refused from that alone; one whose digest matches what this
+   * process last derived for the CR reuses that fingerprint (a converged CR costs no read); any
+   * other is read now (one GET).
+   */
+  private async begin(given: CustomResource, log: Logger, signal: AbortSignal | undefined, previous?: ActionContext): Promise<ActionContext> {
+    const target = previous?.target ?? this.opts.target();
+    const uid = given.metadata.uid ?? '';
+    let cr = given;
+    let summary: SpecSummary | undefined = cr.specSummary;
+    let fromSpec: Omit<DerivedFromSpec, 'digest' | 'target'> & { values: Record<string, unknown> | undefined } | undefined;
+    if (cr.spec === undefined && summary !== undefined && this.opts.specs !== undefined) {
+      const known = this.derived.get(uid);
+      const tooLarge = summary.bytes > MAX_VALUES_BYTES ? valuesTooLarge() : undefined;
+      if (tooLarge !== undefined) fromSpec = { values: undefined, desiredFingerprint: '', problem: tooLarge.message, reason: tooLarge.reason };
+      else if (known !== undefined && summary.digest !== '' && known.digest === summary.digest && known.target === target) {
+        fromSpec = { values: undefined, desiredFingerprint: known.desiredFingerprint, problem: known.problem, reason: known.reason };
+      } else {
+        cr = await this.opts.specs.read(cr);
+        summary = undefined;
+      }
+    }
+    if (fromSpec === undefined) {
+      summary ??= summarizeSpec(cr.spec);
+      // mergeValues measures the spec (depth, size) before anything walks it.
+      const values = mergeValues(cr.spec, target.overrides, this.opts.applyOverrides);
+      const desiredFingerprint = values.ok ? this.desiredFingerprint(target, uid, values.values) : '';
+      fromSpec = values.ok
+        ? { values: values.values, desiredFingerprint, problem: undefined, reason: undefined }
+        : { values: undefined, desiredFingerprint, problem: values.problem, reason: values.reason };
+      if (uid !== '' && this.opts.specs !== undefined) {
+        this.derived.set(uid, { digest: summary.digest, target, desiredFingerprint, problem: fromSpec.problem, reason: fromSpec.reason });
+      }
+    }
     const parsed = parseCrOptions(cr.metadata.annotations);
     const crOptions = parsed.ok ? parsed.options : undefined;
     this.warnClampedPeriod(cr, crOptions?.reconcilePeriodClamped, log);
-    const values = mergeValues(cr.spec, target.overrides, this.opts.applyOverrides);
     const otherProblem = releaseNameProblem(cr.metadata.name) ?? (parsed.ok ? undefined : parsed.problems.join('; '));
-    const problem = otherProblem ?? (values.ok ? undefined : values.problem);
-    const problemReason = otherProblem === undefined && !values.ok ? values.reason : undefined;
-    const desiredFingerprint = fingerprint({
+    const problem = otherProblem ?? fromSpec.problem;
+    const problemReason = otherProblem === undefined ? fromSpec.reason : undefined;
+    const period = crOptions?.reconcilePeriodMs ?? target.reconcilePeriodMs;
+    const requeue: ReconcileOutcome = period > 0 ? { requeueAfterMs: period } : {};
+    const tenant = tenantOf(target, cr.metadata.namespace ?? 'default');
+    return new ActionContext(
+      this.opts,
+      target,
+      cr,
+      { crOptions, values: fromSpec.values, problem, problemReason, desiredFingerprint: fromSpec.desiredFingerprint, requeue, tenant },
+      log,
+      previous?.progress ?? NO_PROGRESS,
+      this.statusWrites,
+      signal,
+    );
+  }
+
+  private desiredFingerprint(target: ReconcileTarget, uid: string, values: Record<string, unknown>): string {
+    return fingerprint({
       chartDigest: target.chartDigest,
-      values: values.ok ? values.values : null,
+      values,
       options: {
-        ownerUid: cr.metadata.uid ?? '',
+        ownerUid: uid,
         ownerKind: target.ownerKind,
         allowClusterScoped: target.allowClusterScoped,
         allowCrossNamespace: target.allowCrossNamespace,
@@ -102,19 +177,12 @@ export class Reconciler {
         ...(target.serviceAccount === undefined ? {} : { serviceAccount: target.serviceAccount }),
       },
     });
-    const period = crOptions?.reconcilePeriodMs ?? target.reconcilePeriodMs;
-    const requeue: ReconcileOutcome = period > 0 ? { requeueAfterMs: period } : {};
-    const tenant = tenantOf(target, cr.metadata.namespace ?? 'default');
-    return new ActionContext(
-      this.opts,
-      target,
-      cr,
-      { crOptions, values: values.ok ? values.values : undefined, problem, problemReason, desiredFingerprint, requeue, tenant },
-      log,
-      NO_PROGRESS,
-      this.statusWrites,
-      signal,
-    );
+  }
+
+  /** The CR in full (its spec), for a reconcile that started from the cache's summary. */
+  private async readSpec(cr: CustomResource): Promise<CustomResource> {
+    if (this.opts.specs === undefined) throw new Error('no spec reader: a CR without its spec cannot be deployed');
+    return this.opts.specs.read(cr);
   }
 
   /** A reconcile-period annotation below the floor was raised to it: a Warning Event, once per value. */

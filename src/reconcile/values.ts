@@ -18,6 +18,14 @@ export const MAX_VALUES_BYTES = 1024 * 1024;
 
 export const ValuesReasons = { tooDeep: 'ValuesTooDeep', tooLarge: 'ValuesTooLarge' } as const;
 
+/** The problem of a spec over MAX_VALUES_BYTES (also told from the CR cache's size alone, unread). */
+export function valuesTooLarge(): { readonly reason: string; readonly message: string } {
+  return {
+    reason: ValuesReasons.tooLarge,
+    message: `spec is larger than ${String(MAX_VALUES_BYTES / 1024)} KiB as JSON; chartpilot does not process values that large (Helm's release record could not hold them): move bulk data into a ConfigMap or Secret the chart references`,
+  };
+}
+
 /**
  * Why `value` cannot be processed (too deep or too large), or undefined. Iterative, so a spec
  * nested thousands of levels is measured without recursion; stops as soon as a limit is passed.
@@ -46,12 +54,7 @@ export function valuesShapeProblem(value: unknown): { readonly reason: string; r
         }
       }
     }
-    if (bytes > MAX_VALUES_BYTES) {
-      return {
-        reason: ValuesReasons.tooLarge,
-        message: `spec is larger than ${String(MAX_VALUES_BYTES / 1024)} KiB as JSON; chartpilot does not process values that large (Helm's release record could not hold them): move bulk data into a ConfigMap or Secret the chart references`,
-      };
-    }
+    if (bytes > MAX_VALUES_BYTES) return valuesTooLarge();
   }
   return undefined;
 }

@@ -302,6 +302,30 @@ describe('Informer', () => {
     await s.informer.stop();
   });
 
+  it('transform shrinks every object from list and watch before the cache keeps it', async () => {
+    const seen: KubeObject[] = [];
+    const s = setup(
+      {
+        transform: (o) => {
+          const { data, ...rest } = o as KubeObject & { data?: Record<string, string> };
+          return { ...rest, size: JSON.stringify(data ?? {}).length };
+        },
+        handlers: { onAdd: (o) => seen.push(o), onUpdate: (_o, n) => seen.push(n) },
+      },
+      (api) => api.put('a', { big: 'x'.repeat(1000) }),
+    );
+    await started(s);
+    s.api.put('b', { big: 'y'.repeat(10) });
+    s.api.put('a', { big: 'z' });
+    for (const name of ['a', 'b']) {
+      const o = s.informer.get('default', name) as KubeObject & { data?: unknown; size?: number };
+      assert.equal(o.data, undefined, `${name} is cached without data`);
+      assert.equal(o.kind, 'ConfigMap');
+    }
+    assert.deepEqual(seen.map((o) => [o.metadata.name, (o as KubeObject & { size?: number }).size]), [['a', 1010], ['b', 20], ['a', 11]]);
+    await s.informer.stop();
+  });
+
   it('stop() ends the watch, rejects pending waitForSync, and is final', async () => {
     const s = setup({}, (api) => api.listFailures.push(unavailable()));
     s.informer.start();
