@@ -22,6 +22,14 @@ export const DEFAULTS = {
   serviceAccount: 'chartpilot',
 } as const;
 
+/**
+ * V8's old-space cap the Deployment sets (NODE_OPTIONS): below the container's memory limit with
+ * room for helm processes, so V8 collects before the kernel kills. Sized from measurements (see the
+ * README's "Memory" section): the CR cache keeps no specs, so the heap grows with the number of CRs
+ * (about 1 KiB each), not with their size.
+ */
+export const MEMORY_NODE_OPTIONS = '--max-old-space-size=128';
+
 /** Where the image keeps chartpilot and where application images put watches.yaml and charts. */
 export const IMAGE_HOME = '/opt/chartpilot';
 

@@ -39,6 +39,12 @@ export interface InformerOptions<T extends KubeObject> {
   backoff?: { initialMs: number; maxMs: number };
   /** LIST page size (limit/continue); default 500. */
   pageSize?: number;
+  /**
+   * Bounds LIST pages by size too (a page is whole in memory while it is parsed): the first page
+   * asks for `first` objects, each next one for as many as fit `bytes` at the previous page's
+   * average `sizeOf` (of the objects as `transform` left them), at most `pageSize`.
+   */
+  pageBudget?: { readonly bytes: number; readonly first: number; readonly sizeOf: (obj: T) => number };
   /** Keep metadata.managedFields (dropped by default: large and never needed from a cache). */
   keepManagedFields?: boolean;
   /**
@@ -232,16 +238,25 @@ export class Informer<T extends KubeObject> {
     const items: T[] = [];
     let cont: string | undefined;
     let rv = '';
+    const budget = this.opts.pageBudget;
+    let limit = budget === undefined ? this.pageSize : Math.max(1, Math.min(this.pageSize, budget.first));
     this.listAbort = new AbortController();
     try {
       do {
         const page = await this.client.request<KubeList<T>>('GET', this.path, {
-          query: { ...this.selectors(), limit: this.pageSize, continue: cont },
+          query: { ...this.selectors(), limit, continue: cont },
           accept: this.opts.metadataOnly ? ACCEPT_METADATA_LIST : undefined,
           signal: this.listAbort.signal,
           timeoutMs: 60_000,
         });
+        const before = items.length;
         for (const item of page.items) items.push(this.normalize(item));
+        if (budget !== undefined && items.length > before) {
+          let bytes = 0;
+          for (let i = before; i < items.length; i++) bytes += budget.sizeOf(items[i] as T);
+          const average = Math.max(1, bytes / (items.length - before));
+          limit = Math.max(1, Math.min(this.pageSize, Math.floor(budget.bytes / average)));
+        }
         cont = page.metadata.continue || undefined;
         rv = page.metadata.resourceVersion ?? rv;
       } while (cont && !this.stopped);

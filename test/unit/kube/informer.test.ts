@@ -302,6 +302,20 @@ describe('Informer', () => {
     await s.informer.stop();
   });
 
+  it('pageBudget sizes each LIST page by the last page’s objects', async () => {
+    const s = setup(
+      { pageSize: 4, pageBudget: { bytes: 3000, first: 1, sizeOf: (o) => Number((o as KubeObject & { data?: Record<string, string> }).data?.['size'] ?? 0) } },
+      (api) => {
+        for (const [n, size] of [['a', 1000], ['b', 1000], ['c', 1000], ['d', 1000], ['e', 100], ['f', 100], ['g', 100], ['h', 100]] as const) api.put(n, { size: String(size) });
+      },
+    );
+    await started(s);
+    // 1 first; then 3000 / 1000 = 3; then 3000 / 1000 = 3 again; then 3000 / 100, capped at pageSize.
+    assert.deepEqual(s.api.lists.map((l) => l.query.limit), [1, 3, 3, 4]);
+    assert.equal(s.informer.list().length, 8);
+    await s.informer.stop();
+  });
+
   it('transform shrinks every object from list and watch before the cache keeps it', async () => {
     const seen: KubeObject[] = [];
     const s = setup(
