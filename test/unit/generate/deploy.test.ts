@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
 import { parseRunArgs } from '../../../src/cli/args.js';
-import { deployOptionProblems, kustomizationYaml, operatorYaml, sampleCrYaml } from '../../../src/generate/deploy.js';
+import { MEMORY_NODE_OPTIONS, deployOptionProblems, kustomizationYaml, operatorYaml, sampleCrYaml } from '../../../src/generate/deploy.js';
 import { METRICS_ARGS } from '../../../src/generate/metrics.js';
 import { deployYaml } from '../../../src/generate/render.js';
 import { REPO_ROOT } from './helpers.js';
@@ -86,6 +86,7 @@ describe('operator Deployment', () => {
     const env = Object.fromEntries(c.env.map((e) => [e.name, e.value]));
     assert.deepEqual(env, {
       WATCH_NAMESPACE: '',
+      NODE_OPTIONS: MEMORY_NODE_OPTIONS,
       HOME: '/tmp',
       HELM_CACHE_HOME: '/tmp/helm/cache',
       HELM_CONFIG_HOME: '/tmp/helm/config',
@@ -98,7 +99,7 @@ describe('operator Deployment', () => {
     assert.deepEqual(c.livenessProbe.httpGet, { path: '/healthz', port: 'health' });
     assert.deepEqual(c.readinessProbe.httpGet, { path: '/readyz', port: 'health' });
     assert.deepEqual(c.ports.map((p) => [p.name, p.containerPort]), [['https', 8443], ['health', 8081]]);
-    assert.deepEqual(c.resources, { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '256Mi' } });
+    assert.deepEqual(c.resources, { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '384Mi' } });
   });
 
   it('comes with its Namespace, ServiceAccount and metrics objects (generate deploy)', () => {
