@@ -90,9 +90,9 @@ describe('memory is bounded whatever tenants put in their CRs', () => {
     const b = await newNamespace(t, 'big-b');
     await createMany(cluster, kind, a, 'big', 60, specOf(1_100_000));
     // Large but allowed: read in full and deployed.
-    await createMany(cluster, kind, a, 'large', 3, specOf(400_000));
+    await createMany(cluster, kind, a, 'large', 3, specOf(900_000));
     let op = await operator(t, cluster, kind, [a, b]);
-    const tooLarge = (cr: Cr): boolean => /over the 512 KiB/.test(condition(cr, 'Irreconcilable')?.message ?? '');
+    const tooLarge = (cr: Cr): boolean => /over the 1 MiB/.test(condition(cr, 'Irreconcilable')?.message ?? '');
     await waitFor('60 oversized CRs Irreconcilable', async () => (await listCrs(cluster, kind, a)).filter(tooLarge).length === 60, { timeoutMs: 180_000 });
     const victim = crsOf(cluster, kind, b, op);
     await victim.create('small', {});
