@@ -187,7 +187,7 @@ ${METRICS_ARGS.map((a) => `            - ${a}`).join('\n')}
             initialDelaySeconds: 5
             periodSeconds: 10
           # Measured (README, "Sharing one operator between tenants"): the operator peaks at about
-          # 150 MiB under its 128 MiB heap, each helm process at about 70 MiB (2 at once here).
+          # 160 MiB under its 128 MiB heap, each helm process at about 70 MiB (2 at once here).
           resources:
             requests:
               cpu: 100m
