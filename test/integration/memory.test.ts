@@ -92,7 +92,7 @@ describe('memory is bounded whatever tenants put in their CRs', () => {
     // Large but allowed: read in full and deployed.
     await createMany(cluster, kind, a, 'large', 3, specOf(900_000));
     let op = await operator(t, cluster, kind, [a, b]);
-    const tooLarge = (cr: Cr): boolean => /over the 1 MiB/.test(condition(cr, 'Irreconcilable')?.message ?? '');
+    const tooLarge = (cr: Cr): boolean => condition(cr, 'Irreconcilable')?.reason === 'ValuesTooLarge';
     await waitFor('60 oversized CRs Irreconcilable', async () => (await listCrs(cluster, kind, a)).filter(tooLarge).length === 60, { timeoutMs: 180_000 });
     const victim = crsOf(cluster, kind, b, op);
     await victim.create('small', {});
