@@ -95,7 +95,7 @@ export class Reconciler {
       if ((next.kind === 'install' || next.kind === 'upgrade') && ctx.derived.values === undefined && ctx.derived.problem === undefined) {
         // Known from the spec's digest so far; helm needs the values themselves: read the CR, plan again.
         ctx = await this.begin(await this.readSpec(ctx.cr), log, signal, ctx);
-        unchanged = revisions;
+        unchanged = observed;
         continue;
       }
       const result = await run(ctx, next, revisions);
