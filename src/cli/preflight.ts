@@ -95,7 +95,7 @@ export function requiredChecks(resources: readonly ApiResource[], namespaces: re
   const checks: Check[] = [];
   for (const namespace of scopes) {
     for (const r of resources) {
-      for (const verb of ['list', 'watch', 'patch']) checks.push({ verb, group: r.group, resource: r.plural, namespace });
+      for (const verb of ['get', 'list', 'watch', 'patch']) checks.push({ verb, group: r.group, resource: r.plural, namespace });
       checks.push({ verb: 'patch', group: r.group, resource: r.plural, subresource: 'status', namespace });
     }
     for (const verb of storageWrites ? ['list', 'get', 'create', 'update', 'delete'] : ['list', 'get']) checks.push({ verb, group: '', resource: 'secrets', namespace });

@@ -19,8 +19,9 @@ export const READ_VERBS = ['get', 'list', 'watch'] as const;
 /** Helm's release storage: one Secret per revision in the release namespace. */
 // Helm's secret storage driver gets, lists, creates, updates and deletes; nothing patches them.
 export const STORAGE_VERBS = ['get', 'list', 'create', 'update', 'delete'] as const;
-// CRs are read through informers only and written by merge patches (finalizers).
-export const CR_VERBS = ['list', 'watch', 'patch'] as const;
+// CRs are cached by informers without their specs (memory), so a reconcile GETs the spec it
+// needs; writes are merge patches (finalizers).
+export const CR_VERBS = ['get', 'list', 'watch', 'patch'] as const;
 export const LEASE_VERBS = ['get', 'create', 'update'] as const;
 
 export function byText(a: string, b: string): number {

@@ -19,7 +19,7 @@ function operatorRules(plan: RbacPlan, clusterWide: boolean): CommentedRule[] {
     const plurals = plan.watched.filter((w) => w.group === group).map((w) => w.plural).sort(byText);
     const kinds = plan.watched.filter((w) => w.group === group).map((w) => w.kind).sort(byText).join(', ');
     rules.push(
-      { rule: { apiGroups: [group], resources: plurals, verbs: [...CR_VERBS] }, why: `the watched kinds (${kinds}): read them, add and remove the finalizer` },
+      { rule: { apiGroups: [group], resources: plurals, verbs: [...CR_VERBS] }, why: `the watched kinds (${kinds}): watch them, read a spec when a reconcile needs it, add and remove the finalizer` },
       { rule: { apiGroups: [group], resources: plurals.map((p) => `${p}/status`), verbs: ['patch'] }, why: 'write status (conditions, deployed release)' },
       {
         rule: { apiGroups: [group], resources: plurals.map((p) => `${p}/finalizers`), verbs: ['update'] },
