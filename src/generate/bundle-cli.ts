@@ -3,16 +3,16 @@
  * file-based catalog out (files, as operator-sdk's `make bundle` and `opm` write them). Errors are
  * InputError/EnvironmentError, which cli.ts maps to exit codes.
  */
-import { mkdir, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ExitCode } from '../lib/exit-codes.js';
-import { errorMessage } from '../lib/errors.js';
 import { readIcon } from './bundle-meta.js';
 import { renderOlmBundle } from './bundle.js';
 import { buildCatalog, catalogYaml, loadBundle } from './catalog.js';
 import { DEFAULTS, defaultImage, deployOptionProblems } from './deploy.js';
-import { EnvironmentError, InputError } from './errors.js';
+import { InputError } from './errors.js';
+import { writeFiles } from './write-files.js';
 import { clusterResolver } from './render.js';
 
 /** What cli.ts's CommandIo provides (declared here too: importing cli.ts would be a cycle). */
@@ -103,19 +103,6 @@ function strings(values: Values, name: string): string[] | undefined {
 
 function commaList(text: string | undefined): string[] | undefined {
   return text === undefined ? undefined : [...new Set(text.split(',').map((s) => s.trim()).filter((s) => s !== ''))];
-}
-
-async function writeFiles(dir: string, files: ReadonlyMap<string, string>, io: BundleIo): Promise<void> {
-  try {
-    for (const [name, text] of files) {
-      const file = join(dir, name);
-      await mkdir(dirname(file), { recursive: true });
-      await writeFile(file, text);
-      io.stderr(`wrote ${file}`);
-    }
-  } catch (err) {
-    throw new EnvironmentError(`cannot write to ${dir}: ${errorMessage(err)}`, { cause: err });
-  }
 }
 
 export async function bundleCommand(argv: readonly string[], io: BundleIo): Promise<number> {

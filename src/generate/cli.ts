@@ -3,8 +3,7 @@
  * Exit codes as for `run`: 0 ok, 2 bad input (flags, watches.yaml, charts), 3 environment (helm
  * cannot run, files cannot be written).
  */
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ExitCode } from '../lib/exit-codes.js';
 import { isDnsLabel, isDnsSubdomain } from '../config/labels.js';
@@ -12,11 +11,11 @@ import { ChartProblem } from './chart-meta.js';
 import { ChartReadError } from '../config/chart-files.js';
 import { DEFAULTS, defaultImage, deployOptionProblems, type DeployOptions } from './deploy.js';
 import { EnvironmentError, InputError } from './errors.js';
+import { writeFiles } from './write-files.js';
 import { helmRenderer } from './helm-render.js';
 import { BUNDLE_HELP, bundleCommand, CATALOG_HELP, catalogCommand } from './bundle-cli.js';
 import { NEW_HELP, newProject } from './new.js';
 import { clusterResolver, crdYaml, deployYaml, renderBundle, renderCrds, renderRbac, renderSamples } from './render.js';
-import { errorMessage } from '../lib/errors.js';
 
 export interface CommandIo {
   readonly stdout: (text: string) => void;
@@ -273,19 +272,6 @@ const COMMANDS: Record<string, Command> = {
   bundle: bundleCommand,
   catalog: catalogCommand,
 };
-
-async function writeFiles(dir: string, files: ReadonlyMap<string, string>, io: CommandIo): Promise<void> {
-  try {
-    for (const [name, text] of files) {
-      const file = join(dir, name);
-      await mkdir(dirname(file), { recursive: true });
-      await writeFile(file, text);
-      io.stderr(`wrote ${file}`);
-    }
-  } catch (err) {
-    throw new EnvironmentError(`cannot write to ${dir}: ${errorMessage(err)}`, { cause: err });
-  }
-}
 
 async function crdCommand(argv: readonly string[], io: CommandIo): Promise<number> {
   const { values } = parseFlags(argv, { 'watches-file': { type: 'string' }, 'output-dir': { type: 'string' } });
