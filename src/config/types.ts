@@ -37,6 +37,53 @@ export interface WatchEntry {
    * own identity.
    */
   readonly serviceAccount: string | undefined;
+  /**
+   * Set when the entry maps its kind to an Ansible role or playbook instead of a chart (operator-sdk's
+   * ansible-operator keys); `chartPath` is then ''. Everything around the engine (informers, queue,
+   * status, confinement, impersonation, leader election) is shared with chart entries.
+   */
+  readonly ansible?: AnsibleSource | undefined;
+}
+
+/** What an Ansible kind runs: exactly one of `role` and `playbook`, both absolute once loaded. */
+export interface AnsibleRunnable {
+  /** The role's directory (found as ansible-operator looks for it, see config/ansible-paths.ts). */
+  readonly role?: string | undefined;
+  /** The playbook file. */
+  readonly playbook?: string | undefined;
+}
+
+/** operator-sdk ansible-operator's watches keys, with its defaults applied. */
+export interface AnsibleSource extends AnsibleRunnable {
+  /** `vars`: extra vars of every run, applied after the CR's own (they win). */
+  readonly vars: Readonly<Record<string, unknown>>;
+  /** `finalizer`: what runs when a CR is deleted; undefined = deletion runs nothing. */
+  readonly finalizer: AnsibleFinalizer | undefined;
+  /** `manageStatus` (true): the operator writes Running/Successful/Failure conditions; false: the role writes status. */
+  readonly manageStatus: boolean;
+  /** `watchClusterScopedResources` (false): cluster-scoped objects the run creates are watched too. */
+  readonly watchClusterScopedResources: boolean;
+  /** `snakeCaseParameters` (true): spec keys become snake_case extra vars. */
+  readonly snakeCaseParameters: boolean;
+  /** `watchAnnotationsChanges` (false): a change of the CR's annotations alone runs the role. */
+  readonly watchAnnotationsChanges: boolean;
+  /** `markUnsafe` (false): spec values are passed as unsafe (never templated) extra vars. */
+  readonly markUnsafe: boolean;
+  /** `blacklist`: kinds of dependents never watched. */
+  readonly blacklist: readonly GroupVersionKind[];
+  /** `maxRunnerArtifacts` (20): how many runs' artifact directories are kept per CR. */
+  readonly maxRunnerArtifacts: number;
+}
+
+/** `finalizer: {name, role|playbook|vars}`: with only vars, the main role/playbook runs with them. */
+export interface AnsibleFinalizer extends AnsibleRunnable {
+  readonly name: string;
+  readonly vars: Readonly<Record<string, unknown>>;
+}
+
+/** Whether `entry` maps its kind to an Ansible role or playbook (else to a chart). */
+export function isAnsibleEntry(entry: WatchEntry): entry is WatchEntry & { readonly ansible: AnsibleSource } {
+  return entry.ansible !== undefined;
 }
 
 /**

@@ -9,12 +9,13 @@ import { DURATION_EXAMPLES, parseGoDuration } from '../lib/duration.js';
 import { expandEnv } from './env-expand.js';
 import { isDns1035Label, isDnsSubdomain } from './labels.js';
 import { parseSetPath } from './overrides.js';
+import { ANSIBLE_ONLY_KEYS, readAnsibleKeys, type AnsibleKey } from './ansible-entry.js';
 import { readRemoteChart, REMOTE_CHART_KEYS, REMOTE_KEY_HINTS, type RemoteChartKey } from './remote-chart-entry.js';
 import { selectorToQuery } from './selector.js';
 import { closest } from './suggest.js';
-import { describeNode, fieldsOf, lineOf, scalarText, type Field, type YamlContext } from './yaml-nodes.js';
+import { bool, describeNode, fieldsOf, lineOf, scalarText, type Field, type Where, type YamlContext } from './yaml-nodes.js';
 
-/** Keys operator-sdk's helm-operator and helm-operator-plugins read, plus chartpilot's own. */
+/** Keys operator-sdk's helm-operator, helm-operator-plugins and ansible-operator read, plus chartpilot's own. */
 export const KNOWN_KEYS = [
   'group',
   'version',
@@ -30,23 +31,9 @@ export const KNOWN_KEYS = [
   'allowCrossNamespace',
   'serviceAccount',
   ...REMOTE_CHART_KEYS,
+  ...ANSIBLE_ONLY_KEYS,
 ] as const;
 type Key = (typeof KNOWN_KEYS)[number];
-
-// Keys of the Ansible operator's watches.yaml: a file mixing them up gets a pointed message.
-const ANSIBLE_KEYS = new Set([
-  'role',
-  'playbook',
-  'vars',
-  'finalizer',
-  'blacklist',
-  'manageStatus',
-  'watchClusterScopedResources',
-  'snakeCaseParameters',
-  'markUnsafe',
-  'watchAnnotationsChanges',
-  'maxRunnerArtifacts',
-]);
 
 const KIND = /^[A-Z][A-Za-z0-9]*$/u;
 const DRY_RUN: Readonly<Record<string, WatchEntry['dryRunOption']>> = {
@@ -158,12 +145,6 @@ export function readEntry(input: EntryInput): EntryResult {
     );
   }
   for (const f of unknown) {
-    if (ANSIBLE_KEYS.has(f.key)) {
-      problems.push(
-        `${where(f)}: "${f.key}" is an Ansible operator key; a Helm watches.yaml entry maps a kind to a chart — remove it`,
-      );
-      continue;
-    }
     const guess = REMOTE_KEY_HINTS[f.key] ?? closest(f.key, KNOWN_KEYS);
     problems.push(
       `${where(f)}: unknown key "${f.key}"; ` +
@@ -207,7 +188,33 @@ export function readEntry(input: EntryInput): EntryResult {
       `${where(fields.get('kind'))}: kind "${kind}" is not a valid Kind; it must start with an upper-case letter and contain only letters and digits, e.g. Nginx`,
     );
   }
-  const chart = str('chart', true);
+  // An entry maps its kind to exactly one of a chart, an Ansible role and an Ansible playbook.
+  const sources = (['chart', 'role', 'playbook'] as const).filter((k) => fields.has(k));
+  if (sources.length === 0) {
+    problems.push(`${where(undefined)}: chart is missing; ${REQUIRED_HINT.chart ?? ''} (or role:/playbook: for an Ansible role or playbook)`);
+  } else if (sources.length > 1) {
+    problems.push(
+      `${where(fields.get(sources[1] ?? 'chart'))}: the entry has ${sources.join(' and ')}; an entry maps its kind to exactly one of chart, role and playbook — keep one`,
+    );
+  }
+  const engine = sources.length === 1 && sources[0] !== 'chart' ? 'ansible' : 'helm';
+  const foreignKeys: readonly Key[] = engine === 'ansible' ? ['overrideValues', 'dryRunOption', ...REMOTE_CHART_KEYS] : ANSIBLE_ONLY_KEYS.filter((k) => k !== 'role' && k !== 'playbook');
+  for (const k of foreignKeys) {
+    const f = fields.get(k);
+    if (f === undefined) continue;
+    problems.push(
+      engine === 'ansible'
+        ? `${where(f)}: ${k} is a chart key; this entry runs an Ansible ${sources[0] ?? 'role'} — remove it`
+        : `${where(f)}: "${f.key}" is an Ansible operator key; this entry maps its kind to a chart — remove it, or replace chart with role or playbook`,
+    );
+  }
+  const chart = engine === 'helm' && fields.has('chart') ? str('chart', true) : undefined;
+  const role = fields.has('role') ? str('role', true) : undefined;
+  const playbook = fields.has('playbook') ? str('playbook', true) : undefined;
+  const ansible =
+    engine === 'ansible'
+      ? readAnsibleKeys({ ctx, field: (k: AnsibleKey) => fields.get(k), where, problems, role, playbook })
+      : undefined;
   const remoteFields = new Map<RemoteChartKey, Field>();
   for (const k of REMOTE_CHART_KEYS) {
     const f = fields.get(k);
@@ -245,7 +252,7 @@ export function readEntry(input: EntryInput): EntryResult {
     line: entryLine,
     problems,
   };
-  if (problems.length > 0 || version === undefined || kind === undefined || chart === undefined) {
+  if (problems.length > 0 || version === undefined || kind === undefined || (chart === undefined && ansible === undefined)) {
     return { ...result, draft: undefined };
   }
   return {
@@ -254,7 +261,7 @@ export function readEntry(input: EntryInput): EntryResult {
       group,
       version,
       kind,
-      chart,
+      chart: chart ?? '',
       overrideValues,
       watchDependentResources,
       reconcilePeriodMs,
@@ -265,6 +272,7 @@ export function readEntry(input: EntryInput): EntryResult {
       allowCrossNamespace,
       serviceAccount,
       ...(remote === undefined ? {} : { remote }),
+      ...(ansible === undefined ? {} : { ansible }),
     },
   };
 }
@@ -285,24 +293,15 @@ function exampleFor(k: Key): string {
       return ' such as Nginx';
     case 'chart':
       return ' such as helm-charts/nginx';
+    case 'role':
+      return ' such as memcached (a directory under roles/) or an absolute path';
+    case 'playbook':
+      return ' such as playbooks/memcached.yml';
     case 'serviceAccount':
       return ' such as tenant';
     default:
       return '';
   }
-}
-
-/** Prefix for a problem: the entry label and the line of `line`, else of field `f`, else of the entry. */
-type Where = (f: Field | undefined, line?: number) => string;
-
-function bool(f: Field | undefined, fallback: boolean, where: Where, problems: string[]): boolean {
-  if (f === undefined || f.value === null) return fallback;
-  if (isScalar(f.value) && typeof f.value.value === 'boolean') return f.value.value;
-  const quoted = isScalar(f.value) && typeof f.value.value === 'string' && /^(true|false)$/iu.test(f.value.value);
-  problems.push(
-    `${where(f)}: ${f.key} is ${describeNode(f.value)}; expected true or false` + (quoted ? ' without quotes' : ''),
-  );
-  return fallback;
 }
 
 function readPeriod(f: Field | undefined, where: Where, problems: string[]): number | undefined {

@@ -8,6 +8,8 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { isSeq, LineCounter, parseDocument, type YAMLError } from 'yaml';
 import { gvkKey, type GroupVersionKind, type WatchEntry } from './types.js';
 import { checkChart } from './chart-check.js';
+import { diskPathKind, locatePlaybook, locateRole, type AnsibleBase, type Located, type PathKind } from './ansible-paths.js';
+import type { AnsibleRunnable, AnsibleSource } from './types.js';
 import { at, gvkText, readEntry, type EntryResult } from './watch-entry.js';
 import { deref, describeNode, lineOf, type YamlContext } from './yaml-nodes.js';
 
@@ -22,6 +24,8 @@ export type ChartChecker = (absPath: string) => Promise<string | undefined>;
 export interface ParseOptions {
   /** How problems name the file; default "watches.yaml". */
   readonly fileName?: string;
+  /** Where Ansible roles and playbooks are looked for: the working directory (default process.cwd()) and the disk (default the real one). */
+  readonly ansible?: { readonly cwd?: string; readonly kindOf?: PathKind };
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -136,18 +140,59 @@ export async function parseWatches(
     later[i]?.push(`${at(r.label, r.chartLine)}: chart "${r.chart}"${resolved}: ${problem}`);
   });
 
+  // Ansible roles and playbooks (the entry's and its finalizer's), found on disk.
+  const ansibleBase: AnsibleBase = { baseDir, cwd: options.ansible?.cwd ?? process.cwd(), env };
+  const kindOf = options.ansible?.kindOf ?? diskPathKind;
+  const located = await Promise.all(
+    results.map(async (r, i) => {
+      const source = r.draft?.ansible;
+      if (source === undefined) return undefined;
+      const found = await locateAnsible(source, ansibleBase, kindOf, (problem) => later[i]?.push(`${at(r.label, r.line)}: ${problem}`));
+      return found;
+    }),
+  );
+
   const problems = results.flatMap((r, i) => [...r.problems, ...(later[i] ?? [])]);
   if (problems.length > 0) return { ok: false, problems };
 
   const entries: WatchEntry[] = [];
   results.forEach((r, i) => {
     // A chart from a registry has no path until it is pulled (src/registry/).
-    const chartPath = r.draft?.remote === undefined ? chartPaths[i] : '';
-    if (r.draft === undefined || chartPath === undefined) return;
+    if (r.draft === undefined) return;
     const { chart: _chart, ...rest } = r.draft;
-    entries.push({ ...rest, chartPath });
+    if (rest.ansible !== undefined) {
+      const ansible = located[i];
+      if (ansible !== undefined) entries.push({ ...rest, chartPath: '', ansible });
+      return;
+    }
+    const chartPath = rest.remote === undefined ? chartPaths[i] : '';
+    if (chartPath !== undefined) entries.push({ ...rest, chartPath });
   });
   return { ok: true, entries };
+}
+
+/** `source` with its role/playbook (and its finalizer's) made absolute; undefined after reporting what is missing. */
+async function locateAnsible(source: AnsibleSource, base: AnsibleBase, kindOf: PathKind, report: (problem: string) => void): Promise<AnsibleSource | undefined> {
+  const find = async (r: AnsibleRunnable, what: string): Promise<AnsibleRunnable | undefined> => {
+    let found: Located | undefined;
+    if (r.role !== undefined) found = await locateRole(r.role, base, kindOf);
+    else if (r.playbook !== undefined) found = await locatePlaybook(r.playbook, base, kindOf);
+    if (found === undefined) return {};
+    if (!found.ok) {
+      report(`${what}${found.problem}`);
+      return undefined;
+    }
+    return r.role !== undefined ? { role: found.path } : { playbook: found.path };
+  };
+  const main = await find(source, '');
+  const fin = source.finalizer === undefined ? undefined : await find(source.finalizer, 'finalizer: ');
+  if (main === undefined || (source.finalizer !== undefined && fin === undefined)) return undefined;
+  const { role: _r, playbook: _p, ...settings } = source;
+  const finalizer = source.finalizer === undefined ? undefined : (() => {
+    const { role: _fr, playbook: _fp, ...rest } = source.finalizer;
+    return { ...rest, ...fin };
+  })();
+  return { ...settings, ...main, finalizer };
 }
 
 function yamlProblem(fileName: string, e: YAMLError, lines: LineCounter): string {

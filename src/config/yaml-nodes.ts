@@ -101,3 +101,17 @@ export function describeNode(node: Node | null): string {
   }
   return 'an unsupported YAML value';
 }
+
+/** Prefix for a problem: the entry label and the line of `line`, else of field `f`, else of the entry. */
+export type Where = (f: Field | undefined, line?: number) => string;
+
+export function bool(f: Field | undefined, fallback: boolean, where: Where, problems: string[]): boolean {
+  if (f === undefined || f.value === null) return fallback;
+  if (isScalar(f.value) && typeof f.value.value === 'boolean') return f.value.value;
+  const quoted = isScalar(f.value) && typeof f.value.value === 'string' && /^(true|false)$/iu.test(f.value.value);
+  problems.push(
+    `${where(f)}: ${f.key} is ${describeNode(f.value)}; expected true or false` + (quoted ? ' without quotes' : ''),
+  );
+  return fallback;
+}
+
