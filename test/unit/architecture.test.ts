@@ -13,7 +13,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const SRC = join(ROOT, 'src');
 
 /** Bottom first: a folder may import its own modules and those of folders before it. */
-const LAYERS = ['lib', 'reconcile', 'config', 'kube', 'registry', 'helm', 'dependents', 'controller', 'observe', 'generate', 'cli'] as const;
+const LAYERS = ['lib', 'reconcile', 'config', 'kube', 'registry', 'helm', 'ansible', 'dependents', 'controller', 'observe', 'generate', 'cli'] as const;
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
