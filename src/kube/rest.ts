@@ -7,6 +7,7 @@
  */
 import { Authenticator } from './authenticator.js';
 import { Discovery } from './discovery.js';
+import { forwardRequest, type ForwardRequest, type ForwardResponse } from './forward.js';
 import type { HttpVerb, Query, Transport } from './http.js';
 import type { KubeConnection } from './kubeconfig.js';
 import { sendRequest, type RequestOptions } from './request.js';
@@ -15,6 +16,7 @@ import type { ApiResource, WatchEventType } from './types.js';
 import { openWatch, type WatchHandle, type WatchOptions } from './watch.js';
 
 export { KubeApiError } from './errors.js';
+export type { ForwardRequest, ForwardResponse } from './forward.js';
 export type { ContentType, HttpVerb, Query } from './http.js';
 export { loadKubeConfig, type KubeConnection } from './kubeconfig.js';
 export type { RequestOptions } from './request.js';
@@ -39,6 +41,11 @@ export interface KubeClient {
   ): Promise<WatchHandle>;
   /** Discovery, cached per group/version; refreshed once on a miss; NotFound KubeApiError when absent. */
   resourceFor(apiVersion: string, kind: string): Promise<ApiResource>;
+  /**
+   * Passes one request through as bytes (for a proxy): resolves with the server's status, headers
+   * and streaming body, whatever the status; rejects (KubeApiError, status 0) only without a response.
+   */
+  forward(req: ForwardRequest): Promise<ForwardResponse>;
   pathFor(r: ApiResource, namespace?: string, name?: string, subresource?: string): string;
 }
 
@@ -68,6 +75,7 @@ export function createKubeClient(conn: KubeConnection, opts: KubeClientOptions =
     request,
     watch: (path, query, onEvent, onDone, wo) => openWatch(transport, path, query, onEvent, onDone, wo),
     resourceFor: (apiVersion, kind) => discovery.resourceFor(apiVersion, kind),
+    forward: (req) => forwardRequest(transport, req),
     pathFor: resourcePath,
   };
 }

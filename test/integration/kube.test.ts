@@ -106,6 +106,10 @@ class SteeredClient implements KubeClient {
     return this.inner.resourceFor(apiVersion, kind);
   }
 
+  forward(...args: Parameters<KubeClient['forward']>): ReturnType<KubeClient['forward']> {
+    return this.inner.forward(...args);
+  }
+
   pathFor(...args: Parameters<KubeClient['pathFor']>): string {
     return this.inner.pathFor(...args);
   }

@@ -61,6 +61,9 @@ class EmptyApi implements KubeClient {
   resourceFor(): Promise<ApiResource> {
     return Promise.reject(new Error('not used'));
   }
+  forward(): never {
+    throw new Error('not used');
+  }
   pathFor = resourcePath;
 }
 

@@ -62,6 +62,10 @@ class ObjectApi implements KubeClient {
     return found === undefined ? Promise.reject(new KubeApiError(`no ${kind} in ${apiVersion}`, { status: 404 })) : Promise.resolve(found);
   }
 
+  forward(): never {
+    throw new Error('not used');
+  }
+
   pathFor = resourcePath;
 }
 

@@ -54,6 +54,7 @@ function fakeClient(current: KubeObject | null, afterRv: string, calls: Call[], 
     },
     watch: () => Promise.reject(new Error('not used')),
     resourceFor: () => Promise.reject(new Error('not used')),
+    forward: () => Promise.reject(new Error('not used')),
     pathFor: resourcePath,
   };
 }

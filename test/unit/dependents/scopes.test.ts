@@ -29,6 +29,7 @@ function fakeClient(docs: Record<string, unknown>, log: string[] = []): KubeClie
     },
     watch: () => Promise.reject(new Error('not used')),
     resourceFor: () => Promise.reject(new Error('not used')),
+    forward: () => Promise.reject(new Error('not used')),
     pathFor: resourcePath,
   };
 }

@@ -209,6 +209,7 @@ describe('storage: records with hooks, and the verdict cache', () => {
       },
       watch: () => Promise.reject(new Error('not used')),
       resourceFor: () => Promise.reject(new Error('not used')),
+      forward: () => Promise.reject(new Error('not used')),
       pathFor: resourcePath,
     };
     return { client, gets };

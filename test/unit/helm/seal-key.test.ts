@@ -29,6 +29,7 @@ function secretApi(opts: { stored?: string; forbid?: 'GET' | 'POST'; raceWith?: 
     },
     watch: () => Promise.reject(new Error('not used')),
     resourceFor: () => Promise.reject(new Error('not used')),
+    forward: () => Promise.reject(new Error('not used')),
     pathFor: resourcePath,
   };
   return { client, calls };

@@ -32,6 +32,7 @@ function clientServing(objects: Record<string, unknown>, seen: string[] = []): K
     },
     watch: () => Promise.reject(new Error('not used')),
     resourceFor: () => Promise.reject(new Error('not used')),
+    forward: () => Promise.reject(new Error('not used')),
     pathFor: resourcePath,
   };
 }

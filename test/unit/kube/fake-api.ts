@@ -124,6 +124,10 @@ export class FakeApi implements KubeClient {
     return Promise.resolve(configMaps);
   }
 
+  forward(): never {
+    throw new Error('not used');
+  }
+
   pathFor = resourcePath;
 }
 

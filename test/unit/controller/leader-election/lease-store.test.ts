@@ -78,6 +78,10 @@ class LeaseApi implements KubeClient {
     throw new Error('not used');
   }
 
+  forward(): never {
+    throw new Error('not used');
+  }
+
   pathFor = resourcePath;
 }
 
