@@ -47,12 +47,17 @@ export async function forwardRequest(t: Transport, fr: ForwardRequest): Promise<
   let status = 0;
   try {
     const auth = await t.authenticate();
-    const passed = Object.fromEntries(Object.entries(fr.headers).filter(([name]) => !NOT_FORWARDED.test(name)));
-    const accept = passed.accept;
-    delete passed.accept;
     // The operator's kubeconfig may itself impersonate; requestHeaders replaces that only when a
     // run has its own user, otherwise the run acts exactly as the operator does.
-    const headers = { ...passed, ...requestHeaders(t, auth, accept ?? '*/*', fr.impersonateUser) };
+    const ours = Object.entries(requestHeaders(t, auth, fr.headers.accept ?? '*/*', fr.impersonateUser)).map(([k, v]) => [k.toLowerCase(), v] as const);
+    const headers: Record<string, string> = Object.fromEntries(ours);
+    for (const [name, value] of Object.entries(fr.headers)) {
+      const lower = name.toLowerCase();
+      if (NOT_FORWARDED.test(lower) || lower === 'accept') continue;
+      // The client's own user agent (kubectl, OpenAPI-Generator/python) shows in audit logs.
+      if (lower === 'user-agent') headers[lower] = value;
+      else if (!(lower in headers)) headers[lower] = value;
+    }
     // No body timeout: a watch may stay quiet for minutes; the run's own deadline (its client
     // going away) ends it through `signal`.
     const res = await request(t.server + fr.pathAndQuery, {
