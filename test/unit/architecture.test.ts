@@ -15,6 +15,15 @@ const SRC = join(ROOT, 'src');
 /** Bottom first: a folder may import its own modules and those of folders before it. */
 const LAYERS = ['lib', 'reconcile', 'config', 'kube', 'registry', 'helm', 'ansible', 'dependents', 'controller', 'observe', 'generate', 'cli'] as const;
 
+/**
+ * The Ansible engine sits beside the layers rather than in their line: it uses the shared core
+ * (kube, confinement and names, lib, logs and metrics servers, config types) and only the
+ * wiring (controller, cli) uses it; Helm, registries and the chart path's dependents stay apart.
+ */
+const ANSIBLE = 'ansible';
+const ANSIBLE_MAY_IMPORT = ['ansible', 'lib', 'reconcile', 'config', 'kube', 'observe'];
+const ANSIBLE_IMPORTED_BY = ['ansible', 'controller', 'cli'];
+
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const p = join(dir, e.name);
@@ -44,14 +53,27 @@ const folderOf = (f: string): string => f.split('/')[0] ?? f;
 describe('architecture', () => {
   it('knows every top-level folder of src/', () => {
     const folders = new Set(files.map(folderOf));
-    assert.deepEqual([...folders].filter((f) => !(LAYERS as readonly string[]).includes(f)), [], 'add the new folder to LAYERS (and the README)');
+    assert.deepEqual([...folders].filter((f) => f !== ANSIBLE && !(LAYERS as readonly string[]).includes(f)), [], 'add the new folder to LAYERS (and the README)');
+  });
+
+  it('keeps src/ansible beside the layers: it imports only the shared core, and only the wiring imports it', () => {
+    const wrong: string[] = [];
+    for (const [file, deps] of graph) {
+      for (const dep of deps) {
+        if (folderOf(file) === ANSIBLE && !ANSIBLE_MAY_IMPORT.includes(folderOf(dep))) wrong.push(`${file} → ${dep}`);
+        if (folderOf(dep) === ANSIBLE && !ANSIBLE_IMPORTED_BY.includes(folderOf(file))) wrong.push(`${file} → ${dep}`);
+      }
+    }
+    assert.deepEqual(wrong, []);
   });
 
   it('imports only downward', () => {
     const upward: string[] = [];
     for (const [file, deps] of graph) {
+      if (folderOf(file) === ANSIBLE) continue; // its own rule, above
       const from = LAYERS.indexOf(folderOf(file) as (typeof LAYERS)[number]);
       for (const dep of deps) {
+        if (folderOf(dep) === ANSIBLE) continue;
         const to = LAYERS.indexOf(folderOf(dep) as (typeof LAYERS)[number]);
         if (to > from) upward.push(`${file} → ${dep}`);
       }
