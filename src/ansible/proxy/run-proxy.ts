@@ -108,6 +108,7 @@ interface OpenRun {
 
 const READ_METHODS = new Set(['GET', 'HEAD']);
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const NOT_PASSED = /^(?:authorization|impersonate-.*|host|content-length|proxy-.*)$/iu;
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'trailer', 'te']);
 
 export function createRunProxy(opts: RunProxyOptions): RunProxy {
@@ -415,11 +416,14 @@ class LocalRunProxy implements RunProxy {
   }
 }
 
-/** The client's headers to pass on; writes ask for an uncompressed answer, which the proxy reads. */
+/**
+ * The client's headers to pass on: never its credentials or impersonation (the run's identity is
+ * the proxy's to set), nor hop-by-hop ones; writes ask for an uncompressed answer, which the proxy reads.
+ */
 function clientHeaders(req: IncomingMessage, keepEncoding: boolean): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined || (!keepEncoding && name === 'accept-encoding')) continue;
+    if (value === undefined || NOT_PASSED.test(name) || HOP_BY_HOP.has(name) || (!keepEncoding && name === 'accept-encoding')) continue;
     out[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   return out;
