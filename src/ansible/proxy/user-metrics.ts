@@ -60,24 +60,26 @@ export class UserMetrics {
         const add = num(spec, 'add', name);
         if (add !== undefined && add < 0) throw new UserMetricError(`metric ${name}: a counter cannot decrease (add ${add})`);
         if (getOwn(spec, 'increment') === true) entry.metric.inc();
-        else if (add !== undefined && add !== 0) entry.metric.inc(add);
+        else if (add !== undefined) entry.metric.inc(add);
         return;
       }
       case 'gauge': {
         const g = entry.metric;
         const [set, add, sub] = [num(spec, 'set', name), num(spec, 'add', name), num(spec, 'subtract', name)];
-        // ansible-operator's precedence, one action per post.
+        // ansible-operator's precedence, one action per post; unlike it, `set: 0` sets 0.
         if (getOwn(spec, 'increment') === true) g.inc();
         else if (getOwn(spec, 'decrement') === true) g.dec();
-        else if (add !== undefined && add !== 0) g.inc(add);
-        else if (sub !== undefined && sub !== 0) g.dec(sub);
-        else if (set !== undefined && set !== 0) g.set(set);
+        else if (add !== undefined) g.inc(add);
+        else if (sub !== undefined) g.dec(sub);
+        else if (set !== undefined) g.set(set);
         else if (getOwn(spec, 'set_to_current_time') === true) g.setToCurrentTime();
         return;
       }
       case 'histogram':
       case 'summary': {
-        entry.metric.observe(num(spec, 'observe', name) ?? 0);
+        // An empty operation (`histogram: {}`) registers the metric and changes nothing.
+        const observed = num(spec, 'observe', name);
+        if (observed !== undefined) entry.metric.observe(observed);
         return;
       }
     }

@@ -22,6 +22,10 @@ describe('osdk_metric user metrics', () => {
     m.apply({ name: 'my_gauge', gauge: { subtract: 2 } });
     m.apply({ name: 'my_gauge', gauge: { increment: true, add: 100 } });
     assert.equal(await valueOf(registry, 'my_gauge'), 6);
+    m.apply({ name: 'my_gauge', gauge: { set: 0 } });
+    assert.equal(await valueOf(registry, 'my_gauge'), 0, 'set: 0 sets 0 (ansible-operator ignored it)');
+    m.apply({ name: 'my_empty', histogram: {} });
+    assert.match(await registry.metrics(), /^my_empty_count 0$/m, 'an empty operation registers the metric only');
     m.apply({ name: 'my_hist', histogram: { observe: 0.3 } });
     m.apply({ name: 'my_summary', summary: { observe: 1 } });
     const text = await registry.metrics();
