@@ -13,7 +13,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const SRC = join(ROOT, 'src');
 
 /** Bottom first: a folder may import its own modules and those of folders before it. */
-const LAYERS = ['lib', 'reconcile', 'config', 'kube', 'registry', 'helm', 'ansible', 'dependents', 'controller', 'observe', 'generate', 'cli'] as const;
+const LAYERS = ['lib', 'reconcile', 'config', 'kube', 'registry', 'helm', 'dependents', 'controller', 'observe', 'generate', 'cli'] as const;
 
 /**
  * The Ansible engine sits beside the layers rather than in their line: it uses the shared core
@@ -23,6 +23,8 @@ const LAYERS = ['lib', 'reconcile', 'config', 'kube', 'registry', 'helm', 'ansib
 const ANSIBLE = 'ansible';
 const ANSIBLE_MAY_IMPORT = ['ansible', 'lib', 'reconcile', 'config', 'kube', 'observe'];
 const ANSIBLE_IMPORTED_BY = ['ansible', 'controller', 'cli'];
+/** Single modules src/ansible may use beyond those folders: where the project's cache directory is decided. */
+const ANSIBLE_MAY_ALSO_IMPORT = ['helm/find-helm.ts'];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -60,7 +62,7 @@ describe('architecture', () => {
     const wrong: string[] = [];
     for (const [file, deps] of graph) {
       for (const dep of deps) {
-        if (folderOf(file) === ANSIBLE && !ANSIBLE_MAY_IMPORT.includes(folderOf(dep))) wrong.push(`${file} → ${dep}`);
+        if (folderOf(file) === ANSIBLE && !ANSIBLE_MAY_IMPORT.includes(folderOf(dep)) && !ANSIBLE_MAY_ALSO_IMPORT.includes(dep)) wrong.push(`${file} → ${dep}`);
         if (folderOf(dep) === ANSIBLE && !ANSIBLE_IMPORTED_BY.includes(folderOf(file))) wrong.push(`${file} → ${dep}`);
       }
     }
