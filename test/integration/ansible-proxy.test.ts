@@ -15,10 +15,12 @@ import { execa } from 'execa';
 import { pino } from 'pino';
 import { Agent, fetch, type Response } from 'undici';
 import { parse } from 'yaml';
-import { createRunProxy, type RunAccess, type RunContext, type RunProxy } from '../../src/ansible/proxy/index.js';
+import { Registry } from 'prom-client';
+import { createRunProxy, startUserMetricsServer, type RunAccess, type RunContext, type RunProxy } from '../../src/ansible/proxy/index.js';
 import { createKubeClient, loadKubeConfig, type KubeClient } from '../../src/kube/rest.js';
 import type { KubeObject } from '../../src/kube/types.js';
 import { OWNER_UID_LABEL, PRIMARY_RESOURCE_ANNOTATION, PRIMARY_RESOURCE_TYPE_ANNOTATION } from '../../src/reconcile/names.js';
+import { runAnsible, taskResult } from './ansible-run.js';
 import { getJson, newNamespace, testCluster, type TestCluster } from './harness.js';
 import { waitFor } from './wait.js';
 
@@ -263,5 +265,61 @@ describe('Ansible API proxy', { concurrency: true }, () => {
     const elsewhere = await runKubectl(kubeconfig, ['apply', '--server-side', '--field-manager=role', '-n', 'default', '-f', '-'], manifest);
     assert.notEqual(elsewhere.exitCode, 0);
     assert.match(elsewhere.stderr, /allowCrossNamespace/);
+  });
+
+  it('a role run by ansible-runner (kubernetes.core, operator_sdk.util) works through it: stamped objects, a refusal as the task error, metrics into the registry', async (t) => {
+    const owner = await ownerIn(t, 'proxy-runner');
+    const { run, kubeconfig } = openRun(t, owner);
+    const registry = new Registry();
+    const metrics = await startUserMetricsServer({ registry, log, port: 0 });
+    t.after(() => metrics.close());
+    const ns = owner.namespace;
+    const result = await runAnsible({
+      dir: join(dir, `runner-${ns}`),
+      playbook: 'main.yml',
+      ident: 'proxy',
+      kubeconfig,
+      project: {
+        'main.yml': `
+- hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: create
+      kubernetes.core.k8s:
+        definition: {apiVersion: v1, kind: ConfigMap, metadata: {name: from-role, namespace: ${ns}}, data: {a: b}}
+    - name: apply
+      kubernetes.core.k8s:
+        apply: true
+        definition: {apiVersion: v1, kind: ConfigMap, metadata: {name: applied, namespace: ${ns}}, data: {a: b}}
+    - name: server-side apply
+      kubernetes.core.k8s:
+        server_side_apply: {field_manager: role}
+        definition: {apiVersion: v1, kind: ConfigMap, metadata: {name: ssa, namespace: ${ns}}, data: {a: b}}
+    - name: read
+      kubernetes.core.k8s_info: {kind: Secret, namespace: ${ns}}
+    - name: escape
+      kubernetes.core.k8s:
+        definition: {apiVersion: v1, kind: ConfigMap, metadata: {name: escape, namespace: kube-system}}
+      ignore_errors: true
+    - name: metric
+      operator_sdk.util.osdk_metric:
+        address: http://127.0.0.1:${metrics.port}/metrics
+        name: proxy_test_runs_total
+        description: Runs of the proxy test role
+        counter: {increment: true}
+`,
+      },
+    });
+    for (const task of ['create', 'apply', 'server-side apply', 'read', 'metric']) assert.equal(taskResult(result, task).event, 'runner_on_ok', `${task}:\n${result.output}`);
+    const escape = taskResult(result, 'escape');
+    assert.equal(escape.event, 'runner_on_failed');
+    assert.match(String(escape.res.msg), /refused to create ConfigMap \W+escape\W+ in namespace kube-system: .*allowCrossNamespace: true/);
+    for (const name of ['from-role', 'applied', 'ssa']) {
+      const cm = await getJson<KubeObject>(cluster, ['get', 'configmap', name, '-n', ns]);
+      assert.equal(cm.metadata.ownerReferences?.[0]?.uid, owner.uid, name);
+    }
+    assert.deepEqual(run.objects().map((o) => [o.name, o.action]), [['from-role', 'created'], ['applied', 'created'], ['ssa', 'created']]);
+    assert.ok(run.reads().some((r) => r.resource === 'secrets' && r.namespace === ns));
+    assert.match(await registry.metrics(), /^proxy_test_runs_total 1$/m);
   });
 });
