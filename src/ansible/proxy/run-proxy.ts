@@ -20,6 +20,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { pipeline } from 'node:stream/promises';
 import type { Logger } from 'pino';
 import { BodyError, bodyFormat, parseBody, sentContentType } from './body.js';
+import { clientHeaders, responseHeaders } from './headers.js';
 import { runKubeconfig } from './kubeconfig.js';
 import { isOwnerItself, placementOf, stampOwnership, type RunOwner } from './ownership.js';
 import { requestTarget, type ResourceRequest } from './request-info.js';
@@ -27,6 +28,7 @@ import { DiscoveryResourceLookup, type ResourceInfo, type ResourceLookup } from 
 import { RunRecord, TokenTable, newToken, type RunObject, type RunRead } from './runs.js';
 import { sendStatus, statusBody } from './status.js';
 import { decideWrite, writeVerb, type WriteVerb } from './write-policy.js';
+import { isOwnerRef, writtenObjects } from './written.js';
 import type { HttpVerb, KubeClient } from '../../kube/rest.js';
 import { errorMessage } from '../../lib/errors.js';
 import { clonePlain, getOwn, isPlainMap, type PlainMap } from '../../lib/json.js';
@@ -108,8 +110,6 @@ interface OpenRun {
 
 const READ_METHODS = new Set(['GET', 'HEAD']);
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-const NOT_PASSED = /^(?:authorization|impersonate-.*|host|content-length|proxy-.*)$/iu;
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'trailer', 'te']);
 
 export function createRunProxy(opts: RunProxyOptions): RunProxy {
   return new LocalRunProxy(opts);
@@ -416,27 +416,6 @@ class LocalRunProxy implements RunProxy {
   }
 }
 
-/**
- * The client's headers to pass on: never its credentials or impersonation (the run's identity is
- * the proxy's to set), nor hop-by-hop ones; writes ask for an uncompressed answer, which the proxy reads.
- */
-function clientHeaders(req: IncomingMessage, keepEncoding: boolean): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined || NOT_PASSED.test(name) || HOP_BY_HOP.has(name) || (!keepEncoding && name === 'accept-encoding')) continue;
-    out[name] = Array.isArray(value) ? value.join(', ') : value;
-  }
-  return out;
-}
-
-function responseHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined && !HOP_BY_HOP.has(name.toLowerCase())) out[name] = value;
-  }
-  return out;
-}
-
 /** A response body in full; undefined when the stream broke. */
 async function readAll(body: AsyncIterable<unknown>): Promise<Buffer | undefined> {
   try {
@@ -446,13 +425,6 @@ async function readAll(body: AsyncIterable<unknown>): Promise<Buffer | undefined
   } catch {
     return undefined;
   }
-}
-
-/** Whether a written object is the run's own custom resource (not part of its inventory). */
-function isOwnerRef(owner: RunOwner, o: RunObject): boolean {
-  if (o.uid !== undefined && o.uid === owner.uid) return true;
-  const group = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '');
-  return o.kind === owner.kind && o.name === owner.name && (o.namespace ?? '') === (owner.namespace ?? '') && group(o.apiVersion) === group(owner.apiVersion);
 }
 
 /** The whole request body, or undefined when it exceeds `limit`. */
@@ -468,37 +440,6 @@ async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | u
     chunks.push(chunk);
   }
   return Buffer.concat(chunks);
-}
-
-/** The objects a successful write touched, from the server's answer (and the URL where it says less). */
-export function writtenObjects(verb: WriteVerb, status: number, target: ResourceRequest, info: ResourceInfo, answer: Buffer): RunObject[] {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(answer.toString('utf8'));
-  } catch {
-    parsed = undefined;
-  }
-  const apiVersion = info.group === '' ? info.version : `${info.group}/${info.version}`;
-  const namespace = info.namespaced ? target.namespace : undefined;
-  const base = { apiVersion, kind: info.kind, resource: info.resource, namespace };
-  if (verb === 'deletecollection') {
-    const items = isPlainMap(parsed) ? getOwn(parsed, 'items') : undefined;
-    if (!Array.isArray(items)) return [];
-    return items.flatMap((item) => {
-      const m = isPlainMap(item) ? getOwn(item, 'metadata') : undefined;
-      const name = isPlainMap(m) ? stringOrUndefined(getOwn(m, 'name')) : undefined;
-      if (name === undefined || !isPlainMap(m)) return [];
-      return [{ ...base, namespace: info.namespaced ? (stringOrUndefined(getOwn(m, 'namespace')) ?? namespace) : undefined, name, uid: stringOrUndefined(getOwn(m, 'uid')), action: 'deleted' as const }];
-    });
-  }
-  const obj: PlainMap = isPlainMap(parsed) ? parsed : {};
-  const meta = getOwn(obj, 'metadata');
-  const details = getOwn(obj, 'details');
-  const name = target.name ?? (isPlainMap(meta) ? stringOrUndefined(getOwn(meta, 'name')) : undefined);
-  if (name === undefined) return [];
-  const uid = (isPlainMap(meta) ? stringOrUndefined(getOwn(meta, 'uid')) : undefined) ?? (isPlainMap(details) ? stringOrUndefined(getOwn(details, 'uid')) : undefined);
-  const action = verb === 'delete' ? 'deleted' : verb === 'create' || status === 201 ? 'created' : 'updated';
-  return [{ ...base, name, uid, action }];
 }
 
 function stringOrUndefined(v: unknown): string | undefined {
