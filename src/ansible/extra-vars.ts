@@ -116,6 +116,8 @@ export function toSnake(key: string): string {
   const s0 = key.replace(NUMBER_SEQUENCE, '$1 $2 $3').replace(/^ +| +$/gu, '');
   if (s0 === '') return s0;
   const prefix = isUpper(s0[0]) ? '_' : '';
+  // Code points, as Go's range over a string gives runes.
+  // eslint-disable-next-line @typescript-eslint/no-misused-spread -- runes are what paramconv iterates
   const chars = [...isolateSpecialWords(s0)];
   const bits: string[] = [];
   let n = '';
