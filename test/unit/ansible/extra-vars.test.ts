@@ -76,9 +76,13 @@ const source = { snakeCaseParameters: true, markUnsafe: false, vars: {} };
 
 describe('toSnake (paramconv.ToSnake)', () => {
   for (const [input, want] of GO_TO_SNAKE) {
-    it(`${JSON.stringify(input)} → ${JSON.stringify(want)}`, () => assert.equal(toSnake(input), want));
+    it(`${JSON.stringify(input)} → ${JSON.stringify(want)}`, () => {
+      assert.equal(toSnake(input), want);
+    });
   }
-  it('leaves an empty key empty', () => assert.equal(toSnake(''), ''));
+  it('leaves an empty key empty', () => {
+    assert.equal(toSnake(''), '');
+  });
 });
 
 describe('extraVarsFor', () => {
