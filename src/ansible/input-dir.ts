@@ -94,6 +94,8 @@ export async function rotateArtifacts(dir: string, keep: number, current?: strin
   const runs = await Promise.all(
     entries.filter((e) => e.isDirectory()).map(async (e) => ({ name: e.name, mtime: (await stat(join(dir, e.name)).catch(() => undefined))?.mtimeMs ?? 0 })),
   );
-  runs.sort((a, b) => b.mtime - a.mtime || (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
+  // Newest first; the current run is kept whatever its time says (a clock may have stepped back).
+  const rank = (r: { name: string; mtime: number }): number => (r.name === current ? Infinity : r.mtime);
+  runs.sort((a, b) => rank(b) - rank(a) || (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
   for (const old of runs.slice(keep)) await rm(join(dir, old.name), { recursive: true, force: true });
 }

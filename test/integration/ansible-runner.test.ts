@@ -114,7 +114,11 @@ describe('ansible-runner runs', () => {
         extraVars: { sleep_marker: marker },
         signal: ac.signal,
         onEvent: (e) => {
-          if (e.event === 'runner_on_start') setTimeout(() => ac.abort(), 500);
+          if (e.event === 'runner_on_start') {
+            setTimeout(() => {
+              ac.abort();
+            }, 500);
+          }
         },
       }),
     );
