@@ -20,6 +20,7 @@ import { redactSecrets } from '../lib/redact.js';
 import { EventTally, parseEventLine, type FailedTask, type RunnerEvent, type RunStats } from './events.js';
 import { ensureArtifactsDir, newIdent, rotateArtifacts, writeInputDir } from './input-dir.js';
 import { stopProcessTree } from './process-tree.js';
+import { INSTALL_COMMAND } from './runtime.js';
 
 export type { RunnerEvent } from './events.js';
 
@@ -79,7 +80,7 @@ export interface RunOutcome {
 export const KILL_GRACE_MS = 5000;
 /** What is kept of ansible-runner's stderr to explain a run that failed to start. */
 const MAX_STDERR = 8192;
-const INSTALL_HINT = 'install the Ansible runtime (npm run cluster:provision)';
+const INSTALL_HINT = `install the Ansible runtime: ${INSTALL_COMMAND}`;
 const NO_STATS: RunStats = { ok: 0, changed: 0, skipped: 0, failures: 0 };
 
 /** How the run is named in messages: `role memcached` or `playbook site.yml`. */

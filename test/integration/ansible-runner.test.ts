@@ -5,29 +5,22 @@
 // errors (a YAML error, a missing runtime) as one line naming the fix.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { extraVarsFor } from '../../src/ansible/extra-vars.js';
 import { runAnsible, type AnsibleRuntimePaths, type RunOutcome, type RunRequest, type RunnerEvent } from '../../src/ansible/runner.js';
+import { ansibleRuntime } from './ansible-run.js';
 import { REPO_ROOT } from './fixtures.js';
 import { getJson, newNamespace, testCluster } from './harness.js';
 
 const FIXTURES = join(REPO_ROOT, 'test/fixtures/ansible');
 const playbook = (name: string): string => join(FIXTURES, 'playbooks', name);
 
-/** The runtime CHARTPILOT_ANSIBLE_RUNTIME names (laid out as devcluster's: venv/bin, collections/). */
-function testRuntime(): AnsibleRuntimePaths {
-  const dir = process.env['CHARTPILOT_ANSIBLE_RUNTIME'];
-  if (dir === undefined || !existsSync(join(dir, 'venv/bin/ansible-runner'))) {
-    throw new Error('no Ansible runtime: set CHARTPILOT_ANSIBLE_RUNTIME to a directory with venv/bin/ansible-runner and collections/');
-  }
-  return { ansibleRunner: join(dir, 'venv/bin/ansible-runner'), python: join(dir, 'venv/bin/python'), collectionsPath: [join(dir, 'collections')] };
-}
-
-const runtime = testRuntime();
+// The project's runtime, found as the operator finds it (provisioned first when missing).
+const rt = await ansibleRuntime();
+const runtime: AnsibleRuntimePaths = { ansibleRunner: rt.ansibleRunner, python: rt.python, collectionsPath: rt.collectionsPath };
 const work = await mkdtemp(join(tmpdir(), 'chartpilot-runner-test-'));
 after(async () => {
   await rm(work, { recursive: true, force: true });
@@ -127,11 +120,14 @@ describe('ansible-runner runs', () => {
     assert.deepEqual(await processesWith(marker), []);
   });
 
-  it('reads requeue_after and k8s_status from the events', async () => {
+  it('reads requeue_after (a local module and the runtime’s operator_sdk.util) and k8s_status from the events', async () => {
     const outcome = await runAnsible(request({ runnable: { playbook: playbook('requeue.yml') } }));
     assert.equal(outcome.result, 'successful', outcome.message);
     assert.equal(outcome.requeueAfterMs, 90_000);
     assert.equal(outcome.statusWrittenByRole, true);
+    const real = await runAnsible(request({ runnable: { playbook: playbook('requeue-fqcn.yml') } }));
+    assert.equal(real.result, 'successful', real.message);
+    assert.equal(real.requeueAfterMs, 45_000, 'operator_sdk.util.requeue_after of the runtime');
     const plain = await runAnsible(request({ runnable: { playbook: playbook('ok.yml') } }));
     assert.equal(plain.requeueAfterMs, undefined);
     assert.equal(plain.statusWrittenByRole, false);
