@@ -83,6 +83,35 @@ const MAX_STDERR = 8192;
 const INSTALL_HINT = `install the Ansible runtime: ${INSTALL_COMMAND}`;
 const NO_STATS: RunStats = { ok: 0, changed: 0, skipped: 0, failures: 0 };
 
+/**
+ * Runs its arguments as a child and waits for it with wait4, whose rusage holds the CPU of the
+ * child and of every process it waited for (ansible-runner waits for ansible-playbook, which
+ * waits for its workers): the run's CPU, which Node cannot get for a child. Signals are passed
+ * on; the exit status is the child's. Builtin modules only, so it costs a bare interpreter start.
+ */
+const CPU_WRAPPER = `
+import os, sys, signal
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execv(sys.argv[1], sys.argv[1:])
+    finally:
+        os._exit(127)
+def forward(sig, frame):
+    try:
+        os.kill(pid, sig)
+    except OSError:
+        pass
+for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    signal.signal(s, forward)
+_, status, ru = os.wait4(pid, 0)
+sys.stderr.write("\\nchartpilot-run-cpu-ms %d\\n" % round((ru.ru_utime + ru.ru_stime) * 1000))
+sys.stderr.flush()
+code = os.waitstatus_to_exitcode(status)
+os._exit(code if code >= 0 else 128 - code)
+`;
+const CPU_LINE = /\n?chartpilot-run-cpu-ms (\d+)\n?/u;
+
 /** How the run is named in messages: `role memcached` or `playbook site.yml`. */
 export function runnableName(r: AnsibleRunnable): string {
   if (r.role !== undefined) return `role ${basename(r.role)}`;
@@ -187,7 +216,8 @@ export async function runAnsible(req: RunRequest): Promise<RunOutcome> {
       verbosity: req.verbosity,
       skipFacts: env['ANSIBLE_GATHERING'] === 'explicit',
     });
-    const child = execa(req.runtime.ansibleRunner, args, {
+    // Started through CPU_WRAPPER (in the runtime's Python), which reports the tree's CPU time.
+    const child = execa(req.runtime.python, ['-I', '-S', '-c', CPU_WRAPPER, req.runtime.ansibleRunner, ...args], {
       env,
       extendEnv: false,
       stdin: 'ignore',
@@ -229,12 +259,16 @@ export async function runAnsible(req: RunRequest): Promise<RunOutcome> {
       }
     }
     const exit = await child;
+    const cpu = CPU_LINE.exec(stderr);
+    const cpuMs = cpu?.[1] === undefined ? undefined : Number(cpu[1]);
+    stderr = stderr.replace(CPU_LINE, '');
     clearTimeout(timer);
     req.signal?.removeEventListener('abort', onAbort);
     if (stopping !== undefined) await stopping;
 
     const summary = tally.summary(req.secrets);
     const common = {
+      ...(cpuMs === undefined ? {} : { cpuMs }),
       stats: summary.stats,
       failedTasks: summary.failedTasks,
       requeueAfterMs: summary.requeueAfterMs,
@@ -269,6 +303,11 @@ async function checkInputs(req: RunRequest): Promise<string | undefined> {
     await access(req.runtime.ansibleRunner, constants.X_OK);
   } catch {
     return `ansible-runner is not at ${req.runtime.ansibleRunner} (or not executable): ${INSTALL_HINT}`;
+  }
+  try {
+    await access(req.runtime.python, constants.X_OK);
+  } catch {
+    return `the Ansible runtime's Python is not at ${req.runtime.python} (or not executable): ${INSTALL_HINT}`;
   }
   const { role, playbook } = req.runnable;
   if ((role === undefined) === (playbook === undefined)) return 'an Ansible entry needs exactly one of role and playbook: set one in watches.yaml';

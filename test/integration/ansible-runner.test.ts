@@ -66,6 +66,7 @@ describe('ansible-runner runs', () => {
     assert.equal(outcome.result, 'successful', outcome.message);
     assert.deepEqual(outcome.stats, { ok: 2, changed: 1, skipped: 1, failures: 0 });
     assert.deepEqual(outcome.failedTasks, []);
+    assert.ok(outcome.cpuMs !== undefined && outcome.cpuMs > 100 && outcome.cpuMs < 60_000, `cpuMs ${String(outcome.cpuMs)}`);
     assert.match(outcome.message, /^playbook ok\.yml ran: ok=2 changed=1 skipped=1 failures=0$/);
     assert.ok(events.some((e) => e.event === 'playbook_on_task_start' && e.event_data?.['task'] === 'greet'));
     assert.equal(events.at(-1)?.event, 'playbook_on_stats');
