@@ -1,0 +1,152 @@
+/**
+ * The extra vars of one Ansible run, built as operator-sdk's ansible-operator builds them
+ * (internal/ansible/runner/runner.go makeParameters), so a role written for it reads the same
+ * variables here: the spec's keys in snake_case (unless `snakeCaseParameters: false`),
+ * `ansible_operator_meta: {name, namespace}`, `_<group>_<kind>` (the whole object) and
+ * `_<group>_<kind>_spec`, then the entry's `vars`, then the finalizer's `vars` on a finalizer run.
+ */
+import type { AnsibleSource, GroupVersionKind } from '../config/types.js';
+import { stringLeaves } from '../lib/redact.js';
+
+type Json = Record<string, unknown>;
+
+const isMap = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * @param cr the custom resource as read from the API server
+ * @param source the entry's Ansible settings (`snakeCaseParameters`, `markUnsafe`, `vars`)
+ * @param extra the finalizer's `vars` on a finalizer run; applied last, as ansible-operator does
+ */
+export function extraVarsFor(
+  cr: Readonly<Json>,
+  source: Pick<AnsibleSource, 'snakeCaseParameters' | 'markUnsafe' | 'vars'>,
+  gvk: GroupVersionKind,
+  extra?: Readonly<Json>,
+): Json {
+  const spec = isMap(cr['spec']) ? cr['spec'] : {};
+  const out: Json = {};
+  for (const [k, v] of Object.entries(spec)) {
+    const value = source.snakeCaseParameters ? snakeKeys(v) : v;
+    out[source.snakeCaseParameters ? toSnake(k) : k] = source.markUnsafe ? markUnsafe(value) : value;
+  }
+  const meta = isMap(cr['metadata']) ? cr['metadata'] : {};
+  out['ansible_operator_meta'] = { name: meta['name'] ?? '', namespace: meta['namespace'] ?? '' };
+  const objectKey = objectVarName(gvk);
+  out[objectKey] = source.markUnsafe ? markUnsafe(cr) : cr;
+  out[`${objectKey}_spec`] = source.markUnsafe ? markUnsafe(spec) : spec;
+  Object.assign(out, source.vars, extra ?? {});
+  return out;
+}
+
+/** `_<group>_<kind lower-cased>` with `.` and `-` made `_` (`_cache_example_com_memcached`; core `Secret`: `__secret`). */
+export function objectVarName(gvk: GroupVersionKind): string {
+  return `_${gvk.group}_${gvk.kind.toLowerCase()}`.replace(/[.-]/gu, '_');
+}
+
+/**
+ * ansible-operator's `markUnsafe`: every string becomes `{__ansible_unsafe: s}`, which Ansible
+ * reads from JSON extra vars as an unsafe (never templated) string, so `{{ … }}` in a CR's spec
+ * is not evaluated by the operator's Ansible.
+ */
+export function markUnsafe(value: unknown): unknown {
+  if (typeof value === 'string') return { __ansible_unsafe: value };
+  if (Array.isArray(value)) return value.map(markUnsafe);
+  if (isMap(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, markUnsafe(v)]));
+  return value;
+}
+
+/** Every map key below `value` in snake_case (paramconv.MapToSnake's recursion into maps and lists). */
+function snakeKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(snakeKeys);
+  if (isMap(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [toSnake(k), snakeKeys(v)]));
+  return value;
+}
+
+/**
+ * The strings a run's messages must not show: every string of the CR outside its metadata and
+ * status (the spec; a Secret's data, also decoded), for redaction of failed tasks' errors.
+ */
+export function redactionStringsFor(cr: Readonly<Json>, gvk: GroupVersionKind): string[] {
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(cr)) {
+    if (k === 'metadata' || k === 'status' || k === 'apiVersion' || k === 'kind') continue;
+    out.push(...stringLeaves(v));
+  }
+  const data = cr['data'];
+  if (gvk.group === '' && gvk.kind === 'Secret' && isMap(data)) {
+    for (const v of Object.values(data)) if (typeof v === 'string') out.push(Buffer.from(v, 'base64').toString('utf8'));
+  }
+  return out;
+}
+
+// paramconv's word boundaries, applied in the order its source lists them. Go iterates its map in
+// random order; the order only matters for keys holding two of these words that overlap.
+const SPECIAL_WORDS = ['HTTP', 'URL', 'IP'] as const;
+const SPECIAL_LOWER = new Set(SPECIAL_WORDS.map((w) => w.toLowerCase()));
+const NUMBER_SEQUENCE = /([a-zA-Z])(\d+)([a-zA-Z](\d+))/gu;
+
+const isUpper = (c: string | undefined): boolean => c !== undefined && c >= 'A' && c <= 'Z';
+const isLower = (c: string | undefined): boolean => c !== undefined && c >= 'a' && c <= 'z';
+
+/** paramconv.preprocessWordMapping: `_` around the first HTTP/URL/IP (a plural's `s` becomes `S`). */
+function isolateSpecialWords(input: string): string {
+  let v = input;
+  for (const word of SPECIAL_WORDS) {
+    const idx = v.indexOf(word);
+    if (idx < 0) continue;
+    const after = idx + word.length;
+    if (after === v.length) v = `${v.slice(0, idx)}_${v.slice(idx)}`;
+    else if (v[after] === 's') {
+      if (after === v.length - 1) v = `${v.slice(0, idx)}_${v.slice(idx, after)}S`;
+      else if (idx === 0) v = `${v.slice(0, after)}S_${v.slice(after + 1)}`;
+      else v = `${v.slice(0, idx)}_${v.slice(idx, after)}S_${v.slice(after + 1)}`;
+    } else if (idx === 0) v = `${v.slice(0, after)}_${v.slice(after)}`;
+    else v = `${v.slice(0, idx)}_${v.slice(idx, after)}_${v.slice(after)}`;
+  }
+  return v;
+}
+
+/**
+ * ansible-operator's paramconv.ToSnake, rule for rule (test/unit/ansible/extra-vars.test.ts checks
+ * it against outputs of the Go original): `replicaCount` → `replica_count`, `JSONData` →
+ * `_json_data` (a leading capital gives a leading `_`), `egressIPs` → `egress_ips`.
+ * An empty key stays empty (the Go code panics on it).
+ */
+export function toSnake(key: string): string {
+  const s0 = key.replace(NUMBER_SEQUENCE, '$1 $2 $3').replace(/^ +| +$/gu, '');
+  if (s0 === '') return s0;
+  const prefix = isUpper(s0[0]) ? '_' : '';
+  // Code points, as Go's range over a string gives runes.
+  // eslint-disable-next-line @typescript-eslint/no-misused-spread -- runes are what paramconv iterates
+  const chars = [...isolateSpecialWords(s0)];
+  const bits: string[] = [];
+  let n = '';
+  let iReal = -1;
+  for (let i = 0; i < chars.length; i++) {
+    const v = chars[i] ?? '';
+    const next = chars[i + 1];
+    iReal++;
+    // The Go code looks at the next byte; a non-ASCII next character is never an ASCII letter, as here.
+    const nextCaseIsChanged = (isUpper(v) && isLower(next)) || (isLower(v) && isUpper(next));
+    if (iReal > 0 && !n.endsWith('_') && nextCaseIsChanged) {
+      if (isUpper(v)) {
+        bits.push(n.toLowerCase());
+        n = v;
+        iReal = 0;
+      } else {
+        bits.push((n + v).toLowerCase());
+        n = '';
+        iReal = -1;
+      }
+    } else if (v === ' ' || v === '_' || v === '-') {
+      bits.push(n.toLowerCase());
+      n = '';
+      iReal = -1;
+    } else {
+      n += v;
+    }
+  }
+  bits.push(n.toLowerCase());
+  const joined = bits.join('_');
+  return SPECIAL_LOWER.has(bits[0] ?? '') ? joined : prefix + joined;
+}
