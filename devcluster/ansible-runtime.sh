@@ -149,8 +149,9 @@ ensure() {
     echo "ansible runtime $HASH: cached (built by a concurrent provision)"
   else
     start=$SECONDS
-    # A directory without runtime.json is an interrupted build: it goes.
-    rm -rf "$final"
+    # Under the lock, a directory without runtime.json or a temporary one is left by a build that
+    # was killed: they go.
+    rm -rf "$final" "$CACHE/.ansible-$HASH."*
     tmp=$(mktemp -d "$CACHE/.ansible-$HASH.XXXXXX")
     trap 'rm -rf "$tmp"' EXIT
     build "$tmp" "$final"
