@@ -115,6 +115,7 @@ async function main(): Promise<number> {
   log(`image: done in ${elapsed()}`);
   log(`
 load it:  podman load -i ${file}      (or: docker load -i ${file})
+          podman load -i ${ansibleFile}      (chartpilot-ansible, for Ansible roles)
 run it:   podman run --rm localhost/chartpilot:${version} --help
 push it:  skopeo copy oci-archive:${file}:chartpilot:${version} docker://<registry>/chartpilot:${version}
 podman here needs runc, cgroupfs and explicit ulimits: CONTAINERS_CONF=${env.CONTAINERS_CONF ?? ''} podman run ...`);
