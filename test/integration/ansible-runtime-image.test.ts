@@ -16,9 +16,11 @@ import {
   containerEnv,
   ensureBaseImages,
   ensureContainerTools,
+  packageVersion,
   writeArchive,
   type Built,
 } from '../../devcluster/images.js';
+import { repoRoot } from '../../devcluster/paths.js';
 
 const work = mkdtempSync(join(tmpdir(), 'chartpilot-ansible-image-'));
 after(() => { rmSync(work, { recursive: true, force: true }); });
@@ -52,8 +54,9 @@ async function inPod(args: string[], opts: { entrypoint: string; mounts?: string
 describe('the chartpilot-ansible image', { concurrency: false }, () => {
   it('builds (cached by content) and stays within 200 MB compressed', { timeout: 20 * 60_000 }, async (t) => {
     const { env, image } = await prepare();
-    const file = join(work, 'chartpilot-ansible.tar');
-    const archive = await writeArchive([{ tag: image.tag, refName: 'chartpilot-ansible:test' }], file, env, log);
+    // The archive `npm run image` writes, as it writes it: skipped when it already holds this image.
+    const file = join(repoRoot(), 'dist', 'image', `chartpilot-ansible-${packageVersion()}.tar`);
+    const archive = await writeArchive([{ tag: image.tag, refName: `chartpilot-ansible:${packageVersion()}` }], file, env, log);
     const layers = archive.images[0]?.layers ?? [];
     const compressed = layers.reduce((n, l) => n + l.compressed, 0);
     const uncompressed = layers.reduce((n, l) => n + l.uncompressed, 0);
