@@ -44,8 +44,9 @@ need_python() {
   local sudo=()
   [[ $(id -u) == 0 ]] || sudo=(sudo -n)
   echo "ansible-runtime: installing Debian packages: python3 python3-venv" >&2
-  "${sudo[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends python3 python3-venv >&2
+  if ! { "${sudo[@]}" apt-get update -qq && DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends python3 python3-venv; } >&2; then
+    die "could not install python3-venv (apt-get failed, see above): as root, apt-get install -y python3-venv"
+  fi
 }
 
 own_collection_files() {
