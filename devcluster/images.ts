@@ -518,8 +518,16 @@ export async function ansibleImageContext(log: Log = stderrLog): Promise<string>
   const context = join(imagesCacheDir(), `ansible-context-${hash}`);
   if (existsSync(join(context, 'runtime', 'runtime.json'))) return context;
   const started = Date.now();
-  await rm(context, { recursive: true, force: true });
-  await tool('bash', [script, '--export', join(context, 'runtime'), IMAGE_ANSIBLE_RUNTIME], process.env as Record<string, string>, (l) => { log(`  ${l}`); });
+  // Exported aside and renamed, so a concurrent build (npm run image and a test) never sees half a context.
+  const tmp = join(imagesCacheDir(), `.ansible-context-${hash}.${String(process.pid)}`);
+  await rm(tmp, { recursive: true, force: true });
+  try {
+    await tool('bash', [script, '--export', join(tmp, 'runtime'), IMAGE_ANSIBLE_RUNTIME], process.env as Record<string, string>, (l) => { log(`  ${l}`); });
+    await rm(context, { recursive: true, force: true });
+    await rename(tmp, context);
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
   // Older contexts are superseded (the runtime's own cache keeps every built runtime).
   for (const old of readdirSync(imagesCacheDir())) {
     if (old.startsWith('ansible-context-') && old !== `ansible-context-${hash}`) await rm(join(imagesCacheDir(), old), { recursive: true, force: true });
