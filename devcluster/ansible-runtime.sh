@@ -44,8 +44,9 @@ need_python() {
   local sudo=()
   [[ $(id -u) == 0 ]] || sudo=(sudo -n)
   echo "ansible-runtime: installing Debian packages: python3 python3-venv" >&2
-  "${sudo[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends python3 python3-venv >&2
+  if ! { "${sudo[@]}" apt-get update -qq && DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends python3 python3-venv; } >&2; then
+    die "could not install python3-venv (apt-get failed, see above): as root, apt-get install -y python3-venv"
+  fi
 }
 
 own_collection_files() {
@@ -149,8 +150,9 @@ ensure() {
     echo "ansible runtime $HASH: cached (built by a concurrent provision)"
   else
     start=$SECONDS
-    # A directory without runtime.json is an interrupted build: it goes.
-    rm -rf "$final"
+    # Under the lock, a directory without runtime.json or a temporary one is left by a build that
+    # was killed: they go.
+    rm -rf "$final" "$CACHE/.ansible-$HASH."*
     tmp=$(mktemp -d "$CACHE/.ansible-$HASH.XXXXXX")
     trap 'rm -rf "$tmp"' EXIT
     build "$tmp" "$final"

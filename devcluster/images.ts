@@ -218,6 +218,17 @@ export const DEBIAN_RECIPE = {
   hooks: ['/usr/share/mmdebstrap/hooks/merged-usr'],
 } as const;
 
+export type DebianRecipe = typeof DEBIAN_RECIPE | typeof DEBIAN_PYTHON_RECIPE;
+
+/**
+ * The Ansible image's Debian: the same recipe plus Debian's Python 3.11, which the Ansible
+ * runtime's venv (built on the host's /usr/bin/python3 of the same release) links to.
+ */
+export const DEBIAN_PYTHON_RECIPE = {
+  ...DEBIAN_RECIPE,
+  include: [...DEBIAN_RECIPE.include, 'python3'],
+} as const;
+
 /**
  * The identity of each source's package set: the SHA-256 of its main/binary-amd64 Packages index,
  * as signed in the suite's InRelease. Same indexes + same recipe = the same packages in the image.
@@ -237,7 +248,8 @@ async function debianIndexes(): Promise<string[]> {
   );
 }
 
-const DEBIAN_REPO = 'localhost/chartpilot-base-debian';
+const DEBIAN_BASE_REPO = 'localhost/chartpilot-base-debian';
+const DEBIAN_PYTHON_REPO = 'localhost/chartpilot-base-debian-python';
 
 async function newestCached(repo: string, prefix: string, env: Record<string, string>): Promise<string | undefined> {
   const r = await capture('podman', ['images', '--format', '{{.Repository}}:{{.Tag}}', '--sort', 'created', repo], env);
@@ -245,38 +257,44 @@ async function newestCached(repo: string, prefix: string, env: Record<string, st
   return r.stdout.split('\n').filter((l) => l.startsWith(`${repo}:${prefix}`))[0];
 }
 
-/** The Debian base image, built when storage lacks the one for the current package indexes. */
-export async function ensureDebianBase(env: Record<string, string>, log: Log = stderrLog): Promise<string> {
+/**
+ * The Debian base image, built when storage lacks the one for the current package indexes; with
+ * DEBIAN_PYTHON_RECIPE, the Ansible image's base (its own repository and cache directories).
+ */
+export async function ensureDebianBase(env: Record<string, string>, log: Log = stderrLog, recipe: DebianRecipe = DEBIAN_RECIPE): Promise<string> {
+  const python = recipe === DEBIAN_PYTHON_RECIPE;
+  const repo = python ? DEBIAN_PYTHON_REPO : DEBIAN_BASE_REPO;
+  const dirPrefix = `debian-${recipe.suite}-${python ? 'python-' : ''}`;
   let indexes: string[];
   try {
     indexes = await debianIndexes();
   } catch (err) {
     // Offline: any base of this recipe beats none.
-    const fallback = await newestCached(DEBIAN_REPO, `${DEBIAN_RECIPE.suite}-`, env);
+    const fallback = await newestCached(repo, `${recipe.suite}-`, env);
     if (fallback === undefined) throw new Error(`cannot read Debian's package indexes (${err instanceof Error ? err.message : String(err)}) and no Debian base is cached`, { cause: err });
     log(`Debian's package indexes are unreachable; using the cached ${fallback}`);
     return fallback;
   }
-  const key = sha256(JSON.stringify({ recipe: DEBIAN_RECIPE, indexes })).slice(0, 16);
-  const tag = `${DEBIAN_REPO}:${DEBIAN_RECIPE.suite}-${key}`;
+  const key = sha256(JSON.stringify({ recipe, indexes })).slice(0, 16);
+  const tag = `${repo}:${recipe.suite}-${key}`;
   if ((await inspectImage(tag, env)) !== undefined) return tag;
 
-  const dir = join(imagesCacheDir(), `debian-${DEBIAN_RECIPE.suite}-${key}`);
+  const dir = join(imagesCacheDir(), `${dirPrefix}${key}`);
   const rootfs = join(dir, 'rootfs.tar');
   if (!existsSync(rootfs)) {
     await mkdir(dir, { recursive: true });
     const started = Date.now();
-    log(`  mmdebstrap --variant=${DEBIAN_RECIPE.variant} ${DEBIAN_RECIPE.suite} + ${DEBIAN_RECIPE.include.join(', ')}`);
+    log(`  mmdebstrap --variant=${recipe.variant} ${recipe.suite} + ${recipe.include.join(', ')}`);
     await tool(
       'mmdebstrap',
       [
-        `--variant=${DEBIAN_RECIPE.variant}`,
-        `--include=${DEBIAN_RECIPE.include.join(',')}`,
-        ...DEBIAN_RECIPE.hooks.map((h) => `--hook-dir=${h}`),
-        ...DEBIAN_RECIPE.dpkgopts.map((o) => `--dpkgopt=${o}`),
-        DEBIAN_RECIPE.suite,
+        `--variant=${recipe.variant}`,
+        `--include=${recipe.include.join(',')}`,
+        ...recipe.hooks.map((h) => `--hook-dir=${h}`),
+        ...recipe.dpkgopts.map((o) => `--dpkgopt=${o}`),
+        recipe.suite,
         `${rootfs}.tmp.tar`,
-        ...DEBIAN_RECIPE.sources.map((s) => `deb ${s.uri} ${s.suite} main`),
+        ...recipe.sources.map((s) => `deb ${s.uri} ${s.suite} main`),
       ],
       env,
       (l) => { if (/^(I: (downloading|installing|extracting|creating)|E:)/u.test(l)) log(`    ${l}`); },
@@ -288,7 +306,7 @@ export async function ensureDebianBase(env: Record<string, string>, log: Log = s
   await tool('buildah', ['bud', '--pull=never', '--isolation=chroot', '--layers', '-t', tag, dir], env);
   // Older Debian bases are superseded: their root filesystems go (images in use stay).
   for (const old of readdirSync(imagesCacheDir())) {
-    if (old.startsWith(`debian-${DEBIAN_RECIPE.suite}-`) && old !== `debian-${DEBIAN_RECIPE.suite}-${key}`) {
+    if (old.startsWith(dirPrefix) && /^[0-9a-f]{16}$/u.test(old.slice(dirPrefix.length)) && old !== `${dirPrefix}${key}`) {
       await rm(join(imagesCacheDir(), old), { recursive: true, force: true });
     }
   }
@@ -484,6 +502,66 @@ export function chartpilotSpec(bases: BaseImages): BuildSpec {
 /** An application image: an operator repository's Dockerfile (FROM the chartpilot image) + watches.yaml + charts/. */
 export function applicationSpec(tag: string, context: string, base: string, dockerfile = 'Dockerfile'): BuildSpec {
   return { tag, context, dockerfile, inputs: ['watches.yaml', 'charts'], from: [base] };
+}
+
+/** Where the Ansible image has its runtime (src/ansible/runtime.ts looks there second). */
+export const IMAGE_ANSIBLE_RUNTIME = '/opt/chartpilot/ansible';
+
+/**
+ * The build context of the Ansible image: the project's Ansible runtime (built by
+ * devcluster/ansible-runtime.sh when missing) copied to <context>/runtime and rewritten to run
+ * from IMAGE_ANSIBLE_RUNTIME. One context per runtime hash, kept in the images cache.
+ */
+export async function ansibleImageContext(log: Log = stderrLog): Promise<string> {
+  const script = join(repoRoot(), 'devcluster', 'ansible-runtime.sh');
+  const hash = (await execa('bash', [script, '--hash'], { stdin: 'ignore' })).stdout.trim();
+  const context = join(imagesCacheDir(), `ansible-context-${hash}`);
+  if (existsSync(join(context, 'runtime', 'runtime.json'))) return context;
+  const started = Date.now();
+  // Exported aside and renamed, so a concurrent build (npm run image and a test) never sees half a context.
+  const tmp = join(imagesCacheDir(), `.ansible-context-${hash}.${String(process.pid)}`);
+  await rm(tmp, { recursive: true, force: true });
+  try {
+    await tool('bash', [script, '--export', join(tmp, 'runtime'), IMAGE_ANSIBLE_RUNTIME], process.env as Record<string, string>, (l) => { log(`  ${l}`); });
+    await rm(context, { recursive: true, force: true });
+    await rename(tmp, context);
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+  // Older contexts are superseded (the runtime's own cache keeps every built runtime).
+  for (const old of readdirSync(imagesCacheDir())) {
+    if (old.startsWith('ansible-context-') && old !== `ansible-context-${hash}`) await rm(join(imagesCacheDir(), old), { recursive: true, force: true });
+  }
+  log(`  Ansible runtime ${hash} ready for the image in ${seconds(started)}`);
+  return context;
+}
+
+/** chartpilot-ansible: Dockerfile.ansible on the chartpilot image built on Debian with Python. */
+export function ansibleSpec(base: string, context: string): BuildSpec {
+  return {
+    tag: `localhost/chartpilot-ansible:${packageVersion()}`,
+    context,
+    dockerfile: join(repoRoot(), 'Dockerfile.ansible'),
+    inputs: ['runtime'],
+    buildArgs: { BASE_IMAGE: base },
+    from: [base],
+  };
+}
+
+/**
+ * chartpilot-ansible and what it builds on: the Debian base with Python, the chartpilot image from
+ * the Dockerfile on that base (chartpilot-ansible-base; its build stage is the chartpilot image's,
+ * cached), then Dockerfile.ansible adding the runtime. Each step only when its content key is new.
+ */
+export async function buildAnsibleImage(bases: BaseImages, env: Record<string, string>, log: Log = stderrLog): Promise<{ base: Built; image: Built }> {
+  let started = Date.now();
+  const debian = await ensureDebianBase(env, log, DEBIAN_PYTHON_RECIPE);
+  log(`base Debian ${DEBIAN_PYTHON_RECIPE.suite} (${DEBIAN_PYTHON_RECIPE.variant} + ${DEBIAN_PYTHON_RECIPE.include.join(', ')}): ${debian} (${seconds(started)})`);
+  const base = await buildImage({ ...chartpilotSpec({ ...bases, debian }), tag: `localhost/chartpilot-ansible-base:${packageVersion()}` }, env, log);
+  started = Date.now();
+  const context = await ansibleImageContext(log);
+  const image = await buildImage(ansibleSpec(base.tag, context), env, log);
+  return { base, image: { ...image, ms: Date.now() - started } };
 }
 
 // --- archives and sizes --------------------------------------------------------------------

@@ -1,15 +1,18 @@
 // `npm run image`: builds chartpilot:<version> from the Dockerfile with buildah, and the sample
 // operator chartpilot-webapp:<version> from deploy/webapp.Dockerfile, then writes both to one
-// archive for podman load / docker load / skopeo copy. Bases come from Debian and npm
+// archive for podman load / docker load / skopeo copy; and chartpilot-ansible:<version> (the
+// same operator plus the Ansible runtime, Dockerfile.ansible) to an archive of its own. Bases come from Debian and npm
 // (devcluster/images.ts); everything is cached by content, so an unchanged tree takes seconds.
 //
 //   npm run image                       build, then write dist/image/chartpilot-<version>.tar
+//                                       and dist/image/chartpilot-ansible-<version>.tar
 //   npm run image -- --no-archive       build only (the images stay in podman's storage)
 //   npm run image -- --out <file>       the archive's path
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   applicationSpec,
+  buildAnsibleImage,
   buildImage,
   chartpilotSpec,
   containerEnv,
@@ -77,6 +80,11 @@ async function main(): Promise<number> {
   );
   log(`image: ${builtLine(webapp)}`);
 
+  log(`image: chartpilot-ansible:${version} from Dockerfile.ansible (chartpilot on Debian with Python, plus the Ansible runtime)`);
+  const ansible = await buildAnsibleImage(bases, env, log);
+  log(`image: ${builtLine(ansible.base)}`);
+  log(`image: ${builtLine(ansible.image)}`);
+
   if (values['no-archive']) {
     log(`image: done in ${elapsed()}`);
     return 0;
@@ -94,9 +102,20 @@ async function main(): Promise<number> {
     log(`image: ${image.refName} layers`);
     for (const line of layerTable(image)) log(line);
   }
+  // The Ansible image in an archive of its own: it shares no layer with the two above (another
+  // Debian base), and those who run only charts need not download it.
+  const ansibleFile = resolve(values.out === undefined ? `${repoRoot()}/dist/image/chartpilot-ansible-${version}.tar` : `${values.out.replace(/\.tar$/u, '')}-ansible.tar`);
+  log(`image: archive ${ansibleFile}`);
+  const ansibleArchive = await writeArchive([{ tag: ansible.image.tag, refName: `chartpilot-ansible:${version}` }], ansibleFile, env, log);
+  log(`image: ${ansibleArchive.written ? 'wrote' : 'unchanged:'} ${ansibleFile} (${mb(ansibleArchive.bytes)})`);
+  for (const image of ansibleArchive.images) {
+    log(`image: ${image.refName} layers`);
+    for (const line of layerTable(image)) log(line);
+  }
   log(`image: done in ${elapsed()}`);
   log(`
 load it:  podman load -i ${file}      (or: docker load -i ${file})
+          podman load -i ${ansibleFile}      (chartpilot-ansible, for Ansible roles)
 run it:   podman run --rm localhost/chartpilot:${version} --help
 push it:  skopeo copy oci-archive:${file}:chartpilot:${version} docker://<registry>/chartpilot:${version}
 podman here needs runc, cgroupfs and explicit ulimits: CONTAINERS_CONF=${env.CONTAINERS_CONF ?? ''} podman run ...`);

@@ -150,6 +150,45 @@ describe('the Ansible runtime', () => {
     assert.equal(got.status.conditions?.length, 1, 'merged by type, not appended');
   });
 
+  it('k8s_status: a list counts as unchanged when it holds the given items, unless replace_lists; replace puts the whole status', async (t) => {
+    const ns = await newNamespace(t, 'ansible-rt-lists');
+    const name = 'cr2';
+    await cluster.kubectl(['apply', '-n', ns, '-f', '-'], {
+      input: JSON.stringify({ apiVersion: `${kind.group}/${kind.version}`, kind: kind.kind, metadata: { name }, spec: {} }),
+    });
+    await cluster.kubectl(['patch', resourceOf(kind), name, '-n', ns, '--subresource=status', '--type=merge', '-p', '{"status":{"items":["a","b"],"observedBy":"test"}}']);
+    const r = await runAnsible({
+      dir: join(work, ns), playbook: 'main.yml', ident: 'lists', kubeconfig: cluster.kubeconfig,
+      extravars: { api_version: `${kind.group}/${kind.version}`, kind: kind.kind, name, namespace: ns },
+      project: {
+        'main.yml': `
+- hosts: localhost
+  gather_facts: false
+  module_defaults:
+    operator_sdk.util.k8s_status: {api_version: "{{ api_version }}", kind: "{{ kind }}", name: "{{ name }}", namespace: "{{ namespace }}"}
+  tasks:
+    - name: a subset
+      operator_sdk.util.k8s_status:
+        status: {items: [a]}
+    - name: a subset, lists replaced
+      operator_sdk.util.k8s_status:
+        status: {items: [a]}
+        replace_lists: true
+    - name: the whole status
+      operator_sdk.util.k8s_status:
+        status: {phase: Replaced}
+        force: true
+`,
+      },
+    });
+    assert.equal(r.exitCode, 0, r.output);
+    assert.equal(taskResult(r, 'a subset').res['changed'], false);
+    assert.equal(taskResult(r, 'a subset, lists replaced').res['changed'], true);
+    assert.equal(taskResult(r, 'the whole status').res['changed'], true);
+    const got = await getJson<{ status?: Record<string, unknown> }>(cluster, ['get', resourceOf(kind), name, '-n', ns]);
+    assert.deepEqual(got.status, { phase: 'Replaced' }, 'replace (alias force) drops what it does not name');
+  });
+
   it('k8s_status fails clearly on an object that does not exist, and requeue_after on a bad period', async (t) => {
     const ns = await newNamespace(t, 'ansible-rt-bad');
     const r = await runAnsible({
