@@ -142,6 +142,12 @@ class LocalRunProxy implements RunProxy {
     });
     // Watches stay open for minutes and a write may take long: the run's own deadline bounds them.
     server.requestTimeout = 0;
+    // exec, attach and port-forward switch protocols (WebSocket, SPDY); not passed through (yet):
+    // answered in plain words rather than with a dropped connection.
+    server.on('upgrade', (_req: IncomingMessage, socket: Socket) => {
+      const body = statusBody(501, 'the chartpilot API proxy does not pass exec, attach or port-forward connections: run that step outside the role, or without the proxy');
+      socket.end(`HTTP/1.1 501 Not Implemented\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.toString('utf8')}`);
+    });
     server.on('connection', (s: Socket) => {
       this.sockets.add(s);
       s.once('close', () => this.sockets.delete(s));

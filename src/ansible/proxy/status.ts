@@ -7,6 +7,7 @@ const REASONS: Readonly<Record<number, string>> = {
   403: 'Forbidden',
   413: 'RequestEntityTooLarge',
   415: 'UnsupportedMediaType',
+  501: 'NotImplemented',
   502: 'InternalError',
   503: 'ServiceUnavailable',
 };

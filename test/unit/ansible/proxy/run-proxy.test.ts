@@ -241,4 +241,24 @@ describe('run proxy', () => {
       }
     });
   });
+
+  it('answers a protocol upgrade (exec, attach, port-forward) with 501 and a reason, and nothing reaches the API server', async (t) => {
+    const { proxy, api, port } = await started(t);
+    const run = proxy.openRun(ctx());
+    const kc = parse(run.kubeconfig) as { clusters: { cluster: { 'certificate-authority-data': string } }[] };
+    const ca = Buffer.from(kc.clusters[0]?.cluster['certificate-authority-data'] ?? '', 'base64').toString('utf8');
+    const { connect } = await import('node:tls');
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect({ host: '127.0.0.1', port, ca, servername: 'localhost' }, () => {
+        socket.write(`GET /api/v1/namespaces/team-a/pods/p/exec?command=sh HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${run.token}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`);
+      });
+      let text = '';
+      socket.on('data', (c: Buffer) => (text += c.toString()));
+      socket.on('end', () => { resolve(text); });
+      socket.on('error', reject);
+    });
+    assert.match(answer, /^HTTP\/1\.1 501 /);
+    assert.match(answer, /does not pass exec, attach or port-forward connections/);
+    assert.equal(api.seen.length, 0);
+  });
 });
