@@ -319,6 +319,8 @@ describe('Ansible API proxy', { concurrency: true }, () => {
       assert.equal(cm.metadata.ownerReferences?.[0]?.uid, owner.uid, name);
     }
     assert.deepEqual(run.objects().map((o) => [o.name, o.action]), [['from-role', 'created'], ['applied', 'created'], ['ssa', 'created']]);
+    assert.deepEqual(run.refusals().length, 1);
+    assert.match(run.refusals()[0] ?? '', /^refused to create ConfigMap "escape" in namespace kube-system/);
     assert.ok(run.reads().some((r) => r.resource === 'secrets' && r.namespace === ns));
     assert.match(await registry.metrics(), /^proxy_test_runs_total 1$/m);
   });

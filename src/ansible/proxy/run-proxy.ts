@@ -40,6 +40,7 @@ import type { Confinement } from '../../reconcile/confinement.js';
 export const DEFAULT_PROXY_PORT = 8888;
 /** Larger write bodies are refused (the API server's own limit is about 3 MiB per object). */
 export const MAX_WRITE_BODY_BYTES = 8 * 1024 * 1024;
+const MAX_REFUSALS_KEPT = 20;
 
 export interface RunProxyOptions {
   /** The operator's client: its credentials and connection pool carry every forwarded request. */
@@ -63,7 +64,10 @@ export interface RunContext {
    * have the operator's rights (the proxy confines writes only).
    */
   readonly impersonate?: string | undefined;
-  /** ansible-operator's `--inject-owner-ref`: stamp created objects as the owner's (see ownership.ts). */
+  /**
+   * ansible-operator's `--inject-owner-ref`: stamp what the run creates, replaces or server-side
+   * applies as the owner's (an ownerReference, or the primary-resource annotations; see ownership.ts).
+   */
   readonly injectOwnerRef: boolean;
   /** The entry's `markUnsafe`; the proxy does not use it (it concerns the run's variables). */
   readonly markUnsafe?: boolean | undefined;
@@ -86,8 +90,13 @@ export interface RunAccess {
    * dry runs, not reviews), one entry per object with its last action, in first-write order.
    */
   objects(): RunObject[];
-  /** Resources (and namespaces) the run read or watched. */
+  /** Resources (and namespaces) the run asked to read or watch. */
   reads(): RunRead[];
+  /**
+   * The writes the proxy refused (confinement), in order; the role's task got the same message
+   * as a 403. For the CR's condition and events even when the role ignored the error.
+   */
+  refusals(): string[];
   /** Ends the run's access: its token is refused (401) from now on and its open watches are cut. Idempotent. */
   close(): void;
 }
@@ -104,6 +113,7 @@ export interface RunProxy {
 interface OpenRun {
   readonly ctx: RunContext;
   readonly record: RunRecord;
+  readonly refusals: string[];
   /** Requests in flight, aborted when the run closes. */
   readonly inFlight: Set<AbortController>;
 }
@@ -173,7 +183,7 @@ class LocalRunProxy implements RunProxy {
     if (this.port === undefined || this.certificate === undefined) throw new Error('the Ansible API proxy is not started: call start() before openRun()');
     if (ctx.impersonate === '') throw new TypeError('impersonate must not be empty when given');
     const token = newToken();
-    const run: OpenRun = { ctx, record: new RunRecord(), inFlight: new Set() };
+    const run: OpenRun = { ctx, record: new RunRecord(), refusals: [], inFlight: new Set() };
     this.runs.add(token, run);
     this.open.add(run);
     let closed = false;
@@ -182,6 +192,7 @@ class LocalRunProxy implements RunProxy {
       kubeconfig: runKubeconfig({ port: this.port, certificate: this.certificate, token, namespace: ctx.owner.namespace }),
       objects: () => run.record.objects(),
       reads: () => run.record.reads(),
+      refusals: () => [...run.refusals],
       close: () => {
         if (closed) return;
         closed = true;
@@ -315,6 +326,8 @@ class LocalRunProxy implements RunProxy {
     if (!decision.allowed || info === undefined) {
       const message = decision.allowed ? `refused to ${verb} ${target.resource}: unknown resource` : decision.message;
       ctx.log.info({ verb, resource: target.resource, namespace: target.namespace, name: target.name }, message);
+      // Bounded: a role looping over refused writes must not grow the operator's memory.
+      if (run.refusals.length < MAX_REFUSALS_KEPT) run.refusals.push(message);
       sendStatus(res, 403, message);
       return;
     }

@@ -166,6 +166,7 @@ describe('run proxy', () => {
     assert.equal(status.kind, 'Status');
     assert.equal(status.reason, 'Forbidden');
     assert.match(status.message, /refused to create ClusterRole "god".*allowClusterScoped: true/);
+    assert.deepEqual(run.refusals(), [status.message]);
     const unread = await send(port, run, 'POST', '/api/v1/namespaces/team-a/configmaps', { body: '{not json' });
     assert.equal(unread.status, 400);
     assert.equal(api.seen.length, 0);
