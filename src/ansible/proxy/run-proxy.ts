@@ -41,6 +41,7 @@ export const DEFAULT_PROXY_PORT = 8888;
 /** Larger write bodies are refused (the API server's own limit is about 3 MiB per object). */
 export const MAX_WRITE_BODY_BYTES = 8 * 1024 * 1024;
 const MAX_REFUSALS_KEPT = 20;
+const MAX_CONNECTIONS = 512;
 
 export interface RunProxyOptions {
   /** The operator's client: its credentials and connection pool carry every forwarded request. */
@@ -152,6 +153,9 @@ class LocalRunProxy implements RunProxy {
     });
     // Watches stay open for minutes and a write may take long: the run's own deadline bounds them.
     server.requestTimeout = 0;
+    // Runs are few; a role opening connections without end must not take the file descriptors
+    // helm and the informers need.
+    server.maxConnections = MAX_CONNECTIONS;
     // exec, attach and port-forward switch protocols (WebSocket, SPDY); not passed through (yet):
     // answered in plain words rather than with a dropped connection.
     server.on('upgrade', (_req: IncomingMessage, socket: Socket) => {

@@ -20,6 +20,7 @@ const RESOURCES: ResourceInfo[] = [
   { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, persisted: true },
   { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles', kind: 'ClusterRole', namespaced: false, persisted: true },
   { group: 'authorization.k8s.io', version: 'v1', resource: 'selfsubjectaccessreviews', kind: 'SelfSubjectAccessReview', namespaced: false, persisted: false },
+  { group: 'cache.example.com', version: 'v1', resource: 'memcacheds', kind: 'Memcached', namespaced: true, persisted: true },
 ];
 const resources: ResourceLookup = { find: (g, v, r) => Promise.resolve(RESOURCES.find((x) => x.group === g && x.version === v && x.resource === r)) };
 
@@ -137,6 +138,19 @@ describe('run proxy', () => {
     assert.equal(headers['content-type'], 'application/json');
     assert.equal(headers.accept, 'application/json');
     assert.deepEqual(run.objects(), [{ apiVersion: 'v1', kind: 'ConfigMap', resource: 'configmaps', namespace: 'team-a', name: 'x', uid: 'cm-uid', action: 'created' }]);
+  });
+
+  it('stamps a replaced object too (a PUT would otherwise drop the reference), but never the CR itself', async (t) => {
+    const { proxy, api, port } = await started(t);
+    const run = proxy.openRun(ctx());
+    api.answer = (req) => ({ status: 200, body: req.body?.toString('utf8') ?? '{}' });
+    await send(port, run, 'PUT', '/api/v1/namespaces/team-a/configmaps/x', { body: '{"metadata":{"name":"x","resourceVersion":"3"}}' });
+    const replaced = JSON.parse(api.seen[0]?.text ?? '') as { metadata: { ownerReferences?: { uid: string }[]; resourceVersion: string } };
+    assert.deepEqual(replaced.metadata.ownerReferences?.map((r) => r.uid), ['uid-1']);
+    assert.equal(replaced.metadata.resourceVersion, '3');
+    await send(port, run, 'PUT', '/apis/cache.example.com/v1/namespaces/team-a/memcacheds/m', { body: '{"kind":"Memcached","metadata":{"name":"m","uid":"uid-1"}}' });
+    assert.deepEqual(JSON.parse(api.seen[1]?.text ?? ''), { kind: 'Memcached', metadata: { name: 'm', uid: 'uid-1' } });
+    assert.deepEqual(run.objects().map((o) => o.name), ['x'], 'the CR is not part of its own inventory');
   });
 
   it('with injectOwnerRef off, sends the body unstamped; dry runs, failures, subresources and reviews are not recorded', async (t) => {
