@@ -129,7 +129,7 @@ describe('Ansible API proxy', { concurrency: true }, () => {
     // kubectl's typed commands send protobuf, which the proxy does not read: the URL decides.
     const typed = await runKubectl(kubeconfig, ['create', 'configmap', name, '-n', 'kube-system']);
     assert.notEqual(typed.exitCode, 0);
-    assert.match(typed.stderr, /refused to create ConfigMap in namespace kube-system: .*set allowCrossNamespace: true/);
+    assert.match(typed.stderr, new RegExp(`refused to create ConfigMap "${name}" in namespace kube-system: .*set allowCrossNamespace: true`));
     assert.equal((await cluster.kubectl(['get', 'configmap', name, '-n', 'kube-system'], { allowFail: true })).exitCode, 1, 'nothing was created');
     assert.deepEqual(run.objects(), []);
 
@@ -157,7 +157,7 @@ describe('Ansible API proxy', { concurrency: true }, () => {
     const confined = openRun(t, owner);
     const refused = await runKubectl(confined.kubeconfig, args);
     assert.notEqual(refused.exitCode, 0);
-    assert.match(refused.stderr, /refused to create ClusterRoleBinding \(rbac.authorization.k8s.io\/v1\): it is cluster-scoped.*set allowClusterScoped: true on the watches entry/);
+    assert.match(refused.stderr, new RegExp(`refused to create ClusterRoleBinding "${name}" \\(rbac.authorization.k8s.io/v1\\): it is cluster-scoped.*set allowClusterScoped: true on the watches entry`));
     assert.equal((await cluster.kubectl(['get', 'clusterrolebinding', name], { allowFail: true })).exitCode, 1);
 
     const allowed = openRun(t, owner, { confinement: { namespace: owner.namespace, allowClusterScoped: true, allowCrossNamespace: false } });

@@ -23,6 +23,7 @@ import { BodyError, bodyFormat, parseBody, sentContentType } from './body.js';
 import { clientHeaders, responseHeaders } from './headers.js';
 import { runKubeconfig } from './kubeconfig.js';
 import { isOwnerItself, placementOf, stampOwnership, type RunOwner } from './ownership.js';
+import { protobufMeta } from './protobuf-meta.js';
 import { requestTarget, type ResourceRequest } from './request-info.js';
 import { DiscoveryResourceLookup, type ResourceInfo, type ResourceLookup } from './resources.js';
 import { RunRecord, TokenTable, newToken, type RunObject, type RunRead } from './runs.js';
@@ -320,12 +321,13 @@ class LocalRunProxy implements RunProxy {
       }
     }
     const meta = isPlainMap(body) ? getOwn(body, 'metadata') : undefined;
+    const opaque = hasBody && format === undefined ? protobufMeta(raw) : undefined;
     const decision = decideWrite(ctx.confinement, {
       verb,
       target,
       info,
-      bodyNamespace: isPlainMap(meta) ? stringOrUndefined(getOwn(meta, 'namespace')) : undefined,
-      bodyName: isPlainMap(meta) ? stringOrUndefined(getOwn(meta, 'name')) : undefined,
+      bodyNamespace: isPlainMap(meta) ? stringOrUndefined(getOwn(meta, 'namespace')) : opaque?.namespace,
+      bodyName: isPlainMap(meta) ? stringOrUndefined(getOwn(meta, 'name')) : opaque?.name,
     });
     if (!decision.allowed || info === undefined) {
       const message = decision.allowed ? `refused to ${verb} ${target.resource}: unknown resource` : decision.message;
