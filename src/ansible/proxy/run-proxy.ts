@@ -307,9 +307,9 @@ class LocalRunProxy implements RunProxy {
       return;
     }
     const hasBody = raw.length > 0 && method !== 'DELETE';
-    // undefined with a body: one the proxy does not read (protobuf, which kubectl sends for
-    // built-in kinds). Its URL still decides where it lands — the API server refuses a body whose
-    // namespace differs — and it is stamped right after it is written.
+    // undefined with a body: one the proxy does not parse whole (protobuf, which kubectl sends for
+    // built-in kinds). Its URL decides where it lands, its name and namespace are read for the
+    // decision (protobuf-meta.ts), and it is stamped right after it is written.
     const format = hasBody ? bodyFormat(req.headers['content-type']) : undefined;
     let body: unknown;
     if (format !== undefined) {
