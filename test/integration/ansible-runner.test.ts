@@ -141,6 +141,15 @@ describe('ansible-runner runs', () => {
     assert.doesNotMatch(outcome.message, /\n/);
   });
 
+  it('reports a role that does not parse, and a module of a missing collection, naming the fix', async () => {
+    const role = await runAnsible(request({ runnable: { role: join(FIXTURES, 'roles/broken') }, extraVars: {} }));
+    assert.equal(role.result, 'error', role.message);
+    assert.match(role.message, /^role broken could not run: .*broken\/tasks\/main\.yml.*; fix the role or playbook/);
+    const missing = await runAnsible(request({ runnable: { playbook: playbook('nomodule.yml') } }));
+    assert.equal(missing.result, 'error', missing.message);
+    assert.match(missing.message, /couldn't resolve module\/action 'example\.missing\.thing'.*; install the collection into a path of --ansible-collections-path/);
+  });
+
   it('reports a missing ansible-runner as an error naming how to install it', async () => {
     const outcome = await runAnsible(request({ runnable: { playbook: playbook('ok.yml') }, runtime: { ...runtime, ansibleRunner: join(work, 'nope/ansible-runner') } }));
     assert.equal(outcome.result, 'error');
