@@ -134,6 +134,28 @@ describe('ansible-runner runs', () => {
     assert.equal(plain.statusWrittenByRole, false);
   });
 
+  it('passes spec values marked unsafe (markUnsafe) as text that is never templated', async () => {
+    const cr = { apiVersion: 'x.dev/v1', kind: 'K', metadata: { name: 'k', namespace: 'n' }, spec: { command: '{{ 1 + 1 }}' } };
+    const shown = async (markUnsafe: boolean): Promise<unknown> => {
+      let msg: unknown;
+      const extraVars = extraVarsFor(cr, { snakeCaseParameters: true, markUnsafe, vars: {} }, { group: 'x.dev', version: 'v1', kind: 'K' });
+      const outcome = await runAnsible(
+        request({
+          runnable: { playbook: playbook('unsafe.yml') },
+          extraVars,
+          onEvent: (e) => {
+            const res = e.event_data?.['res'] as { msg?: unknown } | undefined;
+            if (e.event === 'runner_on_ok') msg = res?.msg;
+          },
+        }),
+      );
+      assert.equal(outcome.result, 'successful', outcome.message);
+      return msg;
+    };
+    assert.equal(await shown(true), 'command={{ 1 + 1 }} type=str');
+    assert.equal(await shown(false), 'command=2 type=int');
+  });
+
   it('reports a playbook that does not parse as an error naming the file and the fix', async () => {
     const outcome = await runAnsible(request({ runnable: { playbook: playbook('syntax.yml') } }));
     assert.equal(outcome.result, 'error', outcome.message);
