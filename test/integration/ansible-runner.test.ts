@@ -73,6 +73,12 @@ describe('ansible-runner runs', () => {
     assert.deepEqual(await runDirsLeft(), [], 'the private input directory is removed after the run');
   });
 
+  it('passes --ansible-args to ansible-playbook (check mode skips the command)', async () => {
+    const outcome = await runAnsible(request({ runnable: { playbook: playbook('ok.yml') }, extraArgs: ['--check', '--diff'], verbosity: 2 }));
+    assert.equal(outcome.result, 'successful', outcome.message);
+    assert.deepEqual(outcome.stats, { ok: 1, changed: 0, skipped: 2, failures: 0 });
+  });
+
   it('names the failed task and redacts the secret it echoes; ignored and rescued failures do not count', async () => {
     const password = `pw-${randomBytes(6).toString('hex')}`;
     const outcome = await runAnsible(
