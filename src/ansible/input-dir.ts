@@ -39,6 +39,10 @@ export async function writeInputDir(spec: InputDirSpec, base: string = defaultRu
   // A base that already existed (another user's, or made by hand) must not be readable by others.
   const b = await lstat(base);
   if (!b.isDirectory()) throw new Error(`${base} is not a directory: remove it or set TMPDIR to a writable directory`);
+  // One made by another user could be read or swapped by them.
+  if (typeof process.getuid === 'function' && b.uid !== process.getuid()) {
+    throw new Error(`${base} belongs to another user (uid ${String(b.uid)}): remove it or set TMPDIR to a directory of this user`);
+  }
   if ((b.mode & 0o077) !== 0) await chmod(base, 0o700);
   const dir = await mkdtemp(join(base, 'run-'));
   const remove = async (): Promise<void> => {

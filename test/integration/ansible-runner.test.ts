@@ -73,6 +73,12 @@ describe('ansible-runner runs', () => {
     assert.deepEqual(await runDirsLeft(), [], 'the private input directory is removed after the run');
   });
 
+  it('passes --ansible-args to ansible-playbook (check mode skips the command)', async () => {
+    const outcome = await runAnsible(request({ runnable: { playbook: playbook('ok.yml') }, extraArgs: ['--check', '--diff'], verbosity: 2 }));
+    assert.equal(outcome.result, 'successful', outcome.message);
+    assert.deepEqual(outcome.stats, { ok: 1, changed: 0, skipped: 2, failures: 0 });
+  });
+
   it('names the failed task and redacts the secret it echoes; ignored and rescued failures do not count', async () => {
     const password = `pw-${randomBytes(6).toString('hex')}`;
     const outcome = await runAnsible(
@@ -134,11 +140,42 @@ describe('ansible-runner runs', () => {
     assert.equal(plain.statusWrittenByRole, false);
   });
 
+  it('passes spec values marked unsafe (markUnsafe) as text that is never templated', async () => {
+    const cr = { apiVersion: 'x.dev/v1', kind: 'K', metadata: { name: 'k', namespace: 'n' }, spec: { command: '{{ 1 + 1 }}' } };
+    const shown = async (markUnsafe: boolean): Promise<unknown> => {
+      let msg: unknown;
+      const extraVars = extraVarsFor(cr, { snakeCaseParameters: true, markUnsafe, vars: {} }, { group: 'x.dev', version: 'v1', kind: 'K' });
+      const outcome = await runAnsible(
+        request({
+          runnable: { playbook: playbook('unsafe.yml') },
+          extraVars,
+          onEvent: (e) => {
+            const res = e.event_data?.['res'] as { msg?: unknown } | undefined;
+            if (e.event === 'runner_on_ok') msg = res?.msg;
+          },
+        }),
+      );
+      assert.equal(outcome.result, 'successful', outcome.message);
+      return msg;
+    };
+    assert.equal(await shown(true), 'command={{ 1 + 1 }} type=str');
+    assert.equal(await shown(false), 'command=2 type=int');
+  });
+
   it('reports a playbook that does not parse as an error naming the file and the fix', async () => {
     const outcome = await runAnsible(request({ runnable: { playbook: playbook('syntax.yml') } }));
     assert.equal(outcome.result, 'error', outcome.message);
     assert.match(outcome.message, /^playbook syntax\.yml could not run: YAML parsing failed: .*syntax\.yml:\d+:\d+\).*; fix the role or playbook/);
     assert.doesNotMatch(outcome.message, /\n/);
+  });
+
+  it('reports a role that does not parse, and a module of a missing collection, naming the fix', async () => {
+    const role = await runAnsible(request({ runnable: { role: join(FIXTURES, 'roles/broken') }, extraVars: {} }));
+    assert.equal(role.result, 'error', role.message);
+    assert.match(role.message, /^role broken could not run: .*broken\/tasks\/main\.yml.*; fix the role or playbook/);
+    const missing = await runAnsible(request({ runnable: { playbook: playbook('nomodule.yml') } }));
+    assert.equal(missing.result, 'error', missing.message);
+    assert.match(missing.message, /couldn't resolve module\/action 'example\.missing\.thing'.*; install the collection into a path of --ansible-collections-path/);
   });
 
   it('reports a missing ansible-runner as an error naming how to install it', async () => {

@@ -1,6 +1,6 @@
 /** The private input directory of a run and the rotation of its artifacts, on a real disk. */
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, utimes } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, symlink, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -25,6 +25,17 @@ describe('input directory', () => {
     for (const f of ['env/extravars', 'kubeconfig', 'inventory/hosts']) assert.equal((await stat(join(input.dir, f))).mode & 0o777, 0o600, f);
     await input.remove();
     assert.deepEqual(await readdir(base), []);
+  });
+
+  it('refuses a base that is a link, and makes an existing base private', async () => {
+    const real = join(work, 'real');
+    await mkdir(real, { mode: 0o755 });
+    const link = join(work, 'link');
+    await symlink(real, link);
+    await assert.rejects(writeInputDir({ extraVars: {}, kubeconfig: '', python: 'python3', extraArgs: [] }, link), /is not a directory/);
+    const input = await writeInputDir({ extraVars: {}, kubeconfig: '', python: 'python3', extraArgs: [] }, real);
+    assert.equal((await stat(real)).mode & 0o777, 0o700);
+    await input.remove();
   });
 
   it('writes no cmdline without --ansible-args', async () => {
