@@ -9,12 +9,13 @@ import { ExitCode } from '../lib/exit-codes.js';
 import { isDnsLabel, isDnsSubdomain } from '../config/labels.js';
 import { ChartProblem } from './chart-meta.js';
 import { ChartReadError } from '../config/chart-files.js';
-import { DEFAULTS, defaultImage, deployOptionProblems, type DeployOptions } from './deploy.js';
+import { ANSIBLE_IMAGE_NAME, DEFAULTS, defaultImage, deployOptionProblems, type DeployOptions } from './deploy.js';
 import { EnvironmentError, InputError } from './errors.js';
 import { writeFiles } from './write-files.js';
 import { helmRenderer } from './helm-render.js';
 import { BUNDLE_HELP, bundleCommand, CATALOG_HELP, catalogCommand } from './bundle-cli.js';
-import { NEW_HELP, newProject } from './new.js';
+import { dirProblems, NEW_HELP, newProject } from './new.js';
+import { NEW_ANSIBLE_HELP, newAnsibleProject } from './new-ansible.js';
 import { clusterResolver, crdYaml, deployYaml, renderBundle, renderCrds, renderRbac, renderSamples } from './render.js';
 
 export interface CommandIo {
@@ -60,6 +61,9 @@ structural schema derived from it: wrong types and values are refused by the API
 keys are pruned (and refused by kubectl, whose field validation is strict). Where the CRD checks
 less than the JSON schema, a note says so (Helm still checks everything when it installs).
 Without a values.schema.json, spec accepts any values.
+A kind served by an Ansible role gets its schema from the role's meta/argument_specs.yml (entry
+point main; camelCase keys when snakeCaseParameters, as the operator converts them), else any
+values, as operator-sdk's Ansible scaffold.
 
 Flags:
 ${WATCHES_FLAG}
@@ -72,6 +76,9 @@ release Secrets, events, its leader election Lease, and exactly the kinds the ch
 found by rendering each chart (helm template with its default values and any --sample) and by
 reading its templates. Kinds resolve through the cluster's discovery when one answers, else a
 built-in table; a kind neither knows is granted under a guessed name and flagged.
+For Ansible kinds, the kinds their roles' and playbooks' kubernetes.core.k8s (all verbs), k8s_info
+(read) and operator_sdk.util.k8s_status (/status) tasks name literally, following literal
+includes and templates; tasks whose kind is computed are listed under Review, to grant by hand.
 
 Flags:
 ${WATCHES_FLAG}
@@ -104,11 +111,14 @@ Flags:
 ${OPERATOR_FLAGS}
   --image <ref>                the image holding chartpilot, watches.yaml and the charts
                                (default <name>:${defaultImage().split(':')[1] ?? ''})
+  --ansible                    kinds are served by Ansible roles: the Deployment's settings for
+                               ansible-runner (ANSIBLE_GATHERING, memory, a larger /tmp); build the
+                               image FROM ${ANSIBLE_IMAGE_NAME} (generate all and bundle see this from watches.yaml)
   -h, --help                   show this help`,
   sample: `Usage: chartpilot generate sample [flags]
 
 A sample custom resource per kind in watches.yaml; its spec is the chart's values.yaml, comments
-included.
+included, or for an Ansible kind the defaults of its role's argument specs (else empty).
 
 Flags:
 ${WATCHES_FLAG}
@@ -186,9 +196,10 @@ export async function generateCommand(argv: readonly string[], io: CommandIo = p
 export async function newCommand(argv: readonly string[], io: CommandIo = processIo): Promise<number> {
   return run(io, async () => {
     if (argv.includes('--help') || argv.includes('-h')) {
-      io.stdout(`${NEW_HELP}\n`);
+      io.stdout(`${argv.includes('--ansible') ? NEW_ANSIBLE_HELP : NEW_HELP}\n`);
       return ExitCode.ok;
     }
+    if (argv.includes('--ansible')) return newAnsibleCommand(argv, io);
     const { values, positionals } = parseFlags(
       argv,
       {
@@ -238,6 +249,50 @@ export async function newCommand(argv: readonly string[], io: CommandIo = proces
     io.stderr(`next steps: ${join(dir, 'README.md')}`);
     return ExitCode.ok;
   });
+}
+
+/** `chartpilot new --ansible <dir> --group … --kind … [--version …]`. */
+async function newAnsibleCommand(argv: readonly string[], io: CommandIo): Promise<number> {
+  const { values, positionals } = parseFlags(
+    argv,
+    {
+      ansible: { type: 'boolean' },
+      group: { type: 'string' },
+      version: { type: 'string' },
+      kind: { type: 'string' },
+      name: { type: 'string' },
+      image: { type: 'string' },
+      'base-image': { type: 'string' },
+    },
+    1,
+  );
+  const problems: string[] = [];
+  const dir = positionals[0];
+  if (dir === undefined || dir === '') problems.push('name the directory to create: chartpilot new --ansible <dir> --group <group> --kind <Kind>');
+  for (const flag of ['group', 'kind']) {
+    if (str(values, flag) === undefined) problems.push(`--${flag} is required (see chartpilot new --ansible --help)`);
+  }
+  if (problems.length > 0 || dir === undefined) throw new InputError(problems);
+  const written = await newAnsibleProject(
+    {
+      dir: resolve(dir),
+      group: str(values, 'group') ?? '',
+      version: str(values, 'version') ?? 'v1alpha1',
+      kind: str(values, 'kind') ?? '',
+      name: str(values, 'name'),
+      image: str(values, 'image'),
+      baseImage: str(values, 'base-image'),
+    },
+    {
+      env: io.env,
+      warn: (line) => { io.stderr(`warning: ${line}`); },
+      note: (line) => { io.stderr(`note: ${line}`); },
+      dirProblems,
+    },
+  );
+  io.stderr(`created ${dir}: ${written.join(', ')}`);
+  io.stderr(`next steps: ${join(dir, 'README.md')}`);
+  return ExitCode.ok;
 }
 
 /** Prints what an InputError/EnvironmentError says and maps it to its exit code. */
@@ -343,8 +398,8 @@ function deployOptions(values: Values): DeployOptions {
 }
 
 function deployCommand(argv: readonly string[], io: CommandIo): Promise<number> {
-  const { values } = parseFlags(argv, { ...OPERATOR_OPTIONS, image: { type: 'string' } });
-  io.stdout(deployYaml(deployOptions(values)));
+  const { values } = parseFlags(argv, { ...OPERATOR_OPTIONS, image: { type: 'string' }, ansible: { type: 'boolean' } });
+  io.stdout(deployYaml({ ...deployOptions(values), ansible: values['ansible'] === true }));
   return Promise.resolve(ExitCode.ok);
 }
 

@@ -3,15 +3,21 @@
  * watches entries of one kind in different versions become versions of one CRD, as the API
  * requires), with a spec schema derived from the chart's values.schema.json when it has one.
  */
-import type { GroupVersionKind } from '../config/types.js';
+import { basename } from 'node:path';
+import type { AnsibleSource, GroupVersionKind } from '../config/types.js';
 import { ChartReadError } from '../config/chart-files.js';
+import { readArgumentSpecs } from './ansible-files.js';
+import { argumentSpecSchema, openSpecSchema } from './ansible-schema.js';
 import { ChartProblem, loadChartInfo, type ChartInfo } from './chart-meta.js';
+import { InputError } from './errors.js';
 import { crdNames, kindProblem, type CrdNames } from './kind-names.js';
 import { structuralSpecSchema, type Schema } from './schema.js';
 
 export interface CrdEntry extends GroupVersionKind {
-  /** Absolute path of the chart directory or .tgz. */
+  /** Absolute path of the chart directory or .tgz ('' for an Ansible entry). */
   readonly chartPath: string;
+  /** Set for a kind served by an Ansible role or playbook. */
+  readonly ansible?: AnsibleSource | undefined;
 }
 
 export interface GeneratedCrd {
@@ -22,6 +28,8 @@ export interface GeneratedCrd {
   readonly names: CrdNames;
   /** Where the CRD checks less than the chart's schema, `version: path: why` per line. */
   readonly notes: readonly string[];
+  /** Served by an Ansible role or playbook (its spec schema comes from argument specs, or is open). */
+  readonly ansible: boolean;
 }
 
 export type CrdResult = { ok: true; crds: GeneratedCrd[] } | { ok: false; problems: string[] };
@@ -38,6 +46,14 @@ export const PRINTER_COLUMNS = [
   { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason' },
   { name: 'Revision', type: 'integer', jsonPath: '.status.deployedRelease.revision' },
   { name: 'Chart', type: 'string', jsonPath: '.status.deployedRelease.chart' },
+  { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+] as const;
+
+/** An Ansible kind has no release: readiness and the outcome of its last run. */
+export const ANSIBLE_PRINTER_COLUMNS = [
+  { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+  { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason' },
+  { name: 'Successful', type: 'string', jsonPath: '.status.conditions[?(@.type=="Successful")].status' },
   { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
 ] as const;
 
@@ -83,11 +99,21 @@ export async function generateCrds(entries: readonly CrdEntry[]): Promise<CrdRes
   if (problems.length > 0) return { ok: false, problems };
 
   const charts = new Map<string, ChartInfo>();
-  for (const path of new Set(entries.map((e) => e.chartPath))) {
+  for (const path of new Set(entries.filter((e) => e.ansible === undefined).map((e) => e.chartPath))) {
     try {
       charts.set(path, await loadChartInfo(path));
     } catch (err) {
       if (err instanceof ChartProblem || err instanceof ChartReadError) problems.push(err.message);
+      else throw err;
+    }
+  }
+  const roles = new Map<CrdEntry, { schema: Schema; notes: readonly string[]; what: string }>();
+  for (const e of entries) {
+    if (e.ansible === undefined) continue;
+    try {
+      roles.set(e, await ansibleSpecSchema(e.ansible));
+    } catch (err) {
+      if (err instanceof InputError) problems.push(...err.problems);
       else throw err;
     }
   }
@@ -109,10 +135,22 @@ export async function generateCrds(entries: readonly CrdEntry[]): Promise<CrdRes
     const sorted = [...group].sort((a, b) => compareVersions(a.version, b.version));
     const notes: string[] = [];
     const versions = sorted.map((e, i) => {
+      const prefix = group.length > 1 ? `${e.version}: ` : '';
+      const role = roles.get(e);
+      if (role !== undefined) {
+        notes.push(...role.notes.map((line) => `${prefix}${line}`));
+        return {
+          name: e.version,
+          served: true,
+          storage: i === 0,
+          subresources: { status: {} },
+          additionalPrinterColumns: ANSIBLE_PRINTER_COLUMNS.map((c) => ({ ...c })),
+          schema: { openAPIV3Schema: ansibleRootSchema(e.kind, role.what, role.schema) },
+        };
+      }
       const chart = charts.get(e.chartPath);
       if (chart === undefined) throw new Error(`chart ${e.chartPath} was not loaded`);
       const { schema, notes: versionNotes } = specSchema(chart);
-      const prefix = group.length > 1 ? `${e.version}: ` : '';
       notes.push(...versionNotes.map((line) => `${prefix}${line}`));
       return {
         name: e.version,
@@ -129,6 +167,7 @@ export async function generateCrds(entries: readonly CrdEntry[]): Promise<CrdRes
       fileName: `${first.group}_${n.plural}.yaml`,
       names: n,
       notes,
+      ansible: group.some((e) => e.ansible !== undefined),
       object: {
         apiVersion: 'apiextensions.k8s.io/v1',
         kind: 'CustomResourceDefinition',
@@ -201,5 +240,55 @@ function rootSchema(kind: string, chart: ChartInfo, spec: Schema): Schema {
         'x-kubernetes-preserve-unknown-fields': true,
       },
     },
+  };
+}
+
+/** What an Ansible kind runs, as descriptions name it: `role memcached` or `playbook site.yml`. */
+export function ansibleRunnableName(a: AnsibleSource): string {
+  return a.role !== undefined ? `role ${basename(a.role)}` : `playbook ${basename(a.playbook ?? '')}`;
+}
+
+/**
+ * The spec of an Ansible kind: structural from the role's argument specs (entry point main), else
+ * open, as operator-sdk's Ansible scaffold makes it. A playbook has no argument specs.
+ */
+async function ansibleSpecSchema(a: AnsibleSource): Promise<{ schema: Schema; notes: readonly string[]; what: string }> {
+  const what = ansibleRunnableName(a);
+  const specs = a.role === undefined ? undefined : await readArgumentSpecs(a.role);
+  const main = specs?.entryPoints['main'];
+  if (specs === undefined || main === undefined) {
+    const notes = specs === undefined ? [] : [`${specs.file} has no entry point main (the one a watches entry runs); spec accepts any values`];
+    return { schema: openSpecSchema(`Variables for the ${what} (it declares no argument specs, so they are not validated here).`), notes, what };
+  }
+  const converted = argumentSpecSchema(main, a.snakeCaseParameters);
+  const { description, ...rest } = converted.schema;
+  const keys = a.snakeCaseParameters ? ' Keys are camelCase: the operator passes them to the role in snake_case.' : '';
+  return {
+    schema: {
+      description: `${typeof description === 'string' ? `${description} ` : ''}Variables for the ${what}, checked against its meta/argument_specs; keys left out take the role's defaults.${keys}`,
+      ...rest,
+    },
+    notes: converted.notes,
+    what,
+  };
+}
+
+function ansibleRootSchema(kind: string, what: string, spec: Schema): Schema {
+  return {
+    description: `${kind} is served by the Ansible ${what}, run by chartpilot whenever what it depends on changes.`,
+    type: 'object',
+    properties: {
+      apiVersion: { type: 'string' },
+      kind: { type: 'string' },
+      metadata: { type: 'object' },
+      spec,
+      status: {
+        description: 'Written by chartpilot (conditions Ready, Running, Successful, Failure) and by the role (k8s_status).',
+        type: 'object',
+        'x-kubernetes-preserve-unknown-fields': true,
+      },
+    },
+    // A role with required options cannot run without a spec.
+    ...(Array.isArray(spec['required']) && spec['required'].length > 0 ? { required: ['spec'] } : {}),
   };
 }

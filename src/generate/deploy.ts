@@ -14,6 +14,11 @@ export interface DeployOptions {
   readonly namespace: string;
   readonly serviceAccount: string;
   readonly image: string;
+  /**
+   * Some kinds are served by Ansible roles: the Deployment runs the image with the Ansible runtime
+   * (ANSIBLE_IMAGE_NAME), with its settings and more memory and /tmp for ansible-runner.
+   */
+  readonly ansible?: boolean | undefined;
 }
 
 export const DEFAULTS = {
@@ -45,6 +50,17 @@ export function packageVersion(): string {
 /** The base image as built from this repository's Dockerfile (`docker build -t chartpilot:<v> .`). */
 export function defaultImage(): string {
   return `chartpilot:${packageVersion()}`;
+}
+
+/**
+ * The image variant with the Ansible runtime (Python venv with ansible-core, ansible-runner,
+ * kubernetes.core and operator_sdk.util), built by `npm run image` next to the plain one.
+ */
+export const ANSIBLE_IMAGE_NAME = 'chartpilot-ansible';
+
+/** The Ansible variant's reference for this version, what Ansible projects build FROM. */
+export function defaultAnsibleImage(): string {
+  return `${ANSIBLE_IMAGE_NAME}:${packageVersion()}`;
 }
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/u;
@@ -94,7 +110,51 @@ metadata:
 `;
 }
 
+/** What differs in the Deployment when Ansible roles run in it. */
+function runtimeParts(o: DeployOptions): { concurrency: string; env: string; resources: string; tmp: string } {
+  if (o.ansible !== true) {
+    return {
+      concurrency: '            # Every reconcile may run a helm process (~50-100 MiB): bound them to fit the memory limit.',
+      env: '',
+      resources: `          # Measured (README, "Sharing one operator between tenants"): the operator peaks at about
+          # 160 MiB under its 128 MiB heap, each helm process at about 70 MiB (2 at once here).
+          resources:
+            requests:
+              cpu: 100m
+              memory: 256Mi
+            limits:
+              memory: 384Mi`,
+      tmp: `        # Values files, the post-render plugin and helm's caches: small and disposable.
+        - name: tmp
+          emptyDir:
+            sizeLimit: 256Mi`,
+    };
+  }
+  return {
+    concurrency: '            # Every reconcile may run a helm process or ansible-runner (a Python process of its own): bound them.',
+    env: `            # As operator-sdk's Ansible scaffold: no fact gathering unless a play asks (it costs a
+            # second or so per run and the roles act on the API, not on this container).
+            - name: ANSIBLE_GATHERING
+              value: explicit
+`,
+    resources: `          # Ansible kinds: operator-sdk's Ansible scaffold's limit (768Mi), since each run is a Python
+          # process of its own next to the operator; lower it once you have measured your roles.
+          resources:
+            requests:
+              cpu: 100m
+              memory: 256Mi
+            limits:
+              memory: 768Mi`,
+    tmp: `        # helm's caches, and for Ansible runs their private input and artifact directories and
+        # kubernetes.core's API discovery cache (it writes to $TMPDIR): /tmp must stay writable.
+        - name: tmp
+          emptyDir:
+            sizeLimit: 1Gi`,
+  };
+}
+
 export function operatorYaml(o: DeployOptions): string {
+  const parts = runtimeParts(o);
   return `# The operator. One replica is enough (it recovers its work from the cluster on restart); with
 # more, --leader-elect makes only one act at a time.
 apiVersion: apps/v1
@@ -144,7 +204,7 @@ spec:
             # --metrics-cert-path=<the mount directory>.
 ${METRICS_ARGS.map((a) => `            - ${a}`).join('\n')}
             - --health-probe-bind-address=:8081
-            # Every reconcile may run a helm process (~50-100 MiB): bound them to fit the memory limit.
+${parts.concurrency}
             - --max-concurrent-reconciles=2
           env:
             # Which namespaces to act in. Empty: all namespaces (the ClusterRole of rbac.yaml).
@@ -166,7 +226,7 @@ ${METRICS_ARGS.map((a) => `            - ${a}`).join('\n')}
               value: /tmp/helm/config
             - name: HELM_DATA_HOME
               value: /tmp/helm/data
-          ports:
+${parts.env}          ports:
             # The metrics Service of operator-metrics.yaml targets this port by name.
             - name: ${METRICS_PORT_NAME}
               containerPort: ${String(METRICS_PORT)}
@@ -186,14 +246,7 @@ ${METRICS_ARGS.map((a) => `            - ${a}`).join('\n')}
               port: health
             initialDelaySeconds: 5
             periodSeconds: 10
-          # Measured (README, "Sharing one operator between tenants"): the operator peaks at about
-          # 160 MiB under its 128 MiB heap, each helm process at about 70 MiB (2 at once here).
-          resources:
-            requests:
-              cpu: 100m
-              memory: 256Mi
-            limits:
-              memory: 384Mi
+${parts.resources}
           securityContext:
             allowPrivilegeEscalation: false
             readOnlyRootFilesystem: true
@@ -204,10 +257,7 @@ ${METRICS_ARGS.map((a) => `            - ${a}`).join('\n')}
             - name: tmp
               mountPath: /tmp
       volumes:
-        # Values files, the post-render plugin and helm's caches: small and disposable.
-        - name: tmp
-          emptyDir:
-            sizeLimit: 256Mi
+${parts.tmp}
 `;
 }
 
@@ -230,6 +280,27 @@ export function sampleCrYaml(apiVersion: string, kind: string, name: string, val
   }
   doc.commentBefore = ` A ${kind}: its spec holds the chart's values (these are the chart's defaults). Keys
  left out take the chart's defaults too; kubectl explain ${kind.toLowerCase()}.spec lists them.`;
+  return doc.toString({ lineWidth: 0 });
+}
+
+/**
+ * A sample CR of an Ansible kind: its spec holds the defaults of the role's argument specs under
+ * the keys the CR uses (camelCase), or is empty when the role declares none.
+ */
+export function ansibleSampleYaml(
+  apiVersion: string,
+  kind: string,
+  name: string,
+  sample: { readonly spec: Record<string, unknown>; readonly missing: readonly string[] } | undefined,
+  source: string,
+): string {
+  const doc = new Document({ apiVersion, kind, metadata: { name }, spec: sample?.spec ?? {} });
+  const lines =
+    sample === undefined
+      ? [` A ${kind}: its spec holds the variables of the ${source}, which declares no argument specs (meta/argument_specs.yml),`, ' so any keys are accepted; the operator passes them to the role in snake_case.']
+      : [` A ${kind}: its spec holds the variables of the ${source}; these are the defaults of its argument specs.`, ` kubectl explain ${kind.toLowerCase()}.spec lists them all.`];
+  if (sample !== undefined && sample.missing.length > 0) lines.push(` Required, without a default: set ${sample.missing.join(', ')} before you apply it.`);
+  doc.commentBefore = lines.join('\n');
   return doc.toString({ lineWidth: 0 });
 }
 

@@ -51,7 +51,9 @@ Flags:
   --base-image <ref>    the chartpilot image to build FROM (default ${defaultImage()})
   -h, --help            show this help
 
-Environment: HELM_BIN, the helm binary used to render the chart for RBAC (default: helm on PATH).`;
+Environment: HELM_BIN, the helm binary used to render the chart for RBAC (default: helm on PATH).
+
+For a kind served by an Ansible role instead of a chart: chartpilot new --ansible --help.`;
 
 export interface NewOptions {
   /** Absolute path of the directory to create. */
@@ -144,7 +146,7 @@ ${stringify([{ group: o.group, version: o.version, kind: o.kind, ...source }])}`
   return written;
 }
 
-async function dirProblems(dir: string): Promise<string[]> {
+export async function dirProblems(dir: string): Promise<string[]> {
   let info;
   try {
     info = await stat(dir);

@@ -9,9 +9,11 @@ export interface WatchedResource {
   readonly plural: string;
   /** The ServiceAccount its CRs run as (the entry's, else the default); undefined = the operator. */
   readonly serviceAccount?: string | undefined;
+  /** Served by an Ansible role or playbook (no Helm release storage). */
+  readonly ansible?: boolean | undefined;
 }
 
-/** One kind a chart creates, resolved to its resource. */
+/** One kind a chart (or an Ansible role's tasks) creates, resolved to its resource. */
 export interface ChartObject {
   /** The chart as watches.yaml names it, for comments. */
   readonly chart: string;
@@ -29,6 +31,8 @@ export interface ChartObject {
   readonly clusterScopedAllowed: boolean;
   /** Who creates it: the ServiceAccount the entry runs as, or (undefined) the operator. */
   readonly serviceAccount?: string | undefined;
+  /** Only read (an Ansible role's k8s_info): get, list, watch. */
+  readonly readOnly?: boolean | undefined;
 }
 
 export interface RbacPlan {

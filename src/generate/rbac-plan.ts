@@ -3,7 +3,7 @@
  * the entry's overrideValues laid on top as the operator does), reads its templates, and resolves
  * every kind to its resource through discovery when a cluster answers, else a built-in table.
  */
-import { apiVersionOf, type GroupVersionKind } from '../config/types.js';
+import { apiVersionOf, type AnsibleSource, type GroupVersionKind } from '../config/types.js';
 import { deepMerge, overrideValuesToTree } from '../config/watches.js';
 import { isForbidden, isNotFound } from '../kube/errors.js';
 import type { KubeClient } from '../kube/rest.js';
@@ -13,6 +13,7 @@ import { scanManifest, scanTemplates, type FoundKind } from './manifest-kinds.js
 import type { ChartObject, RbacPlan, WatchedResource } from './rbac-model.js';
 import { guessResource, tableLookup, tableLookupByKind, type ResourceInfo } from './resource-table.js';
 import { errorMessage } from '../lib/errors.js';
+import type { TaskKind, TaskScan } from './ansible-tasks.js';
 
 export interface PlanEntry extends GroupVersionKind {
   readonly chartPath: string;
@@ -22,6 +23,8 @@ export interface PlanEntry extends GroupVersionKind {
   readonly allowClusterScoped: boolean;
   /** The ServiceAccount its CRs run as (the entry's, else the default); undefined = the operator. */
   readonly serviceAccount?: string | undefined;
+  /** Set for a kind served by an Ansible role or playbook (then chartPath is ''). */
+  readonly ansible?: AnsibleSource | undefined;
 }
 
 export interface Resolved {
@@ -41,6 +44,8 @@ export interface PlanDeps {
   /** `helm template` of a chart with values; rejects when the chart does not render. */
   render(chartPath: string, values: Record<string, unknown>): Promise<string>;
   readonly resolver: Resolver;
+  /** What an Ansible entry's role/playbook (and finalizer's) tasks touch (ansible-tasks.ts). */
+  scanAnsible?(source: AnsibleSource): Promise<TaskScan>;
 }
 
 /** Sample CR specs by `apiVersion kind`, rendered in addition to the chart defaults. */
@@ -96,7 +101,14 @@ export async function planRbac(entries: readonly PlanEntry[], samples: Samples, 
   for (const entry of entries) {
     // Who creates this chart's objects, on everything planned for it (absent: the operator).
     const runsAs = entry.serviceAccount === undefined ? {} : { serviceAccount: entry.serviceAccount };
-    watched.push({ group: entry.group, kind: entry.kind, plural: await deps.resolver.watchedPlural(entry), ...runsAs });
+    watched.push({ group: entry.group, kind: entry.kind, plural: await deps.resolver.watchedPlural(entry), ...runsAs, ...(entry.ansible === undefined ? {} : { ansible: true }) });
+    if (entry.ansible !== undefined) {
+      if (deps.scanAnsible === undefined) throw new Error('planRbac: an Ansible entry needs deps.scanAnsible');
+      const scan = await deps.scanAnsible(entry.ansible);
+      warnings.push(...scan.notes.map((n) => `${entry.chartLabel}: ${n}`));
+      objects.push(...(await ansibleObjects(entry, scan.kinds, deps.resolver, warnings)));
+      continue;
+    }
     const chart = entry.chartLabel;
     const overrides = overrideValuesToTree(entry.overrideValues);
     const specs: { label: string; values: Record<string, unknown> }[] = [
@@ -172,6 +184,54 @@ export async function planRbac(entries: readonly PlanEntry[], samples: Samples, 
     objects.push(...seen.values());
   }
   return { watched, objects, roles, boundRoles, warnings, resolvedBy: deps.resolver.description };
+}
+
+/**
+ * What an Ansible entry's tasks touch, as rules: written kinds with every verb, k8s_info kinds read
+ * only (unless also written), k8s_status kinds' `/status`. The watched kind's own status is granted
+ * with the operator's rules already.
+ */
+async function ansibleObjects(entry: PlanEntry, kinds: readonly TaskKind[], resolver: Resolver, warnings: string[]): Promise<ChartObject[]> {
+  const runsAs = entry.serviceAccount === undefined ? {} : { serviceAccount: entry.serviceAccount };
+  const seen = new Map<string, ChartObject>();
+  for (const found of kinds) {
+    let resolved: Resolved;
+    if (found.apiVersion !== undefined) resolved = await resolver.resolve(found.apiVersion, found.kind);
+    else {
+      const byKind = tableLookupByKind(found.kind);
+      if (byKind === undefined) {
+        warnings.push(`${entry.chartLabel}: ${found.origin} uses a ${found.kind} whose apiVersion is computed, and the kind is not one chartpilot knows; not granted — add a rule for it by hand`);
+        continue;
+      }
+      resolved = { info: byKind, resolution: 'table' };
+    }
+    if (resolved.resolution === 'guess') {
+      warnings.push(`${entry.chartLabel}: ${found.origin} uses ${found.kind} (${found.apiVersion ?? '?'}), which neither the cluster nor the built-in table knows; granted as resource "${resolved.info.resource}" — check the name`);
+    }
+    const own = found.access === 'status' && resolved.info.group === entry.group && found.kind === entry.kind;
+    if (own) continue;
+    const resource = found.access === 'status' ? `${resolved.info.resource}/status` : resolved.info.resource;
+    const key = `${resolved.info.group}/${resource}`;
+    const prior = seen.get(key);
+    if (prior !== undefined) {
+      if (prior.readOnly === true && found.access !== 'read') seen.set(key, { ...prior, readOnly: false });
+      continue;
+    }
+    seen.set(key, {
+      chart: entry.chartLabel,
+      group: resolved.info.group,
+      resource,
+      kind: found.kind,
+      namespaced: resolved.info.namespaced,
+      resolution: resolved.resolution,
+      rendered: true,
+      crdsDir: false,
+      clusterScopedAllowed: entry.allowClusterScoped,
+      ...(found.access === 'read' ? { readOnly: true } : {}),
+      ...runsAs,
+    });
+  }
+  return [...seen.values()];
 }
 
 function firstLine(err: unknown): string {

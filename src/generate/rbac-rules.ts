@@ -24,6 +24,17 @@ export const STORAGE_VERBS = ['get', 'list', 'create', 'update', 'delete'] as co
 export const CR_VERBS = ['get', 'list', 'watch', 'patch'] as const;
 export const LEASE_VERBS = ['get', 'create', 'update'] as const;
 
+/** How warnings name where an object comes from: `chart <path>`, or an Ansible `role …`/`playbook …` label as is. */
+export function sourceText(label: string): string {
+  return /^(role|playbook) /u.test(label) ? label : `chart ${label}`;
+}
+
+/** "objects the charts create", or the roles', or both's. */
+function createdBy(objects: readonly ChartObject[]): string {
+  const roles = objects.filter((o) => /^(role|playbook) /u.test(o.chart)).length;
+  return roles === 0 ? 'objects the charts create' : roles === objects.length ? 'objects the Ansible roles create' : 'objects the charts and Ansible roles create';
+}
+
 export function byText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
@@ -32,9 +43,15 @@ export function byText(a: string, b: string): number {
  * Rules for the objects the charts create: one per API group, with `verbs` (all Helm and drift
  * repair use, unless the objects are someone else's to write). `what` opens each comment.
  */
-export function objectRules(objects: readonly ChartObject[], verbs: readonly string[] = OBJECT_VERBS, what = 'objects the charts create'): CommentedRule[] {
+export function objectRules(objects: readonly ChartObject[], verbs: readonly string[] = OBJECT_VERBS, what = createdBy(objects)): CommentedRule[] {
   const rules: CommentedRule[] = [];
-  const managed = objects.filter((o) => !o.crdsDir);
+  const all = objects.filter((o) => !o.crdsDir);
+  const writtenKeys = new Set(all.filter((o) => o.readOnly !== true).map((o) => `${o.group}/${o.resource}`));
+  // What Ansible roles only read (k8s_info) gets read verbs, unless something also writes it.
+  const readOnly = all.filter((o) => o.readOnly === true && !writtenKeys.has(`${o.group}/${o.resource}`));
+  const managed = all.filter((o) => !readOnly.includes(o));
+  if (readOnly.length > 0 && verbs !== READ_VERBS) rules.push(...objectRules(readOnly.map((o) => ({ ...o, readOnly: false })), READ_VERBS, 'objects the roles only read (k8s_info)'));
+  else managed.push(...readOnly);
   for (const group of [...new Set(managed.map((o) => o.group))].sort(byText)) {
     const inGroup = managed.filter((o) => o.group === group);
     const resources = [...new Set(inGroup.map((o) => o.resource))].sort(byText);

@@ -7,7 +7,7 @@
  */
 import { Document } from 'yaml';
 import type { RbacOptions, RbacPlan } from './rbac-model.js';
-import { bindingDoc, bindRules, byText, copiedRoleRules, objectRules, roleDoc, STORAGE_VERBS, type CommentedRule } from './rbac-rules.js';
+import { bindingDoc, bindRules, byText, copiedRoleRules, objectRules, roleDoc, sourceText, STORAGE_VERBS, type CommentedRule } from './rbac-rules.js';
 
 /** Every ServiceAccount the plan's kinds run as, sorted. */
 export function tenantServiceAccounts(plan: RbacPlan): string[] {
@@ -20,14 +20,19 @@ export function tenantRoleName(opts: RbacOptions, serviceAccount: string): strin
 
 function tenantRules(plan: RbacPlan, serviceAccount: string): CommentedRule[] {
   const mine = plan.objects.filter((o) => o.serviceAccount === serviceAccount && o.namespaced && !o.crdsDir);
+  const watched = plan.watched.filter((w) => w.serviceAccount === serviceAccount);
   const rules: CommentedRule[] = [
     ...objectRules(mine),
-    {
-      rule: { apiGroups: [''], resources: ['secrets'], verbs: [...STORAGE_VERBS] },
-      why: "Helm's release storage: helm runs as this ServiceAccount and keeps one Secret per revision here",
-    },
+    // Ansible kinds keep no Helm records: a tenant that only runs roles gets no Secret rights from here.
+    ...(watched.some((w) => w.ansible !== true)
+      ? [
+          {
+            rule: { apiGroups: [''], resources: ['secrets'], verbs: [...STORAGE_VERBS] },
+            why: "Helm's release storage: helm runs as this ServiceAccount and keeps one Secret per revision here",
+          },
+        ]
+      : []),
   ];
-  const watched = plan.watched.filter((w) => w.serviceAccount === serviceAccount);
   for (const group of [...new Set(watched.map((w) => w.group))].sort(byText)) {
     const plurals = watched.filter((w) => w.group === group).map((w) => `${w.plural}/finalizers`).sort(byText);
     rules.push({
@@ -48,7 +53,7 @@ function ungrantable(plan: RbacPlan, serviceAccount: string): string[] {
   // CRDs (crds/) are warned about with the operator's grant; objects not allowed cluster-scoped are refused anyway.
   for (const o of plan.objects.filter((x) => x.serviceAccount === serviceAccount && !x.namespaced && !x.crdsDir && x.clusterScopedAllowed)) {
     warnings.push(
-      `chart ${o.chart} creates the cluster-scoped ${o.kind} as ServiceAccount ${serviceAccount}, which a Role in the tenant's namespace cannot allow: ` +
+      `${sourceText(o.chart)} creates the cluster-scoped ${o.kind} as ServiceAccount ${serviceAccount}, which a Role in the tenant's namespace cannot allow: ` +
         'bind a ClusterRole to that ServiceAccount yourself if it may',
     );
   }
