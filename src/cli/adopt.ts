@@ -9,7 +9,7 @@
  */
 import { parseArgs } from 'node:util';
 import type { Logger } from 'pino';
-import type { WatchEntry } from '../config/types.js';
+import { isAnsibleEntry, type WatchEntry } from '../config/types.js';
 import { loadWatches } from '../config/watches.js';
 import { isDnsLabel, isDnsSubdomain } from '../config/labels.js';
 import { loadChartInfo } from '../generate/chart-meta.js';
@@ -84,6 +84,11 @@ export async function adoptReleases(opts: AdoptOptions): Promise<AdoptTally> {
   const store = createReleaseStore(client, new RecordVerdicts(client, { masterKey: opts.masterKey }));
   const tally: AdoptTally = { adopted: 0, refused: 0 };
   for (const [entry, resource] of opts.entries) {
+    // Adoption is of Helm release records; an Ansible kind keeps none.
+    if (isAnsibleEntry(entry)) {
+      opts.report(`skipped ${entry.kind}: it is served by an Ansible role or playbook, which has no Helm releases to adopt`);
+      continue;
+    }
     const chartName = await chartNameOf(entry);
     const namespaces = opts.namespaces.length === 0 ? [undefined] : opts.namespaces;
     for (const ns of namespaces) {

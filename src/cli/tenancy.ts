@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import { templateFunctions } from '../config/template-functions.js';
-import type { WatchEntry } from '../config/types.js';
+import { isAnsibleEntry, type WatchEntry } from '../config/types.js';
 import { errorMessage } from '../lib/errors.js';
 import type { Check } from './preflight.js';
 
@@ -43,7 +43,8 @@ export const UNCONFINED_WARNING = 'a CR author can read what the operator can re
 export async function warnUnconfinedCharts(entries: readonly WatchEntry[], defaultServiceAccount: string | undefined, log: Logger): Promise<void> {
   const seen = new Set<string>();
   for (const entry of entries) {
-    if (serviceAccountOf(entry, defaultServiceAccount) !== undefined || seen.has(entry.chartPath)) continue;
+    // Ansible entries have no chart (chartPath ''): their confinement is the run's proxy's.
+    if (isAnsibleEntry(entry) || serviceAccountOf(entry, defaultServiceAccount) !== undefined || seen.has(entry.chartPath)) continue;
     seen.add(entry.chartPath);
     try {
       const found = await templateFunctions(entry.chartPath);

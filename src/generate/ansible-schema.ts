@@ -167,9 +167,13 @@ function sampleOf(options: unknown, prefix: string, snakeCase: boolean, missing:
     if (!key.ok || !isPlainObject(raw)) continue;
     if (raw['default'] !== undefined) out[key.key] = snakeCase ? camelKeys(raw['default']) : raw['default'];
     else if (raw['type'] === 'dict' && isPlainObject(raw['options'])) {
-      const nested = sampleOf(raw['options'], `${prefix}${key.key}.`, snakeCase, missing);
-      if (Object.keys(nested).length > 0) out[key.key] = nested;
-      else if (raw['required'] === true) missing.push(`${prefix}${key.key}`);
+      const inner: string[] = [];
+      const nested = sampleOf(raw['options'], `${prefix}${key.key}.`, snakeCase, inner);
+      // An optional map is shown only when its defaults make it valid on their own.
+      if (raw['required'] === true) {
+        if (Object.keys(nested).length > 0) out[key.key] = nested;
+        missing.push(...(inner.length > 0 || Object.keys(nested).length > 0 ? inner : [`${prefix}${key.key}`]));
+      } else if (inner.length === 0 && Object.keys(nested).length > 0) out[key.key] = nested;
     } else if (raw['required'] === true) missing.push(`${prefix}${key.key}`);
   }
   return out;

@@ -4,12 +4,16 @@
  * from what the other generators produce for the watches file. Stable: the same input gives the
  * same bytes (no timestamp unless asked), so a bundle can be committed and diffed.
  */
+import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { fileText, type ChartFiles } from '../config/chart-files.js';
 import { isPlainObject } from '../lib/json.js';
 import { buildCsv, csvName, isSemver, splitRbac, withoutNamespace, type KubeObject } from './bundle-csv.js';
 import { hubMetadata, type HubOverrides } from './bundle-meta.js';
+import { isAnsibleEntry } from '../config/types.js';
+import { readYamlFile } from './ansible-files.js';
 import { loadChartInfo } from './chart-meta.js';
+import { ansibleRunnableName } from './crd.js';
 import { operatorYaml, packageVersion, type DeployOptions } from './deploy.js';
 import { InputError } from './errors.js';
 import { METRICS_PORT_NAME, metricsNames, metricsYaml } from './metrics.js';
@@ -171,11 +175,18 @@ export async function renderOlmBundle(o: OlmBundleOptions, env: Env): Promise<Ol
   const entries = await watchEntries(o.watchesFile, env);
   if (entries.length === 0) throw new InputError([`${o.watchesFile} has no kinds: a bundle needs at least one entry (group, version, kind, chart)`]);
 
-  const charts = new Map<string, { name: string; description: string; files: ChartFiles }>();
+  const charts = new Map<string, { name: string; description: string; files: ChartFiles; ansible: boolean }>();
   for (const e of entries) {
+    if (charts.has(e.kind)) continue;
+    if (isAnsibleEntry(e)) {
+      // No Chart.yaml: OperatorHub's fields come from the flags (the warnings name them).
+      const what = ansibleRunnableName(e.ansible);
+      const description = e.ansible.role === undefined ? '' : await roleDescription(e.ansible.role);
+      charts.set(e.kind, { name: what, description, files: { source: e.ansible.role ?? e.ansible.playbook ?? '', files: new Map() }, ansible: true });
+      continue;
+    }
     const info = await loadChartInfo(e.chartPath);
-    const description = chartDescription(info.files);
-    if (!charts.has(e.kind)) charts.set(e.kind, { name: info.name, description, files: info.files });
+    charts.set(e.kind, { name: info.name, description: chartDescription(info.files), files: info.files, ansible: false });
   }
   const first = charts.get(entries[0]?.kind ?? '');
   if (first === undefined) throw new InputError([`${o.watchesFile} has no kinds`]);
@@ -189,7 +200,8 @@ export async function renderOlmBundle(o: OlmBundleOptions, env: Env): Promise<Ol
   const samples = await renderSamples(o.watchesFile, env);
   const rbacObjects = [...objectsOf(rbac.yaml), ...objectsOf(metricsYaml(o))];
   const split = splitRbac(rbacObjects, o.serviceAccount);
-  const deployment = objectsOf(operatorYaml(o))[0];
+  // Ansible kinds: the Deployment's settings for ansible-runner (generate deploy --ansible).
+  const deployment = objectsOf(operatorYaml({ ...o, ansible: o.ansible ?? entries.some(isAnsibleEntry) }))[0];
   if (deployment === undefined) throw new Error('generate deploy produced no Deployment');
   const service = objectsOf(metricsYaml(o)).find((x) => x['kind'] === 'Service');
 
@@ -204,7 +216,8 @@ export async function renderOlmBundle(o: OlmBundleOptions, env: Env): Promise<Ol
     crds: crds.map((c) => c.object),
     describeKind: (kind) => {
       const c = charts.get(kind);
-      return c === undefined ? kind : `${kind} installs the Helm chart ${c.name}${c.description === '' ? '' : `: ${c.description}`}`;
+      if (c === undefined) return kind;
+      return `${kind} ${c.ansible ? `runs the Ansible ${c.name}` : `installs the Helm chart ${c.name}`}${c.description === '' ? '' : `: ${c.description}`}`;
     },
     samples: samples.flatMap((s) => objectsOf(s.yaml)),
     hub: hub.metadata,
@@ -230,5 +243,13 @@ export async function renderOlmBundle(o: OlmBundleOptions, env: Env): Promise<Ol
 
 function chartDescription(files: ChartFiles): string {
   const d = objectsOf(fileText(files, 'Chart.yaml') ?? '')[0]?.['description'];
+  return typeof d === 'string' ? d.trim() : '';
+}
+
+/** galaxy_info.description of the role's meta/main.yml, or ''. */
+async function roleDescription(roleDir: string): Promise<string> {
+  const meta = await readYamlFile(join(roleDir, 'meta', 'main.yml'));
+  const info = isPlainObject(meta) ? meta['galaxy_info'] : undefined;
+  const d = isPlainObject(info) ? info['description'] : undefined;
   return typeof d === 'string' ? d.trim() : '';
 }
