@@ -29,7 +29,7 @@ export function parseYamlText(text: string, path: string): unknown {
   if (first !== undefined) {
     const where = first.linePos?.[0];
     throw new InputError([
-      `${path}${where === undefined ? '' : `:${String(where.line)}`} is not valid YAML (${first.message.split('\n')[0] ?? ''}); fix the file (Ansible refuses it too)`,
+      `${path}${where === undefined ? '' : `:${String(where.line)}`} is not valid YAML (${(first.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/u, '')}); fix the file (Ansible refuses it too)`,
     ]);
   }
   return doc.toJS({ maxAliasCount: 1000 }) as unknown;

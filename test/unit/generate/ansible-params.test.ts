@@ -60,8 +60,8 @@ describe('specKeyFor: the spec key a role option is set with', () => {
 
   it('says why when no spec key can reach the option, and takes names as they are without snake-casing', () => {
     const camel = specKeyFor('fooBar', true);
-    assert.equal(camel.ok, false);
-    assert.match(camel.ok ? '' : camel.why, /no spec key becomes the variable "fooBar".*snakeCaseParameters: false/u);
+    assert.ok(!camel.ok);
+    assert.match(camel.why, /no spec key becomes the variable "fooBar".*snakeCaseParameters: false/u);
     assert.deepEqual(specKeyFor('fooBar', false), { ok: true, key: 'fooBar' });
     assert.deepEqual(specKeyFor('log_level', false), { ok: true, key: 'log_level' });
   });

@@ -135,9 +135,10 @@ describe('generate crd and sample for an Ansible kind', () => {
     assert.equal(await generateCommand(['crd', '--watches-file', join(dir, 'watches.yaml')], io), 0, io.err());
     const crd = parseAllDocuments(io.out())[0]?.toJS() as { spec: { versions: { schema: { openAPIV3Schema: { required?: string[]; properties: { spec: { properties: Record<string, unknown>; required: string[] } } } } }[] } };
     const root = crd.spec.versions[0]?.schema.openAPIV3Schema;
-    assert.deepEqual(Object.keys(root?.properties.spec.properties ?? {}).sort(), ['logLevel', 'replicaCount']);
-    assert.deepEqual(root?.properties.spec.required, ['replicaCount']);
-    assert.deepEqual(root?.required, ['spec'], 'required options make the spec required');
+    assert.ok(root !== undefined);
+    assert.deepEqual(Object.keys(root.properties.spec.properties).sort(), ['logLevel', 'replicaCount']);
+    assert.deepEqual(root.properties.spec.required, ['replicaCount']);
+    assert.deepEqual(root.required, ['spec'], 'required options make the spec required');
     assert.match(io.out(), /regenerate it when a role's\n# meta\/argument_specs\.yml changes/u);
 
     const sample = captureIo(NO_HELM);
@@ -158,9 +159,10 @@ describe('generate crd and sample for an Ansible kind', () => {
     assert.equal(crds.length, 2);
     for (const c of crds) {
       const v = c.spec.versions[0];
-      assert.equal(v?.schema.openAPIV3Schema.properties.spec['x-kubernetes-preserve-unknown-fields'], true);
-      assert.equal(v?.schema.openAPIV3Schema.properties.status['x-kubernetes-preserve-unknown-fields'], true);
-      assert.deepEqual(v?.subresources, { status: {} });
+      assert.ok(v !== undefined);
+      assert.equal(v.schema.openAPIV3Schema.properties.spec['x-kubernetes-preserve-unknown-fields'], true);
+      assert.equal(v.schema.openAPIV3Schema.properties.status['x-kubernetes-preserve-unknown-fields'], true);
+      assert.deepEqual(v.subresources, { status: {} });
     }
     const sample = captureIo(NO_HELM);
     assert.equal(await generateCommand(['sample', '--watches-file', join(dir, 'watches.yaml')], sample), 0, sample.err());
