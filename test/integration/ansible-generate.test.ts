@@ -3,11 +3,14 @@
  * --ansible` writes (its schema from the role's argument specs) and one covering every argument
  * spec type are structural, accepted, and check what they promise (types, enums, required keys,
  * unknown keys refused by kubectl's strict field validation); the samples validate against them;
+ * the scaffolded role runs under the real Ansible runtime with the sample's spec as ansible-operator
+ * passes it (snake_case), and its argument specs refuse what the CRD refuses;
  * `operator-sdk bundle validate` accepts a bundle for the Ansible project.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
+import { parse } from 'yaml';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +23,8 @@ import { crdYaml, renderCrds, renderSamples } from '../../src/generate/render.js
 import { established } from './crd.js';
 import { newNamespace, testCluster, type RunResult, type TestCluster } from './harness.js';
 import { generate, HUB_FLAGS, ICON_SVG, olmTools } from './olm-tools.js';
+import { runAnsible, taskResult } from './ansible-run.js';
+import { toSnake } from '../../src/generate/ansible-params.js';
 
 function deleteAfter(t: TestContext, cluster: TestCluster, args: string[]): void {
   t.after(async () => {
@@ -180,6 +185,32 @@ describe('a CRD from argument specs of every type', () => {
     }
     const noSpec = await apply(cluster, ns, { ...base, metadata: { name: 'nospec' } });
     assert.notEqual(noSpec.exitCode, 0, 'a role with required options needs a spec');
+  });
+});
+
+describe('the role chartpilot new --ansible scaffolds', () => {
+  it('runs under ansible-runner with the sample\'s spec, makes its ConfigMap, and its argument specs refuse a value the CRD refuses', async (t) => {
+    const cluster = await testCluster();
+    const dir = join(await mkdtemp(join(tmpdir(), 'chartpilot-new-ansible-run-')), 'greeting-operator');
+    const made = await newAnsible(dir, ['--group', 'demo.chartpilot.io', '--kind', 'Greeting']);
+    assert.equal(made.code, 0, made.output);
+    const ns = await newNamespace(t, 'ansible-scaffold');
+    const sample = parse(readFileSync(join(dir, 'deploy/samples/greeting.yaml'), 'utf8')) as { spec: Record<string, unknown> };
+    // As ansible-operator passes a CR: its spec keys snake_cased, and the CR's name and namespace.
+    const vars = (spec: Record<string, unknown>): Record<string, unknown> => ({
+      ...Object.fromEntries(Object.entries(spec).map(([k, v]) => [toSnake(k), v])),
+      ansible_operator_meta: { name: 'hello', namespace: ns },
+    });
+    const playbook = `- hosts: localhost\n  gather_facts: false\n  roles:\n    - role: ${join(dir, 'roles/greeting')}\n`;
+    const run = await runAnsible({ dir: join(dir, '.run-ok'), project: { 'main.yml': playbook }, playbook: 'main.yml', extravars: vars(sample.spec), kubeconfig: cluster.kubeconfig, ident: 'ok' });
+    assert.equal(run.exitCode, 0, run.output);
+    assert.equal(taskResult(run, "The Greeting's ConfigMap").event, 'runner_on_ok');
+    const cm = JSON.parse((await cluster.kubectl(['get', 'configmap', 'hello-greeting', '-n', ns, '-o', 'json'])).stdout) as { data: Record<string, string> };
+    assert.deepEqual(cm.data, { message: 'Hello from Greeting', log_level: 'info' });
+
+    const bad = await runAnsible({ dir: join(dir, '.run-bad'), project: { 'main.yml': playbook }, playbook: 'main.yml', extravars: vars({ ...sample.spec, logLevel: 'loud' }), kubeconfig: cluster.kubeconfig, ident: 'bad' });
+    assert.notEqual(bad.exitCode, 0, 'Ansible\'s own argument validation refuses it too');
+    assert.match(bad.output, /value of log_level must be one of: debug, info, warning, error, got: loud/u);
   });
 });
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { generateCommand } from '../../../src/generate/cli.js';
-import { scanRole } from '../../../src/generate/ansible-tasks.js';
+import { scanPlaybook, scanRole } from '../../../src/generate/ansible-tasks.js';
 import { captureIo, tempTree } from './helpers.js';
 
 const NO_HELM = { HELM_BIN: '/nonexistent/helm' };
@@ -167,5 +167,34 @@ describe('generate crd and sample for an Ansible kind', () => {
     const sample = captureIo(NO_HELM);
     assert.equal(await generateCommand(['sample', '--watches-file', join(dir, 'watches.yaml')], sample), 0, sample.err());
     assert.deepEqual(parseAllDocuments(sample.out()).map((d) => (d.toJS() as { spec: unknown }).spec), [{}, {}]);
+  });
+});
+
+describe('reading what a playbook touches', () => {
+  it('follows its plays\' tasks, handlers, roles and literal import_playbook, and notes what it cannot follow', async () => {
+    const dir = await tempTree('ansible-playbook', {
+      'site.yml': [
+        '- import_playbook: more.yml',
+        '- hosts: localhost',
+        '  roles: [web, {role: missing}]',
+        '  tasks:',
+        '    - name: A Job',
+        '      kubernetes.core.k8s: {api_version: batch/v1, kind: Job, name: j}',
+        '    - name: Another role',
+        '      include_role: {name: "{{ which }}"}',
+        '  handlers:',
+        '    - name: Read Leases',
+        '      kubernetes.core.k8s_info: {api_version: coordination.k8s.io/v1, kind: Lease}',
+        '',
+      ].join('\n'),
+      'more.yml': '- hosts: localhost\n  tasks:\n    - kubernetes.core.k8s: {api_version: v1, kind: ServiceAccount, name: s}\n',
+      'roles/web/tasks/main.yml': '- name: Web\n  k8s:\n    definition:\n      - {apiVersion: apps/v1, kind: StatefulSet}\n      - {apiVersion: v1, kind: Service}\n',
+    });
+    const scan = await scanPlaybook(join(dir, 'site.yml'), dir);
+    assert.deepEqual(scan.kinds.map((k) => `${k.access} ${k.kind}`).sort(), ['read Lease', 'write Job', 'write Service', 'write ServiceAccount', 'write StatefulSet']);
+    const notes = scan.notes.join('\n');
+    assert.match(notes, /site\.yml: roles uses role missing, which was not found/u);
+    assert.match(notes, /site\.yml: task "Another role" includes a computed role/u);
+    assert.equal(scan.notes.length, 2, notes);
   });
 });

@@ -184,3 +184,17 @@ describe('Dockerfile (built for real by test/integration/image.test.ts)', () => 
     assert.deepEqual(ignore, ['*', '!package.json', '!package-lock.json', '!tsconfig.json', '!bin', '!src', '!watches.yaml', '!charts']);
   });
 });
+
+describe('the Deployment for Ansible kinds', () => {
+  it('sets ANSIBLE_GATHERING=explicit, more memory and a larger writable /tmp; the chart Deployment has none of it', () => {
+    const o = { name: 'op', namespace: 'op-system', serviceAccount: 'op', image: 'op:1' };
+    const ansible = operatorYaml({ ...o, ansible: true });
+    const charts = operatorYaml(o);
+    assert.match(ansible, /- name: ANSIBLE_GATHERING\n\s+value: explicit\n/u);
+    assert.match(ansible, /limits:\n\s+memory: 768Mi/u);
+    assert.match(ansible, /mountPath: \/tmp[\s\S]*emptyDir:\n\s+sizeLimit: 1Gi/u);
+    assert.doesNotMatch(charts, /ANSIBLE/u);
+    assert.match(charts, /limits:\n\s+memory: 384Mi/u);
+    assert.match(charts, /sizeLimit: 256Mi/u);
+  });
+});
