@@ -331,7 +331,7 @@ const COMMANDS: Record<string, Command> = {
 async function crdCommand(argv: readonly string[], io: CommandIo): Promise<number> {
   const { values } = parseFlags(argv, { 'watches-file': { type: 'string' }, 'output-dir': { type: 'string' } });
   const watchesFile = str(values, 'watches-file') ?? './watches.yaml';
-  const crds = await renderCrds(watchesFile, io.env);
+  const crds = await renderCrds(watchesFile, io.env, (line) => { io.stderr(`note: ${line}`); });
   for (const c of crds) for (const n of c.notes) io.stderr(`note: ${c.name}: ${n}`);
   const outDir = str(values, 'output-dir');
   if (outDir === undefined) io.stdout(crds.map((c) => crdYaml(c, watchesFile)).join('---\n'));
@@ -405,7 +405,7 @@ function deployCommand(argv: readonly string[], io: CommandIo): Promise<number> 
 
 async function sampleCommand(argv: readonly string[], io: CommandIo): Promise<number> {
   const { values } = parseFlags(argv, { 'watches-file': { type: 'string' } });
-  const samples = await renderSamples(str(values, 'watches-file') ?? './watches.yaml', io.env);
+  const samples = await renderSamples(str(values, 'watches-file') ?? './watches.yaml', io.env, (line) => { io.stderr(`note: ${line}`); });
   io.stdout(samples.map((s) => s.yaml).join('---\n'));
   return ExitCode.ok;
 }

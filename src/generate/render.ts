@@ -20,6 +20,7 @@ import { helmRenderer } from './helm-render.js';
 import { metricsYaml } from './metrics.js';
 import { pullRemoteCharts } from './remote-charts.js';
 import { withComment, yamlStream } from './output.js';
+import { tableLookup } from './resource-table.js';
 import { buildRbac } from './rbac.js';
 import { discoveryResolver, planRbac, sampleKey, tableResolver, type PlanEntry, type Resolver, type Samples } from './rbac-plan.js';
 import { errorMessage } from '../lib/errors.js';
@@ -47,8 +48,22 @@ function sourceLabel(watchesFile: string, e: WatchEntry): string {
   return `${e.ansible.role !== undefined ? 'role' : 'playbook'} ${chartLabel(watchesFile, path)}`;
 }
 
-export async function renderCrds(watchesFile: string, env: Env): Promise<GeneratedCrd[]> {
-  const result = await generateCrds(await watchEntries(watchesFile, env));
+/**
+ * An Ansible entry may watch a kind the API server serves itself (operator-sdk's own sample watches
+ * core Secrets): there is no CRD or sample CR to generate for it.
+ */
+export function isBuiltInKind(e: WatchEntry): boolean {
+  return isAnsibleEntry(e) && (e.group === '' || !e.group.includes('.') || e.group.endsWith('.k8s.io') || tableLookup(apiVersionOf(e), e.kind) !== undefined);
+}
+
+function builtInNote(e: WatchEntry): string {
+  return `${e.kind}.${e.version}${e.group === '' ? '' : `.${e.group}`} is a built-in kind (served by the API server, not by a CRD): no CRD or sample is generated for it`;
+}
+
+export async function renderCrds(watchesFile: string, env: Env, note: (line: string) => void = () => undefined): Promise<GeneratedCrd[]> {
+  const entries = await watchEntries(watchesFile, env);
+  for (const e of entries.filter(isBuiltInKind)) note(builtInNote(e));
+  const result = await generateCrds(entries.filter((e) => !isBuiltInKind(e)));
   if (!result.ok) throw new InputError(result.problems);
   return result.crds;
 }
@@ -205,10 +220,14 @@ export interface SampleFile {
 }
 
 /** A sample CR per watches entry, in file order; its spec is the chart's values.yaml. */
-export async function renderSamples(watchesFile: string, env: Env): Promise<SampleFile[]> {
+export async function renderSamples(watchesFile: string, env: Env, note: (line: string) => void = () => undefined): Promise<SampleFile[]> {
   const entries = await watchEntries(watchesFile, env);
   const out: SampleFile[] = [];
   for (const e of entries) {
+    if (isBuiltInKind(e)) {
+      note(builtInNote(e));
+      continue;
+    }
     const several = entries.filter((x) => x.kind === e.kind).length > 1;
     const base = e.kind.toLowerCase();
     const fileName = several ? `${base}-${e.version}.yaml` : `${base}.yaml`;
@@ -235,11 +254,12 @@ export interface BundleOptions extends DeployOptions {
  * the output directory. Also what `chartpilot new` writes and what keeps deploy/ from going stale.
  */
 export async function renderBundle(o: BundleOptions, env: Env): Promise<{ files: Map<string, string>; warnings: string[]; notes: string[] }> {
-  const crds = await renderCrds(o.watchesFile, env);
+  const builtIn: string[] = [];
+  const crds = await renderCrds(o.watchesFile, env, (line) => builtIn.push(line));
   const rbac = await renderRbac({ ...o, roleNamespaces: [], sampleFiles: [] }, env);
   const samples = await renderSamples(o.watchesFile, env);
   // An Ansible kind needs the image with the Ansible runtime (and its settings in the Deployment).
-  const deploy = { ...o, ansible: o.ansible ?? samples.some((s) => isAnsibleEntry(s.entry)) };
+  const deploy = { ...o, ansible: o.ansible ?? (await watchEntries(o.watchesFile, env)).some(isAnsibleEntry) };
   const files = new Map<string, string>();
   files.set('namespace.yaml', namespaceYaml(o));
   for (const c of crds) files.set(`crds/${c.fileName}`, crdYaml(c, o.watchesFile));
@@ -250,6 +270,6 @@ export async function renderBundle(o: BundleOptions, env: Env): Promise<{ files:
   files.set('operator-metrics.yaml', metricsYaml(o));
   for (const s of samples) files.set(`samples/${s.fileName}`, s.yaml);
   files.set('Kustomization', kustomizationYaml([...files.keys()].filter((f) => !f.startsWith('samples/'))));
-  const notes = crds.flatMap((c) => c.notes.map((n) => `${c.name}: ${n}`));
+  const notes = [...builtIn, ...crds.flatMap((c) => c.notes.map((n) => `${c.name}: ${n}`))];
   return { files, warnings: rbac.warnings, notes };
 }

@@ -198,3 +198,22 @@ describe('reading what a playbook touches', () => {
     assert.equal(scan.notes.length, 2, notes);
   });
 });
+
+describe('an Ansible kind that is built in (operator-sdk\'s sample watches Secrets)', () => {
+  it('gets no CRD and no sample, with a note saying why, and still its rules', async () => {
+    const dir = await tempTree('ansible-builtin', {
+      ...role(),
+      'watches.yaml': '- {group: "", version: v1, kind: Secret, role: app, manageStatus: false}\n- {group: apps.example.com, version: v1, kind: App, role: app}\n',
+    });
+    const crd = captureIo(NO_HELM);
+    assert.equal(await generateCommand(['crd', '--watches-file', join(dir, 'watches.yaml')], crd), 0, crd.err());
+    assert.deepEqual(parseAllDocuments(crd.out()).map((d) => (d.toJS() as { metadata: { name: string } }).metadata.name), ['apps.apps.example.com']);
+    assert.match(crd.err(), /note: Secret\.v1 is a built-in kind \(served by the API server, not by a CRD\): no CRD or sample is generated for it/u);
+    const sample = captureIo(NO_HELM);
+    assert.equal(await generateCommand(['sample', '--watches-file', join(dir, 'watches.yaml')], sample), 0, sample.err());
+    assert.deepEqual(parseAllDocuments(sample.out()).map((d) => (d.toJS() as { kind: string }).kind), ['App']);
+    const rbac = captureIo(NO_HELM);
+    assert.equal(await generateCommand(['rbac', '--watches-file', join(dir, 'watches.yaml'), '--offline'], rbac), 0, rbac.err());
+    assert.match(rbac.out(), /# the watched kinds \(Secret\): [^\n]*\n\s+- apiGroups:\n\s+- ""\n\s+resources:\n\s+- secrets\n/u);
+  });
+});
