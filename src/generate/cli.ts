@@ -36,15 +36,17 @@ export const GENERATE_HELP = `Usage: chartpilot generate <what> [flags]
 Prints Kubernetes manifests (multi-document YAML) for the kinds in watches.yaml.
 
   crd      CustomResourceDefinitions, with a spec schema from each chart's values.schema.json
+           (or an Ansible role's meta/argument_specs.yml)
   rbac     least-privilege ClusterRole (or Roles) for the operator's ServiceAccount
   deploy   Namespace, ServiceAccount, the operator Deployment and its metrics Service and roles
-  sample   a sample custom resource per kind; its spec is the chart's values.yaml
+  sample   a sample custom resource per kind; its spec is the chart's values.yaml (or the role's
+           argument spec defaults)
   all      all of the above as files in --output-dir, with a Kustomization
   bundle   an Operator Lifecycle Manager bundle (ClusterServiceVersion, CRDs, metadata, bundle.Dockerfile)
   catalog  a file-based OLM catalog over bundles, for opm serve or a catalog image
 
 Run "chartpilot generate <what> --help" for the flags of each.
-Exit codes: 0 ok, 2 bad flags, watches.yaml or chart, 3 environment (helm cannot run, files cannot be written).`;
+Exit codes: 0 ok, 2 bad flags, watches.yaml, chart or role, 3 environment (helm cannot run, files cannot be written).`;
 
 const WATCHES_FLAG = `  --watches-file <path>        the watches file (default ./watches.yaml)`;
 const OPERATOR_FLAGS = `  --name <name>                the operator's name: Deployment, object name prefix (default ${DEFAULTS.name})
