@@ -14,7 +14,7 @@ import { readYamlFile } from './ansible-files.js';
 import type { AnsibleSource } from '../config/types.js';
 import { InputError } from './errors.js';
 
-export type Access = 'write' | 'read' | 'status';
+export type Access = 'write' | 'read' | 'status' | 'event';
 
 export interface TaskKind {
   /** Undefined when the task gives the kind but computes the apiVersion. */
@@ -34,6 +34,7 @@ export interface TaskScan {
 const WRITE_MODULES = ['kubernetes.core.k8s', 'community.kubernetes.k8s', 'k8s'];
 const READ_MODULES = ['kubernetes.core.k8s_info', 'community.kubernetes.k8s_info', 'k8s_info'];
 const STATUS_MODULES = ['operator_sdk.util.k8s_status', 'community.kubernetes.k8s_status', 'k8s_status'];
+const EVENT_MODULES = ['operator_sdk.util.k8s_event', 'community.kubernetes.k8s_event', 'k8s_event'];
 const INCLUDE_TASKS = ['include_tasks', 'import_tasks', 'include', 'ansible.builtin.include_tasks', 'ansible.builtin.import_tasks', 'ansible.builtin.include'];
 const INCLUDE_ROLE = ['include_role', 'import_role', 'ansible.builtin.include_role', 'ansible.builtin.import_role'];
 const BLOCK_KEYS = ['block', 'rescue', 'always'];
@@ -172,6 +173,10 @@ async function readTask(task: Record<string, unknown>, file: string, dir: string
     }
     await includeRole(name, roleDir === undefined ? dir : dirname(roleDir), at(module), w);
   }
+  for (const module of EVENT_MODULES) {
+    // An Event names its kind in involvedObject, but what it writes is always an Event.
+    if (task[module] !== undefined) w.kinds.push({ apiVersion: 'v1', kind: 'Event', access: 'event', origin: at(module) });
+  }
   for (const [modules, access] of [[WRITE_MODULES, 'write'], [READ_MODULES, 'read'], [STATUS_MODULES, 'status']] as const) {
     for (const module of modules) {
       if (task[module] === undefined) continue;
@@ -200,7 +205,7 @@ async function includeRole(name: string, rolesDir: string, at: string, w: Walk):
 }
 
 function verbOf(access: Access): string {
-  return access === 'write' ? 'creates' : access === 'read' ? 'reads' : 'writes the status of';
+  return access === 'write' ? 'creates' : access === 'read' ? 'reads' : access === 'status' ? 'writes the status of' : 'records';
 }
 
 /** The kinds one k8s/k8s_info/k8s_status task names. */

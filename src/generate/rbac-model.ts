@@ -31,8 +31,11 @@ export interface ChartObject {
   readonly clusterScopedAllowed: boolean;
   /** Who creates it: the ServiceAccount the entry runs as, or (undefined) the operator. */
   readonly serviceAccount?: string | undefined;
-  /** Only read (an Ansible role's k8s_info): get, list, watch. */
-  readonly readOnly?: boolean | undefined;
+  /**
+   * Fewer verbs than a chart object's, for what an Ansible role's task needs (k8s_info reads,
+   * k8s_status and k8s_event read and write one object), with why; undefined = all verbs.
+   */
+  readonly only?: { readonly verbs: readonly string[]; readonly why: string } | undefined;
 }
 
 export interface RbacPlan {

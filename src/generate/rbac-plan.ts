@@ -11,7 +11,8 @@ import { loadChartInfo } from './chart-meta.js';
 import { pluralOf } from './kind-names.js';
 import { scanManifest, scanTemplates, type FoundKind } from './manifest-kinds.js';
 import type { ChartObject, RbacPlan, WatchedResource } from './rbac-model.js';
-import { guessResource, tableLookup, tableLookupByKind, type ResourceInfo } from './resource-table.js';
+import { groupOf, guessResource, tableLookup, tableLookupByKind, type ResourceInfo } from './resource-table.js';
+import { READ_VERBS } from './rbac-rules.js';
 import { errorMessage } from '../lib/errors.js';
 import type { TaskKind, TaskScan } from './ansible-tasks.js';
 
@@ -186,17 +187,47 @@ export async function planRbac(entries: readonly PlanEntry[], samples: Samples, 
   return { watched, objects, roles, boundRoles, warnings, resolvedBy: deps.resolver.description };
 }
 
+/** The verbs an Ansible task needs on what it names, when fewer than all; undefined = all. */
+const TASK_ACCESS: Readonly<Record<Exclude<TaskKind['access'], 'write'>, { verbs: readonly string[]; why: string }>> = {
+  read: { verbs: READ_VERBS, why: 'objects the roles only read (k8s_info)' },
+  // k8s_status reads the object, then merge-patches its status (replaces it with replace: true).
+  status: { verbs: ['get', 'patch', 'update'], why: 'status the roles write (operator_sdk.util.k8s_status)' },
+  // k8s_event reads an Event of the same name and replaces it to count a repeat.
+  event: { verbs: ['get', 'create', 'update'], why: 'Events the roles record (operator_sdk.util.k8s_event counts repeats by reading and replacing them)' },
+};
+
 /**
  * What an Ansible entry's tasks touch, as rules: written kinds with every verb, k8s_info kinds read
- * only (unless also written), k8s_status kinds' `/status`. The watched kind's own status is granted
- * with the operator's rules already.
+ * only, k8s_status kinds' `/status` (and a get of the object), k8s_event's Events; fewer verbs give
+ * way to all verbs where another task writes the same resource.
  */
 async function ansibleObjects(entry: PlanEntry, kinds: readonly TaskKind[], resolver: Resolver, warnings: string[]): Promise<ChartObject[]> {
   const runsAs = entry.serviceAccount === undefined ? {} : { serviceAccount: entry.serviceAccount };
   const seen = new Map<string, ChartObject>();
+  const add = (info: ResourceInfo, resource: string, kind: string, resolution: ChartObject['resolution'], only: ChartObject['only']): void => {
+    const key = `${info.group}/${resource}/${JSON.stringify(only ?? null)}`;
+    if (seen.has(key)) return;
+    seen.set(key, {
+      chart: entry.chartLabel,
+      group: info.group,
+      resource,
+      kind,
+      namespaced: info.namespaced,
+      resolution,
+      rendered: true,
+      crdsDir: false,
+      clusterScopedAllowed: entry.allowClusterScoped,
+      ...(only === undefined ? {} : { only }),
+      ...runsAs,
+    });
+  };
+  const ownPlural = await resolver.watchedPlural(entry);
   for (const found of kinds) {
     let resolved: Resolved;
-    if (found.apiVersion !== undefined) resolved = await resolver.resolve(found.apiVersion, found.kind);
+    // The watched kind itself (k8s_status of the CR): its CRD may not exist yet where this runs.
+    if (found.kind === entry.kind && (found.apiVersion === undefined || groupOf(found.apiVersion) === entry.group)) {
+      resolved = { info: { group: entry.group, kind: entry.kind, resource: ownPlural, namespaced: true }, resolution: 'table' };
+    } else if (found.apiVersion !== undefined) resolved = await resolver.resolve(found.apiVersion, found.kind);
     else {
       const byKind = tableLookupByKind(found.kind);
       if (byKind === undefined) {
@@ -208,28 +239,12 @@ async function ansibleObjects(entry: PlanEntry, kinds: readonly TaskKind[], reso
     if (resolved.resolution === 'guess') {
       warnings.push(`${entry.chartLabel}: ${found.origin} uses ${found.kind} (${found.apiVersion ?? '?'}), which neither the cluster nor the built-in table knows; granted as resource "${resolved.info.resource}" — check the name`);
     }
-    const own = found.access === 'status' && resolved.info.group === entry.group && found.kind === entry.kind;
-    if (own) continue;
-    const resource = found.access === 'status' ? `${resolved.info.resource}/status` : resolved.info.resource;
-    const key = `${resolved.info.group}/${resource}`;
-    const prior = seen.get(key);
-    if (prior !== undefined) {
-      if (prior.readOnly === true && found.access !== 'read') seen.set(key, { ...prior, readOnly: false });
-      continue;
-    }
-    seen.set(key, {
-      chart: entry.chartLabel,
-      group: resolved.info.group,
-      resource,
-      kind: found.kind,
-      namespaced: resolved.info.namespaced,
-      resolution: resolved.resolution,
-      rendered: true,
-      crdsDir: false,
-      clusterScopedAllowed: entry.allowClusterScoped,
-      ...(found.access === 'read' ? { readOnly: true } : {}),
-      ...runsAs,
-    });
+    const { info, resolution } = resolved;
+    if (found.access === 'write') add(info, info.resource, found.kind, resolution, undefined);
+    else if (found.access === 'status') {
+      add(info, `${info.resource}/status`, found.kind, resolution, TASK_ACCESS.status);
+      add(info, info.resource, found.kind, resolution, { verbs: ['get'], why: 'objects whose status the roles write: k8s_status reads them first' });
+    } else add(info, info.resource, found.kind, resolution, TASK_ACCESS[found.access]);
   }
   return [...seen.values()];
 }

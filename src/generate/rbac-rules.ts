@@ -46,12 +46,20 @@ export function byText(a: string, b: string): number {
 export function objectRules(objects: readonly ChartObject[], verbs: readonly string[] = OBJECT_VERBS, what = createdBy(objects)): CommentedRule[] {
   const rules: CommentedRule[] = [];
   const all = objects.filter((o) => !o.crdsDir);
-  const writtenKeys = new Set(all.filter((o) => o.readOnly !== true).map((o) => `${o.group}/${o.resource}`));
-  // What Ansible roles only read (k8s_info) gets read verbs, unless something also writes it.
-  const readOnly = all.filter((o) => o.readOnly === true && !writtenKeys.has(`${o.group}/${o.resource}`));
-  const managed = all.filter((o) => !readOnly.includes(o));
-  if (readOnly.length > 0 && verbs !== READ_VERBS) rules.push(...objectRules(readOnly.map((o) => ({ ...o, readOnly: false })), READ_VERBS, 'objects the roles only read (k8s_info)'));
-  else managed.push(...readOnly);
+  // What Ansible tasks need fewer verbs for gets its own rule, unless something else gets all verbs
+  // on it anyway (or these rules are read-only already, for a tenant's objects).
+  const everything = new Set(all.filter((o) => o.only === undefined).map((o) => `${o.group}/${o.resource}`));
+  const narrow = verbs === OBJECT_VERBS ? all.filter((o) => o.only !== undefined && !everything.has(`${o.group}/${o.resource}`)) : [];
+  const managed = all.filter((o) => !narrow.includes(o));
+  const bySet = new Map<string, ChartObject[]>();
+  for (const o of narrow) {
+    const key = JSON.stringify(o.only);
+    bySet.set(key, [...(bySet.get(key) ?? []), o]);
+  }
+  for (const group of [...bySet.values()].sort((a, b) => byText(a[0]?.only?.why ?? '', b[0]?.only?.why ?? ''))) {
+    const only = group[0]?.only;
+    if (only !== undefined) rules.push(...objectRules(group.map((o) => ({ ...o, only: undefined })), only.verbs, only.why));
+  }
   for (const group of [...new Set(managed.map((o) => o.group))].sort(byText)) {
     const inGroup = managed.filter((o) => o.group === group);
     const resources = [...new Set(inGroup.map((o) => o.resource))].sort(byText);

@@ -18,6 +18,8 @@ type Row = readonly [group: string, kind: string, resource: string, namespaced: 
 const ROWS: readonly Row[] = [
   ['', 'ConfigMap', 'configmaps', true],
   ['', 'Endpoints', 'endpoints', true],
+  // Ansible roles record them (operator_sdk.util.k8s_event).
+  ['', 'Event', 'events', true],
   ['', 'LimitRange', 'limitranges', true],
   ['', 'Namespace', 'namespaces', false],
   ['', 'PersistentVolume', 'persistentvolumes', false],

@@ -53,6 +53,12 @@ const TASKS = `---
         kind: App
         name: x
         status: {phase: failed}
+- name: Say so
+  operator_sdk.util.k8s_event:
+    name: ran
+    namespace: "{{ ansible_operator_meta.namespace }}"
+    reason: Ran
+    message: it ran
 - name: Status of a Job
   operator_sdk.util.k8s_status:
     api_version: batch/v1
@@ -81,6 +87,7 @@ describe('reading what a role touches', () => {
     const scan = await scanRole(join(dir, 'roles/app'), dir);
     const found = scan.kinds.map((k) => `${k.access} ${k.apiVersion ?? '?'} ${k.kind}`).sort();
     assert.deepEqual(found, [
+      'event v1 Event',
       'read v1 Secret',
       'status apps.example.com/v1 App',
       'status batch/v1 Job',
@@ -108,8 +115,10 @@ describe('reading what a role touches', () => {
     for (const [group, resource] of [['', 'configmaps'], ['', 'services'], ['', 'pods'], ['apps', 'deployments'], ['networking.k8s.io', 'ingresses']] as const) {
       assert.ok(verbsOf(group, resource).includes('create'), `${group}/${resource}: ${JSON.stringify(rules)}`);
     }
-    assert.ok(verbsOf('batch', 'jobs/status').includes('patch'));
-    assert.deepEqual(verbsOf('batch', 'jobs'), [], 'only the status of Jobs');
+    assert.deepEqual(verbsOf('batch', 'jobs/status'), ['get', 'patch', 'update']);
+    assert.deepEqual(verbsOf('batch', 'jobs'), ['get'], 'k8s_status reads the Job, and writes only its status');
+    assert.ok(verbsOf('apps.example.com', 'apps/status').includes('update'), 'k8s_status of the CR itself (replace: true updates the status)');
+    assert.match(io.out(), /# Events the roles record \(operator_sdk\.util\.k8s_event counts repeats by reading and replacing them\): Event \(role roles\/app\)\n\s+- apiGroups:\n\s+- ""\n\s+resources:\n\s+- events\n\s+verbs:\n\s+- get\n\s+- create\n\s+- update\n/u);
     const secretRead = rules.find((r) => r.resources.includes('secrets') && !r.verbs.includes('create') && r.verbs.includes('watch'));
     assert.ok(secretRead, 'k8s_info of Secrets: get, list, watch');
     assert.match(io.out(), /# objects the Ansible roles create: .*ConfigMap \(role roles\/app\)/u);
