@@ -68,11 +68,15 @@ export function tenantDocuments(plan: RbacPlan, opts: RbacOptions, labels: Reado
   for (const sa of tenantServiceAccounts(plan)) {
     const rules = tenantRules(plan, sa);
     warnings.push(...ungrantable(plan, sa));
-    const kinds = plan.watched.filter((w) => w.serviceAccount === sa).map((w) => w.kind).sort(byText).join(', ');
+    const watched = plan.watched.filter((w) => w.serviceAccount === sa);
+    const kinds = watched.map((w) => w.kind).sort(byText).join(', ');
+    const onlyRoles = watched.every((w) => w.ansible === true);
     const name = tenantRoleName(opts, sa);
     for (const ns of namespaces) {
       const account = new Document({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: sa, namespace: ns, labels: { ...labels } } });
-      account.commentBefore = ` The identity chartpilot runs ${kinds} as in namespace ${ns}: every helm action (lookups included) and every drift repair.`;
+      account.commentBefore = onlyRoles
+        ? ` The identity chartpilot runs ${kinds} as in namespace ${ns}: every API call of their Ansible runs and every drift repair.`
+        : ` The identity chartpilot runs ${kinds} as in namespace ${ns}: every helm action (lookups included) and every drift repair.`;
       documents.push(
         account,
         roleDoc(
@@ -81,8 +85,11 @@ export function tenantDocuments(plan: RbacPlan, opts: RbacOptions, labels: Reado
           ns,
           rules,
           labels,
-          ` What ServiceAccount ${ns}/${sa} needs to install, upgrade, roll back, uninstall and repair the releases of ${kinds} here, and nothing more.\n` +
-            ' A chart that uses lookup also needs get on what it reads: add that here (or not, and the lookup fails as the tenant).',
+          onlyRoles
+            ? ` What ServiceAccount ${ns}/${sa} needs for the Ansible runs of ${kinds} here, and nothing more (read from their tasks).\n` +
+                ' A task that reads more (k8s_info, lookup) than it names literally needs get on it: add that here.'
+            : ` What ServiceAccount ${ns}/${sa} needs to install, upgrade, roll back, uninstall and repair the releases of ${kinds} here, and nothing more.\n` +
+                ' A chart that uses lookup also needs get on what it reads: add that here (or not, and the lookup fails as the tenant).',
         ),
         bindingDoc('RoleBinding', name, ns, 'Role', { name: sa, namespace: ns }, labels),
       );

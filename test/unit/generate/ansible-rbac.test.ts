@@ -226,3 +226,21 @@ describe('an Ansible kind that is built in (operator-sdk\'s sample watches Secre
     assert.match(rbac.out(), /# the watched kinds \(Secret\): [^\n]*\n\s+- apiGroups:\n\s+- ""\n\s+resources:\n\s+- secrets\n/u);
   });
 });
+
+describe('an Ansible kind run as a tenant\'s ServiceAccount', () => {
+  it('gives the tenant what its tasks touch and no Helm release Secrets; the operator only reads them', async () => {
+    const dir = await tempTree('ansible-tenant', role());
+    const io = captureIo(NO_HELM);
+    assert.equal(await generateCommand(['rbac', '--watches-file', join(dir, 'watches.yaml'), '--offline', '--default-service-account', 'tenant', '--tenant-namespace', 'team-a'], io), 0, io.err());
+    const docs = parseAllDocuments(io.out()).map((d) => d.toJS() as { kind: string; metadata: { name: string; namespace?: string }; rules?: Rule[] });
+    const tenant = docs.find((d) => d.kind === 'Role' && d.metadata.name === 'chartpilot-tenant-tenant' && d.metadata.namespace === 'team-a');
+    const rules = tenant?.rules ?? [];
+    assert.ok(rules.some((r) => r.resources.includes('configmaps') && r.verbs.includes('create')), JSON.stringify(rules));
+    assert.ok(rules.some((r) => r.resources.includes('apps/status') && r.verbs.includes('patch')), 'k8s_status of the CR runs as the tenant');
+    assert.ok(!rules.some((r) => r.resources.includes('secrets') && r.verbs.includes('create')), 'no Helm release storage for an Ansible kind');
+    assert.match(io.out(), /every API call of their Ansible runs/u);
+    const manager = docs.find((d) => d.kind === 'ClusterRole' && d.metadata.name === 'chartpilot-manager');
+    const configmaps = manager?.rules?.find((r) => r.resources.includes('configmaps'));
+    assert.deepEqual(configmaps?.verbs, ['get', 'list', 'watch'], 'the operator watches what the tenant creates');
+  });
+});
