@@ -52,4 +52,17 @@ describe('tenancy at start-up', () => {
     await warnUnconfinedCharts(entries, 'tenant', quiet.log);
     assert.deepEqual(quiet.lines.filter((l) => l['msg'] === UNCONFINED_WARNING), [], 'a default ServiceAccount confines every chart');
   });
+
+  it('leaves Ansible entries alone: they have no chart to scan (chartPath is empty)', async () => {
+    const ansible = {
+      ...watchEntry('R', { chartPath: '' }),
+      ansible: {
+        role: join(CHARTS, 'no-such-role'), vars: {}, finalizer: undefined, manageStatus: true, watchClusterScopedResources: false, snakeCaseParameters: true,
+        watchAnnotationsChanges: false, markUnsafe: false, blacklist: [], maxRunnerArtifacts: 20,
+      },
+    };
+    const logged = capturingLogger();
+    await warnUnconfinedCharts([ansible], undefined, logged.log);
+    assert.deepEqual(logged.lines, [], 'no warning, and no failed attempt to read a chart at ""');
+  });
 });
