@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { adoptCommand, defaultOperatorNamespace } from '../../../src/cli/adopt.js';
+import { adoptCommand, adoptReleases, defaultOperatorNamespace } from '../../../src/cli/adopt.js';
+import { watchEntry } from '../controller/watch-entry-fixture.js';
 
 function io(env: Record<string, string | undefined> = {}): { out: string[]; err: string[]; io: Parameters<typeof adoptCommand>[1] } {
   const out: string[] = [];
@@ -31,5 +32,32 @@ describe('chartpilot adopt: flags', () => {
   it('finds the seal key where the operator does: POD_NAMESPACE, else default', () => {
     assert.equal(defaultOperatorNamespace({ POD_NAMESPACE: 'ops' }), 'ops');
     assert.equal(defaultOperatorNamespace({}), 'default');
+  });
+});
+
+describe('adoptReleases and Ansible kinds', () => {
+  it('skips an Ansible kind with a line saying why, without asking the cluster for its releases', async () => {
+    const entry = {
+      ...watchEntry('Greeting', { chartPath: '' }),
+      ansible: {
+        role: '/roles/greeting', vars: {}, finalizer: undefined, manageStatus: true, watchClusterScopedResources: false, snakeCaseParameters: true,
+        watchAnnotationsChanges: false, markUnsafe: false, blacklist: [], maxRunnerArtifacts: 20,
+      },
+    };
+    const asked: string[] = [];
+    // Any use of the client fails the test: there is nothing of an Ansible kind to adopt.
+    const client = new Proxy({}, { get: (_t, p) => { asked.push(String(p)); throw new Error(`the client was used (${String(p)})`); } });
+    const lines: string[] = [];
+    const tally = await adoptReleases({
+      client: client as never,
+      masterKey: Buffer.alloc(32),
+      entries: new Map([[entry, { group: 'demo.example.com', version: 'v1', kind: 'Greeting', plural: 'greetings', namespaced: true } as never]]),
+      namespaces: [],
+      dryRun: true,
+      report: (line) => { lines.push(line); },
+    });
+    assert.deepEqual(tally, { adopted: 0, refused: 0 });
+    assert.deepEqual(lines, ['skipped Greeting: it is served by an Ansible role or playbook, which has no Helm releases to adopt']);
+    assert.deepEqual(asked, []);
   });
 });
