@@ -4,6 +4,7 @@
  * variables here: the spec's keys in snake_case (unless `snakeCaseParameters: false`),
  * `ansible_operator_meta: {name, namespace}`, `_<group>_<kind>` (the whole object) and
  * `_<group>_<kind>_spec`, then the entry's `vars`, then the finalizer's `vars` on a finalizer run.
+ * Unlike ansible-operator, every value taken from the CR is marked unsafe, always (see below).
  */
 import type { AnsibleSource, GroupVersionKind } from '../config/types.js';
 import { stringLeaves } from '../lib/redact.js';
@@ -25,15 +26,18 @@ export function extraVarsFor(
 ): Json {
   const spec = isMap(cr['spec']) ? cr['spec'] : {};
   const out: Json = {};
+  // Everything from the CR is unsafe (never templated) whatever the entry's markUnsafe says:
+  // ansible-operator's default (false) lets `{{ lookup('pipe', …) }}` in a spec value run in the
+  // operator's container as soon as the role uses the value. `markUnsafe` is accepted and ignored.
   for (const [k, v] of Object.entries(spec)) {
     const value = source.snakeCaseParameters ? snakeKeys(v) : v;
-    out[source.snakeCaseParameters ? toSnake(k) : k] = source.markUnsafe ? markUnsafe(value) : value;
+    out[source.snakeCaseParameters ? toSnake(k) : k] = markUnsafe(value);
   }
   const meta = isMap(cr['metadata']) ? cr['metadata'] : {};
   out['ansible_operator_meta'] = { name: meta['name'] ?? '', namespace: meta['namespace'] ?? '' };
   const objectKey = objectVarName(gvk);
-  out[objectKey] = source.markUnsafe ? markUnsafe(cr) : cr;
-  out[`${objectKey}_spec`] = source.markUnsafe ? markUnsafe(spec) : spec;
+  out[objectKey] = markUnsafe(cr);
+  out[`${objectKey}_spec`] = markUnsafe(spec);
   Object.assign(out, source.vars, extra ?? {});
   return out;
 }
@@ -46,7 +50,7 @@ export function objectVarName(gvk: GroupVersionKind): string {
 /**
  * ansible-operator's `markUnsafe`: every string becomes `{__ansible_unsafe: s}`, which Ansible
  * reads from JSON extra vars as an unsafe (never templated) string, so `{{ … }}` in a CR's spec
- * is not evaluated by the operator's Ansible.
+ * is not evaluated by the operator's Ansible. Map keys are never templated, so they stay as they are.
  */
 export function markUnsafe(value: unknown): unknown {
   if (typeof value === 'string') return { __ansible_unsafe: value };

@@ -67,7 +67,7 @@ export interface AnsibleSource extends AnsibleRunnable {
   readonly snakeCaseParameters: boolean;
   /** `watchAnnotationsChanges` (false): a change of the CR's annotations alone runs the role. */
   readonly watchAnnotationsChanges: boolean;
-  /** `markUnsafe` (false): spec values are passed as unsafe (never templated) extra vars. */
+  /** `markUnsafe` (false): accepted for ansible-operator compatibility; chartpilot marks spec values unsafe (never templated) always (ansible/extra-vars.ts). */
   readonly markUnsafe: boolean;
   /** `blacklist`: kinds of dependents never watched. */
   readonly blacklist: readonly GroupVersionKind[];

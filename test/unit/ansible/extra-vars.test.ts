@@ -97,18 +97,18 @@ describe('extraVarsFor', () => {
     const vars = extraVarsFor(cr, source, gvk);
     assert.deepEqual(vars, {
       replica_count: 2,
-      pod_template: { image_pull_secrets: [{ secret_name: 'x' }] },
-      egress_ips: ['1.2.3.4'],
+      pod_template: { image_pull_secrets: [{ secret_name: { __ansible_unsafe: 'x' } }] },
+      egress_ips: [{ __ansible_unsafe: '1.2.3.4' }],
       ansible_operator_meta: { name: 'm1', namespace: 'ns1' },
-      _cache_example_org_com_memcached: cr,
-      _cache_example_org_com_memcached_spec: cr.spec,
+      _cache_example_org_com_memcached: markUnsafe(cr),
+      _cache_example_org_com_memcached_spec: markUnsafe(cr.spec),
     });
   });
 
   it('keeps spec keys as written with snakeCaseParameters: false', () => {
     const vars = extraVarsFor(cr, { ...source, snakeCaseParameters: false }, gvk);
     assert.equal(vars['replicaCount'], 2);
-    assert.deepEqual(vars['podTemplate'], cr.spec.podTemplate);
+    assert.deepEqual(vars['podTemplate'], markUnsafe(cr.spec.podTemplate));
     assert.equal(vars['replica_count'], undefined);
   });
 
@@ -118,17 +118,20 @@ describe('extraVarsFor', () => {
     assert.equal(vars['state'], 'absent');
   });
 
-  it('marks every spec string unsafe with markUnsafe, but not the meta or the entry vars', () => {
-    const evil = { ...cr, spec: { command: '{{ lookup("env", "HOME") }}', list: ['a', 1, true] } };
-    const vars = extraVarsFor(evil, { ...source, markUnsafe: true, vars: { fixed: 'v' } }, gvk);
-    assert.deepEqual(vars['command'], { __ansible_unsafe: '{{ lookup("env", "HOME") }}' });
-    assert.deepEqual(vars['list'], [{ __ansible_unsafe: 'a' }, 1, true]);
-    assert.deepEqual(vars['ansible_operator_meta'], { name: 'm1', namespace: 'ns1' });
-    assert.deepEqual(vars['_cache_example_org_com_memcached_spec'], markUnsafe(evil.spec));
-    const object = vars['_cache_example_org_com_memcached'] as { metadata: { name: unknown } };
-    assert.deepEqual(object.metadata.name, { __ansible_unsafe: 'm1' });
-    assert.equal(vars['fixed'], 'v');
-  });
+  for (const unsafe of [true, false]) {
+    it(`marks every string from the CR unsafe with markUnsafe: ${String(unsafe)}, but not the meta or the entry vars`, () => {
+      const evil = { ...cr, spec: { command: '{{ lookup("pipe", "id") }}', list: ['a', 1, true], deep: { x: ['{{ 7 * 7 }}'] } } };
+      const vars = extraVarsFor(evil, { ...source, markUnsafe: unsafe, vars: { fixed: 'v' } }, gvk);
+      assert.deepEqual(vars['command'], { __ansible_unsafe: '{{ lookup("pipe", "id") }}' });
+      assert.deepEqual(vars['list'], [{ __ansible_unsafe: 'a' }, 1, true]);
+      assert.deepEqual(vars['deep'], { x: [{ __ansible_unsafe: '{{ 7 * 7 }}' }] });
+      assert.deepEqual(vars['ansible_operator_meta'], { name: 'm1', namespace: 'ns1' });
+      assert.deepEqual(vars['_cache_example_org_com_memcached_spec'], markUnsafe(evil.spec));
+      const object = vars['_cache_example_org_com_memcached'] as { metadata: { name: unknown } };
+      assert.deepEqual(object.metadata.name, { __ansible_unsafe: 'm1' });
+      assert.equal(vars['fixed'], 'v');
+    });
+  }
 
   it('gives an object without a spec (a core Secret) its meta and object vars', () => {
     const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'n' }, data: { k: 'c2VjcmV0LXZhbHVl' } };
