@@ -30,8 +30,11 @@ export function extraVarsFor(
   // ansible-operator's default (false) lets `{{ lookup('pipe', …) }}` in a spec value run in the
   // operator's container as soon as the role uses the value. `markUnsafe` is accepted and ignored.
   for (const [k, v] of Object.entries(spec)) {
-    const value = source.snakeCaseParameters ? snakeKeys(v) : v;
-    out[source.snakeCaseParameters ? toSnake(k) : k] = markUnsafe(value);
+    const key = source.snakeCaseParameters ? toSnake(k) : k;
+    // Extra vars outrank the inventory: a spec key `ansibleBecomeExe` (or `ansible_connection`,
+    // `ansible_ssh_common_args`, …) would set how Ansible runs commands. Such keys are not passed.
+    if (isAnsibleSetting(key)) continue;
+    out[key] = markUnsafe(source.snakeCaseParameters ? snakeKeys(v) : v);
   }
   const meta = isMap(cr['metadata']) ? cr['metadata'] : {};
   out['ansible_operator_meta'] = { name: meta['name'] ?? '', namespace: meta['namespace'] ?? '' };
@@ -40,6 +43,15 @@ export function extraVarsFor(
   out[`${objectKey}_spec`] = markUnsafe(spec);
   Object.assign(out, source.vars, extra ?? {});
   return out;
+}
+
+/**
+ * Whether a variable name is one Ansible reads as a setting of the connection, become or
+ * interpreter (`ansible_*`): never taken from a CR's spec, which still reaches the role whole
+ * in `_<group>_<kind>_spec`.
+ */
+export function isAnsibleSetting(name: string): boolean {
+  return name.startsWith('ansible_');
 }
 
 /** `_<group>_<kind lower-cased>` with `.` and `-` made `_` (`_cache_example_com_memcached`; core `Secret`: `__secret`). */

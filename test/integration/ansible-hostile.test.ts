@@ -93,4 +93,26 @@ describe('spec values are data, never templates (markUnsafe: false, the default)
       `object=${touch}`,
     ]);
   });
+
+  it('does not let a spec key set an Ansible connection or become variable (ansible_*)', async () => {
+    const marker = join(work, `pwned-${randomBytes(4).toString('hex')}`);
+    const dir = await role('plain', '- command: "true"\n- debug: { msg: "done" }\n');
+    const cr = {
+      apiVersion: 'hostile.chartpilot.dev/v1',
+      kind: 'Victim',
+      metadata: { name: 'v2', namespace: 'tenant' },
+      // Extra vars have the highest precedence: these would replace the inventory's connection.
+      spec: { ansibleBecome: true, ansibleBecomeUser: 'nobody', ansibleBecomeMethod: 'su', ansibleBecomeExe: `touch ${marker}; su` },
+    };
+    for (const snakeCaseParameters of [true, false]) {
+      const spec = snakeCaseParameters
+        ? cr.spec
+        : { ansible_become: true, ansible_become_user: 'nobody', ansible_become_method: 'su', ansible_become_exe: `touch ${marker}; su` };
+      const events: RunnerEvent[] = [];
+      const outcome = await runAnsible(request(dir, extraVarsFor({ ...cr, spec }, { snakeCaseParameters, markUnsafe: true, vars: {} }, gvk), (e) => events.push(e)));
+      assert.equal(existsSync(marker), false, `a command from the spec ran in the operator (snakeCaseParameters: ${String(snakeCaseParameters)})`);
+      assert.equal(outcome.result, 'successful', outcome.message);
+      assert.deepEqual(debugMessages(events), ['done']);
+    }
+  });
 });

@@ -133,6 +133,17 @@ describe('extraVarsFor', () => {
     });
   }
 
+  it('never takes an Ansible setting (ansible_*) from the spec, which the object var still holds', () => {
+    const evil = { ...cr, spec: { ansibleBecomeExe: 'touch /x; su', ansible_connection: 'ssh', ansibleOperatorMeta: { name: 'other' }, ansiblex: 1 } };
+    const vars = extraVarsFor(evil, source, gvk);
+    assert.deepEqual(Object.keys(vars).filter((k) => k.startsWith('ansible')).sort(), ['ansible_operator_meta', 'ansiblex']);
+    assert.deepEqual(vars['ansible_operator_meta'], { name: 'm1', namespace: 'ns1' });
+    const raw = extraVarsFor({ ...cr, spec: { ansible_become_exe: 'x', ansible_python_interpreter: '/bin/sh' } }, { ...source, snakeCaseParameters: false }, gvk);
+    assert.equal(raw['ansible_become_exe'], undefined);
+    assert.equal(raw['ansible_python_interpreter'], undefined);
+    assert.deepEqual(raw['_cache_example_org_com_memcached_spec'], markUnsafe({ ansible_become_exe: 'x', ansible_python_interpreter: '/bin/sh' }));
+  });
+
   it('gives an object without a spec (a core Secret) its meta and object vars', () => {
     const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'n' }, data: { k: 'c2VjcmV0LXZhbHVl' } };
     const sgvk = { group: '', version: 'v1', kind: 'Secret' };
