@@ -147,13 +147,20 @@ export function runnerArgs(opts: {
 
 type Env = Record<string, string | undefined>;
 
-/** The run's environment: the operator's (roles read e.g. RELATED_IMAGE_* from it), with its API access replaced by the run's. */
+/**
+ * What of the operator's environment a run gets: the process basics, proxies and CAs, the
+ * operator author's Ansible settings (`ANSIBLE_*`) and image references (`RELATED_IMAGE_*`), and
+ * the names ansible-operator's roles read. Nothing else: not the operator's API access
+ * (`KUBERNETES_SERVICE_*`, which kubernetes.core would use with the pod's token, `KUBECONFIG`,
+ * `K8S_AUTH_*`), nor `CHARTPILOT_*`, `HELM_*` or cloud credentials.
+ */
+const PASSED_ENV = /^(?:PATH|HOME|USER|LOGNAME|HOSTNAME|LANG|LANGUAGE|LC_[A-Z_]+|TZ|TMPDIR|TERM|(?:HTTPS?|NO|ALL)_PROXY|(?:https?|no|all)_proxy|SSL_CERT_(?:FILE|DIR)|REQUESTS_CA_BUNDLE|WATCH_NAMESPACE|POD_NAME|POD_NAMESPACE|OPERATOR_NAME|OPERATOR_NAMESPACE|ANSIBLE_[A-Z0-9_]+|RELATED_IMAGE_[A-Za-z0-9_]+)$/u;
+
+/** The run's environment: an allow-list of the operator's (PASSED_ENV), with the run's own API access. */
 export function runEnv(base: Readonly<Env>, req: Pick<RunRequest, 'runtime' | 'collectionsPath' | 'rolesPath'>, inputDir: string, kubeconfigPath: string): Env {
   const env: Env = {};
   for (const [k, v] of Object.entries(base)) {
-    // The operator's own credentials must not reach the role: only the run's kubeconfig does.
-    if (k.startsWith('K8S_AUTH_') || k === 'KUBECONFIG') continue;
-    env[k] = v;
+    if (PASSED_ENV.test(k)) env[k] = v;
   }
   const list = (...parts: (readonly string[] | string | undefined)[]): string =>
     parts.flatMap((p) => (p === undefined ? [] : typeof p === 'string' ? p.split(delimiter) : p)).filter((p) => p !== '').join(delimiter);

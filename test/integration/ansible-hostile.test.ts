@@ -1,7 +1,7 @@
 // A CR author attacking the Ansible engine through what they write (spec values and keys), run
 // by the real ansible-runner as the operator runs it (extraVarsFor → runAnsible): nothing they
 // write is ever evaluated as a template or read as an Ansible setting, whatever the entry's
-// markUnsafe.
+// markUnsafe, and the run sees none of the operator's own environment.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -114,5 +114,53 @@ describe('spec values are data, never templates (markUnsafe: false, the default)
       assert.equal(outcome.result, 'successful', outcome.message);
       assert.deepEqual(debugMessages(events), ['done']);
     }
+  });
+});
+
+describe("the run's environment", () => {
+  it("holds none of the operator's credentials or settings, only the run's own", async () => {
+    const dir = await role(
+      'env',
+      ['KUBERNETES_SERVICE_HOST', 'KUBERNETES_SERVICE_PORT', 'CHARTPILOT_SEAL_KEY', 'CHARTPILOT_HOSTILE_PROBE', 'HELM_KUBETOKEN', 'AWS_SECRET_ACCESS_KEY', 'RELATED_IMAGE_HOSTILE', 'K8S_AUTH_KUBECONFIG']
+        .map((v) => `- debug: { msg: "${v}={{ lookup('env', '${v}') }}" }`)
+        .join('\n') + '\n',
+    );
+    const planted: Record<string, string> = {
+      KUBERNETES_SERVICE_HOST: '10.0.0.1',
+      KUBERNETES_SERVICE_PORT: '443',
+      CHARTPILOT_SEAL_KEY: 'seal-key-value',
+      CHARTPILOT_HOSTILE_PROBE: 'probe',
+      HELM_KUBETOKEN: 'helm-token',
+      AWS_SECRET_ACCESS_KEY: 'aws-secret',
+      RELATED_IMAGE_HOSTILE: 'registry.example/db:1',
+    };
+    const before = Object.fromEntries(Object.keys(planted).map((k) => [k, process.env[k]]));
+    Object.assign(process.env, planted);
+    const events: RunnerEvent[] = [];
+    let outcome;
+    try {
+      outcome = await runAnsible(request(dir, { ansible_operator_meta: { name: 'v3', namespace: 'tenant' } }, (e) => events.push(e)));
+    } finally {
+      for (const [k, v] of Object.entries(before)) {
+        if (v === undefined) Reflect.deleteProperty(process.env, k);
+        else process.env[k] = v;
+      }
+    }
+    assert.equal(outcome.result, 'successful', outcome.message);
+    const seen = Object.fromEntries(debugMessages(events).map((m) => [m.slice(0, m.indexOf('=')), m.slice(m.indexOf('=') + 1)]));
+    assert.deepEqual(
+      { ...seen, K8S_AUTH_KUBECONFIG: seen['K8S_AUTH_KUBECONFIG']?.startsWith(join(work, 'runs')) === true ? 'the run kubeconfig' : seen['K8S_AUTH_KUBECONFIG'] },
+      {
+        KUBERNETES_SERVICE_HOST: '',
+        KUBERNETES_SERVICE_PORT: '',
+        CHARTPILOT_SEAL_KEY: '',
+        CHARTPILOT_HOSTILE_PROBE: '',
+        HELM_KUBETOKEN: '',
+        AWS_SECRET_ACCESS_KEY: '',
+        // The operator author's image references, which roles read as ansible-operator's do.
+        RELATED_IMAGE_HOSTILE: 'registry.example/db:1',
+        K8S_AUTH_KUBECONFIG: 'the run kubeconfig',
+      },
+    );
   });
 });

@@ -126,4 +126,28 @@ describe('command and environment', () => {
     assert.equal(env['ANSIBLE_ROLES_PATH'], '/flag/roles:/env/roles');
     assert.equal(env['ANSIBLE_LOCAL_TEMP'], '/in/tmp');
   });
+
+  it("passes an allow-list of the operator's environment, never its API access or other secrets", () => {
+    const operator = {
+      PATH: '/usr/bin',
+      HOME: '/home/op',
+      LC_ALL: 'C.UTF-8',
+      HTTPS_PROXY: 'http://proxy:3128',
+      ANSIBLE_GATHERING: 'explicit',
+      RELATED_IMAGE_DB: 'db:1',
+      WATCH_NAMESPACE: 'a,b',
+      KUBERNETES_SERVICE_HOST: '10.0.0.1',
+      KUBERNETES_SERVICE_PORT: '443',
+      CHARTPILOT_SEAL_KEY: 'k',
+      HELM_KUBETOKEN: 't',
+      AWS_SECRET_ACCESS_KEY: 's',
+      PYTHONPATH: '/evil',
+      LD_PRELOAD: '/evil.so',
+    };
+    const env = runEnv(operator, { runtime: { ansibleRunner: '/rt/bin/ansible-runner', python: '/rt/bin/python', collectionsPath: [] }, collectionsPath: [], rolesPath: [] }, '/in', '/in/kubeconfig');
+    for (const k of ['HOME', 'LC_ALL', 'HTTPS_PROXY', 'ANSIBLE_GATHERING', 'RELATED_IMAGE_DB', 'WATCH_NAMESPACE'] as const) assert.equal(env[k], operator[k], k);
+    for (const k of ['KUBERNETES_SERVICE_HOST', 'KUBERNETES_SERVICE_PORT', 'CHARTPILOT_SEAL_KEY', 'HELM_KUBETOKEN', 'AWS_SECRET_ACCESS_KEY', 'PYTHONPATH', 'LD_PRELOAD']) {
+      assert.equal(env[k], undefined, k);
+    }
+  });
 });
