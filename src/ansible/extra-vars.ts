@@ -24,6 +24,10 @@ export function extraVarsFor(
   gvk: GroupVersionKind,
   extra?: Readonly<Json>,
 ): Json {
+  const tooDeep = deeperThan(cr, MAX_NESTING);
+  if (tooDeep !== undefined) {
+    throw new RangeError(`the custom resource nests deeper than ${String(MAX_NESTING)} levels (at ${tooDeep}): Ansible cannot read such variables; flatten that field`);
+  }
   const spec = isMap(cr['spec']) ? cr['spec'] : {};
   const out: Json = {};
   // Everything from the CR is unsafe (never templated) whatever the entry's markUnsafe says:
@@ -43,6 +47,25 @@ export function extraVarsFor(
   out[`${objectKey}_spec`] = markUnsafe(spec);
   Object.assign(out, source.vars, extra ?? {});
   return out;
+}
+
+/**
+ * How deep a CR may nest maps and lists. The API server stores thousands of levels; the copies
+ * here recurse, and so do Python's JSON reader (1000 frames) and Ansible's templating.
+ */
+export const MAX_NESTING = 100;
+
+/** The path of the first value nested deeper than `max` (`spec.a.b[0]…`), or undefined; iterative. */
+function deeperThan(root: unknown, max: number): string | undefined {
+  const stack: { value: unknown; depth: number; path: string }[] = [{ value: root, depth: 0, path: '' }];
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const { value, depth, path } = top;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth >= max) return path.length > 120 ? `${path.slice(0, 120)}…` : path;
+    const entries = Array.isArray(value) ? value.map((v, i) => [`[${String(i)}]`, v] as const) : Object.entries(value).map(([k, v]) => [`${path === '' ? '' : '.'}${k}`, v] as const);
+    for (const [step, v] of entries) stack.push({ value: v, depth: depth + 1, path: path + step });
+  }
+  return undefined;
 }
 
 /**

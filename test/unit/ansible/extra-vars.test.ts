@@ -144,6 +144,20 @@ describe('extraVarsFor', () => {
     assert.deepEqual(raw['_cache_example_org_com_memcached_spec'], markUnsafe({ ansible_become_exe: 'x', ansible_python_interpreter: '/bin/sh' }));
   });
 
+  it('refuses a CR nested deeper than Ansible can read, with the path, without overflowing the stack', () => {
+    let deep: unknown = 'x';
+    for (let i = 0; i < 20_000; i++) deep = { a: deep };
+    assert.throws(() => extraVarsFor({ ...cr, spec: { deepKey: deep } }, source, gvk), (err: Error) => {
+      assert.ok(err instanceof RangeError);
+      assert.match(err.message, /^the custom resource nests deeper than 100 levels \(at spec\.deepKey\.a\.a\.a.*…\): Ansible cannot read such variables; flatten that field$/);
+      return true;
+    });
+    let list: unknown = 'x';
+    for (let i = 0; i < 98; i++) list = [list];
+    assert.doesNotThrow(() => extraVarsFor({ ...cr, spec: { l: list } }, source, gvk));
+    assert.throws(() => extraVarsFor({ ...cr, spec: { l: [list] } }, source, gvk), /at spec\.l\[0\]\[0\]/);
+  });
+
   it('gives an object without a spec (a core Secret) its meta and object vars', () => {
     const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'n' }, data: { k: 'c2VjcmV0LXZhbHVl' } };
     const sgvk = { group: '', version: 'v1', kind: 'Secret' };
