@@ -109,14 +109,16 @@ describe('run proxy', () => {
     assert.equal(api.seen.length, 1);
   });
 
-  it("passes neither the client's credentials nor its impersonation on; the run's identity goes instead", async (t) => {
+  it("passes neither the client's credentials nor its impersonation or front-proxy identity on; the run's identity goes instead", async (t) => {
     const { proxy, api, port } = await started(t);
     const run = proxy.openRun(ctx({ impersonate: 'system:serviceaccount:team-a:tenant' }));
-    await send(port, run, 'GET', '/api/v1/namespaces/other/secrets/s', { headers: { 'impersonate-user': 'system:admin', 'Impersonate-Group': 'system:masters', 'impersonate-extra-scopes': 'x' } });
+    await send(port, run, 'GET', '/api/v1/namespaces/other/secrets/s', {
+      headers: { 'impersonate-user': 'system:admin', 'Impersonate-Group': 'system:masters', 'impersonate-extra-scopes': 'x', 'X-Remote-User': 'system:admin', 'x-remote-group': 'system:masters', 'X-Remote-Extra-Scopes': 'x' },
+    });
     const req = api.seen[0];
     assert.ok(req);
     assert.equal(req.impersonateUser, 'system:serviceaccount:team-a:tenant');
-    assert.deepEqual(Object.keys(req.headers).filter((h) => /^(authorization|impersonate-)/i.test(h)), []);
+    assert.deepEqual(Object.keys(req.headers).filter((h) => /^(authorization|impersonate-|x-remote-)/i.test(h)), []);
     assert.equal(req.pathAndQuery, '/api/v1/namespaces/other/secrets/s');
     assert.deepEqual(run.reads(), [{ group: '', version: 'v1', resource: 'secrets', namespace: 'other' }]);
   });
