@@ -1,17 +1,26 @@
 // A CR author attacking the Ansible engine through what they write (spec values and keys), run
 // by the real ansible-runner as the operator runs it (extraVarsFor → runAnsible): nothing they
 // write is ever evaluated as a template or read as an Ansible setting, whatever the entry's
-// markUnsafe, and the run sees none of the operator's own environment.
+// markUnsafe, and the run sees none of the operator's own environment. And a run's API proxy
+// against the real API server, with request paths as a hostile client writes them (dot segments,
+// encoded slashes, subresources, collections, smuggling): nothing lands outside the namespace.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { request as httpsRequest } from 'node:https';
+import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { pino } from 'pino';
+import { parse } from 'yaml';
 import { extraVarsFor } from '../../src/ansible/extra-vars.js';
+import { createRunProxy, type RunAccess } from '../../src/ansible/proxy/index.js';
 import { runAnsible, type AnsibleRuntimePaths, type RunnerEvent, type RunRequest } from '../../src/ansible/runner.js';
+import { createKubeClient, loadKubeConfig } from '../../src/kube/rest.js';
 import { ansibleRuntime } from './ansible-run.js';
+import { newNamespace, testCluster } from './harness.js';
 
 const rt = await ansibleRuntime();
 const runtime: AnsibleRuntimePaths = { ansibleRunner: rt.ansibleRunner, python: rt.python, collectionsPath: rt.collectionsPath };
@@ -162,5 +171,119 @@ describe("the run's environment", () => {
         K8S_AUTH_KUBECONFIG: 'the run kubeconfig',
       },
     );
+  });
+});
+
+describe("a run's API proxy, as a hostile client uses it", () => {
+  /** The run's CA (the proxy's certificate) from its kubeconfig. */
+  const caOf = (run: RunAccess): string => {
+    const kc = parse(run.kubeconfig) as { clusters: { cluster: { 'certificate-authority-data': string } }[] };
+    return Buffer.from(kc.clusters[0]?.cluster['certificate-authority-data'] ?? '', 'base64').toString('utf8');
+  };
+
+  /** One request with its path exactly as given (node's client does not normalize it). */
+  const raw = (port: number, run: RunAccess, method: string, path: string, body?: string): Promise<{ status: number; text: string }> =>
+    new Promise((resolve, reject) => {
+      const req = httpsRequest(
+        { host: '127.0.0.1', port, method, path, ca: caOf(run), headers: { authorization: `Bearer ${run.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) } },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (text += c));
+          res.on('end', () => {
+            resolve({ status: res.statusCode ?? 0, text });
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+
+  it('lands no write outside the namespace, whatever the path says, and serves no exec', async (t) => {
+    const c = await testCluster();
+    const ns = await newNamespace(t, 'hostile-proxy');
+    const client = createKubeClient(loadKubeConfig({ files: [c.kubeconfig] }), { userAgent: 'chartpilot-hostile-test' });
+    const proxy = createRunProxy({ client, log: pino({ level: 'silent' }), port: 0 });
+    const { port } = await proxy.start();
+    t.after(() => proxy.stop());
+    const run = proxy.openRun({
+      owner: { apiVersion: 'v1', kind: 'ConfigMap', name: 'the-cr', namespace: ns, uid: 'uid-hostile' },
+      confinement: { namespace: ns, allowClusterScoped: false, allowCrossNamespace: false },
+      injectOwnerRef: false,
+      log: pino({ level: 'silent' }),
+    });
+    t.after(() => {
+      run.close();
+    });
+    const name = `hostile-${ns}`;
+    const cm = (namespace: string): string => JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace } });
+    const attempts: [string, string, string | undefined][] = [
+      ['POST', `/api/v1/namespaces/${ns}/../kube-system/configmaps`, cm('kube-system')],
+      ['POST', `/api/v1/namespaces/${ns}/%2e%2e/kube-system/configmaps`, cm('kube-system')],
+      ['POST', `/api/v1/namespaces/${ns}/configmaps/%2E%2E/%2e%2E/%2e%2e/namespaces/kube-system/configmaps`, cm('kube-system')],
+      ['POST', `/api/v1/namespaces/${ns}/configmaps/x%2F..%2F..%2F..%2Fnamespaces%2Fkube-system%2Fconfigmaps`, cm('kube-system')],
+      ['POST', `/api/v1/namespaces/${ns}%2F..%2Fkube-system/configmaps`, cm('kube-system')],
+      ['POST', `//x/api/v1/namespaces/kube-system/configmaps`, cm('kube-system')],
+      ['PUT', `/api/v1/namespaces/kube-system/configmaps/${name}`, cm('kube-system')],
+      ['PATCH', `/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication`, '{"metadata":{"labels":{"x":"y"}}}'],
+      ['POST', `/api/v1/namespaces/kube-system/pods/any/exec?command=id&stdout=true`, undefined],
+      ['POST', `/api/v1/namespaces/kube-system/pods/any/eviction`, '{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"any"}}'],
+      ['POST', `/api/v1/namespaces/kube-system/serviceaccounts/default/token`, '{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{}}'],
+      ['DELETE', `/api/v1/configmaps`, undefined],
+      ['DELETE', `/api/v1/namespaces/kube-system/configmaps`, undefined],
+      ['POST', `/api/v1/namespaces`, '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"hostile-made"}}'],
+      ['PUT', `/api/v1/namespaces/${ns}/finalize`, `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"${ns}"},"spec":{"finalizers":[]}}`],
+      ['PATCH', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/clusterrolebindings/x`, '{}'],
+    ];
+    for (const [method, path, body] of attempts) {
+      const r = await raw(port, run, method, path, body);
+      assert.ok(r.status >= 400, `${method} ${path} answered ${String(r.status)}: ${r.text.slice(0, 300)}`);
+    }
+    assert.equal((await c.kubectl(['get', 'configmap', name, '-n', 'kube-system'], { allowFail: true })).exitCode, 1, 'a ConfigMap landed in kube-system');
+    assert.equal((await c.kubectl(['get', 'namespace', 'hostile-made'], { allowFail: true })).exitCode, 1, 'a Namespace was made');
+    assert.deepEqual(run.objects(), []);
+
+    // exec in the run's own namespace is not a stream through the proxy: no upgrade crosses it.
+    const exec = await raw(port, run, 'POST', `/api/v1/namespaces/${ns}/pods/any/exec?command=id&stdout=true`);
+    assert.ok(exec.status >= 400, `exec answered ${String(exec.status)}`);
+  });
+
+  it('refuses a smuggled second request (Content-Length with Transfer-Encoding) before it reaches the API server', async (t) => {
+    const c = await testCluster();
+    const ns = await newNamespace(t, 'hostile-smuggle');
+    const client = createKubeClient(loadKubeConfig({ files: [c.kubeconfig] }), { userAgent: 'chartpilot-hostile-test' });
+    const proxy = createRunProxy({ client, log: pino({ level: 'silent' }), port: 0 });
+    const { port } = await proxy.start();
+    t.after(() => proxy.stop());
+    const run = proxy.openRun({
+      owner: { apiVersion: 'v1', kind: 'ConfigMap', name: 'the-cr', namespace: ns, uid: 'uid-hostile' },
+      confinement: { namespace: ns, allowClusterScoped: false, allowCrossNamespace: false },
+      injectOwnerRef: false,
+      log: pino({ level: 'silent' }),
+    });
+    t.after(() => {
+      run.close();
+    });
+    const name = `smuggled-${ns}`;
+    const inner = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'kube-system' } });
+    const smuggled = `POST /api/v1/namespaces/kube-system/configmaps HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${run.token}\r\nContent-Type: application/json\r\nContent-Length: ${String(inner.length)}\r\n\r\n${inner}`;
+    const body = `0\r\n\r\n${smuggled}`;
+    const head =
+      `POST /api/v1/namespaces/${ns}/configmaps HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${run.token}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${String(body.length)}\r\nTransfer-Encoding: chunked\r\n\r\n`;
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = tlsConnect({ host: '127.0.0.1', port, ca: caOf(run), servername: 'localhost' }, () => {
+        socket.end(head + body);
+      });
+      let text = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (d: string) => (text += d));
+      socket.on('end', () => {
+        resolve(text);
+      });
+      socket.on('error', reject);
+    });
+    assert.match(answer, /^HTTP\/1\.1 400 /u);
+    assert.equal((await c.kubectl(['get', 'configmap', name, '-n', 'kube-system'], { allowFail: true })).exitCode, 1, 'the smuggled request was served');
   });
 });
