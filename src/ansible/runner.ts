@@ -12,11 +12,11 @@
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { basename, delimiter, dirname } from 'node:path';
-import { createInterface } from 'node:readline';
 import { execa } from 'execa';
 import type { AnsibleRunnable } from '../config/types.js';
 import { errorMessage } from '../lib/errors.js';
 import { redactSecrets } from '../lib/redact.js';
+import { boundedLines, MAX_LINE_BYTES } from './bounded-lines.js';
 import { EventTally, parseEventLine, type FailedTask, type RunnerEvent, type RunStats } from './events.js';
 import { ensureArtifactsDir, newIdent, rotateArtifacts, writeInputDir } from './input-dir.js';
 import { stopProcessTree } from './process-tree.js';
@@ -250,7 +250,9 @@ export async function runAnsible(req: RunRequest): Promise<RunOutcome> {
     child.stderr.on('data', (chunk: string) => {
       stderr = (stderr + chunk).slice(-MAX_STDERR);
     });
-    for await (const line of createInterface({ input: child.stdout, crlfDelay: Infinity })) {
+    // Each line bounded: a role can print a line as long as a spec value multiplies it to.
+    const stdout = boundedLines(child.stdout);
+    for await (const line of stdout.lines) {
       const event = parseEventLine(line);
       if (event === undefined) {
         tally.addOutput(line);
@@ -265,6 +267,7 @@ export async function runAnsible(req: RunRequest): Promise<RunOutcome> {
         // A caller's logging must not end the run.
       }
     }
+    if (stdout.skipped() > 0) tally.addOutput(`${String(stdout.skipped())} line(s) of ansible-runner's output longer than ${String(MAX_LINE_BYTES)} bytes were skipped`);
     const exit = await child;
     const cpu = CPU_LINE.exec(stderr);
     const cpuMs = cpu?.[1] === undefined ? undefined : Number(cpu[1]);
