@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request as httpsRequest } from 'node:https';
 import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
@@ -20,7 +20,7 @@ import { createRunProxy, type RunAccess } from '../../src/ansible/proxy/index.js
 import { runAnsible, type AnsibleRuntimePaths, type RunnerEvent, type RunRequest } from '../../src/ansible/runner.js';
 import { createKubeClient, loadKubeConfig } from '../../src/kube/rest.js';
 import { ansibleRuntime } from './ansible-run.js';
-import { newNamespace, testCluster } from './harness.js';
+import { getJson, newNamespace, testCluster } from './harness.js';
 
 const rt = await ansibleRuntime();
 const runtime: AnsibleRuntimePaths = { ansibleRunner: rt.ansibleRunner, python: rt.python, collectionsPath: rt.collectionsPath };
@@ -122,6 +122,45 @@ describe('spec values are data, never templates (markUnsafe: false, the default)
       assert.equal(existsSync(marker), false, `a command from the spec ran in the operator (snakeCaseParameters: ${String(snakeCaseParameters)})`);
       assert.equal(outcome.result, 'successful', outcome.message);
       assert.deepEqual(debugMessages(events), ['done']);
+    }
+  });
+});
+
+describe('spec values in kubernetes.core.k8s (definition and template) against the API server', () => {
+  it('writes the text as given and runs nothing', async (t) => {
+    const c = await testCluster();
+    const ns = await newNamespace(t, 'hostile-k8s');
+    const marker = join(work, `pwned-${randomBytes(4).toString('hex')}`);
+    const dir = await role(
+      'k8s-spec',
+      [
+        '- kubernetes.core.k8s:',
+        '    state: present',
+        '    definition:',
+        '      apiVersion: v1',
+        '      kind: ConfigMap',
+        '      metadata: { name: from-definition, namespace: "{{ ansible_operator_meta.namespace }}" }',
+        '      data: { greeting: "{{ greeting }}" }',
+        '- kubernetes.core.k8s:',
+        '    state: present',
+        '    template: cm.yaml.j2',
+        '',
+      ].join('\n'),
+    );
+    await mkdir(join(dir, 'templates'), { recursive: true });
+    await writeFile(
+      join(dir, 'templates', 'cm.yaml.j2'),
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-template\n  namespace: {{ ansible_operator_meta.namespace }}\ndata:\n  greeting: {{ greeting | to_json }}\n',
+    );
+    const greeting = `{{ lookup('pipe', 'touch ${marker}') }}`;
+    const cr = { apiVersion: 'hostile.chartpilot.dev/v1', kind: 'Victim', metadata: { name: 'v4', namespace: ns }, spec: { greeting } };
+    const req = request(dir, extraVarsFor(cr, { snakeCaseParameters: true, markUnsafe: false, vars: {} }, gvk), () => undefined);
+    const outcome = await runAnsible({ ...req, kubeconfig: await readFile(c.kubeconfig, 'utf8') });
+    assert.equal(outcome.result, 'successful', outcome.message);
+    assert.equal(existsSync(marker), false, 'a command from the spec ran in the operator');
+    for (const name of ['from-definition', 'from-template']) {
+      const cm = await getJson<{ data: Record<string, string> }>(c, ['get', 'configmap', name, '-n', ns, '-o', 'json']);
+      assert.deepEqual(cm.data, { greeting }, name);
     }
   });
 });
