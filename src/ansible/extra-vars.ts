@@ -69,12 +69,34 @@ function deeperThan(root: unknown, max: number): string | undefined {
 }
 
 /**
+ * Ansible's own variables that extra vars can replace (measured on 2.19): `omit` (a spec
+ * `omit: https://elsewhere` would turn every `x | default(omit)` of the role into that value —
+ * a `host:`, a `src:`) and the inventory's names. `role_path` and `playbook_dir` cannot be replaced,
+ * but are listed with the rest of the documented special variables.
+ */
+const ANSIBLE_MAGIC_VARS = new Set([
+  'omit',
+  'hostvars',
+  'groups',
+  'group_names',
+  'inventory_hostname',
+  'inventory_hostname_short',
+  'inventory_dir',
+  'inventory_file',
+  'play_hosts',
+  'playbook_dir',
+  'role_name',
+  'role_names',
+  'role_path',
+]);
+
+/**
  * Whether a variable name is one Ansible reads as a setting of the connection, become or
- * interpreter (`ansible_*`): never taken from a CR's spec, which still reaches the role whole
- * in `_<group>_<kind>_spec`.
+ * interpreter (`ansible_*`) or one of its special variables: never taken from a CR's spec, which
+ * still reaches the role whole in `_<group>_<kind>_spec`.
  */
 export function isAnsibleSetting(name: string): boolean {
-  return name.startsWith('ansible_');
+  return name.startsWith('ansible_') || ANSIBLE_MAGIC_VARS.has(name);
 }
 
 /** `_<group>_<kind lower-cased>` with `.` and `-` made `_` (`_cache_example_com_memcached`; core `Secret`: `__secret`). */

@@ -126,6 +126,18 @@ describe('spec values are data, never templates (markUnsafe: false, the default)
   });
 });
 
+describe("Ansible's special variables from the spec", () => {
+  it('cannot replace omit, so a default(omit) in the role still omits', async () => {
+    const dir = await role('omit', '- debug: { msg: "{{ not_set | default(omit) }}" }\n- debug: { msg: "host={{ inventory_hostname }}" }\n');
+    const cr = { apiVersion: 'hostile.chartpilot.dev/v1', kind: 'Victim', metadata: { name: 'v5', namespace: 'tenant' }, spec: { omit: 'https://elsewhere.example', inventoryHostname: 'elsewhere' } };
+    const events: RunnerEvent[] = [];
+    const outcome = await runAnsible(request(dir, extraVarsFor(cr, { snakeCaseParameters: true, markUnsafe: false, vars: {} }, gvk), (e) => events.push(e)));
+    assert.equal(outcome.result, 'successful', outcome.message);
+    // debug without msg says its default.
+    assert.deepEqual(debugMessages(events), ['Hello world!', 'host=localhost']);
+  });
+});
+
 describe('spec values in kubernetes.core.k8s (definition and template) against the API server', () => {
   it('writes the text as given and runs nothing', async (t) => {
     const c = await testCluster();

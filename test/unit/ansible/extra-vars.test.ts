@@ -144,6 +144,11 @@ describe('extraVarsFor', () => {
     assert.deepEqual(raw['_cache_example_org_com_memcached_spec'], markUnsafe({ ansible_become_exe: 'x', ansible_python_interpreter: '/bin/sh' }));
   });
 
+  it("never takes Ansible's special variables (omit, the inventory's names) from the spec; other reserved words like name stay", () => {
+    const vars = extraVarsFor({ ...cr, spec: { omit: 'https://elsewhere', inventoryHostname: 'h', hostvars: {}, rolePath: '/etc', name: 'n' } }, source, gvk);
+    assert.deepEqual(Object.keys(vars).filter((k) => !k.startsWith('_') && k !== 'ansible_operator_meta'), ['name']);
+  });
+
   it('refuses a CR nested deeper than Ansible can read, with the path, without overflowing the stack', () => {
     let deep: unknown = 'x';
     for (let i = 0; i < 20_000; i++) deep = { a: deep };
