@@ -9,6 +9,7 @@
  * for the error message of a run that never reached its stats.
  */
 import { parseGoDuration } from '../lib/duration.js';
+import { PERIOD_FLOORS } from '../lib/period-floors.js';
 import { redactSecrets } from '../lib/redact.js';
 
 /** One ansible-runner job event, as far as chartpilot reads it. */
@@ -95,7 +96,9 @@ export class EventTally {
         // The first one counts, as in ansible-operator (it stops reading there).
         const period = text(res['period']);
         const parsed = period === undefined ? undefined : parseGoDuration(period);
-        if (parsed?.ok === true && parsed.ms > 0) this.requeueAfterMs = parsed.ms;
+        // Floored as a CR's reconcile-period annotation is: the period may come from a spec value
+        // (`time: "{{ poll_interval }}"`), and `1ms` would make the CR a run loop.
+        if (parsed?.ok === true && parsed.ms > 0) this.requeueAfterMs = Math.max(parsed.ms, PERIOD_FLOORS.reconcilePeriodMs);
       }
       if (STATUS_ACTIONS.has(action) || STATUS_ACTIONS.has(resolved)) this.statusWritten = true;
       return;

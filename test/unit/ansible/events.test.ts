@@ -76,15 +76,21 @@ describe('events of real runs', () => {
 });
 
 describe('event rules', () => {
+  const ok = (action: string, period: unknown, event = 'runner_on_ok'): RunnerEvent => ({ event, event_data: { task_action: action, res: { period } } });
   it('counts the FQCN and the short name of requeue_after, the first one winning, never a failed or skipped one', () => {
-    const ok = (action: string, period: unknown, event = 'runner_on_ok'): RunnerEvent => ({ event, event_data: { task_action: action, res: { period } } });
     assert.equal(tallyOf([ok('operator_sdk.util.requeue_after', '30s'), ok('requeue_after', '1h')]).summary([]).requeueAfterMs, 30_000);
     assert.equal(tallyOf([ok('requeue_after', '5m')]).summary([]).requeueAfterMs, 300_000);
     assert.equal(tallyOf([ok('requeue_after', '5m', 'runner_on_failed')]).summary([]).requeueAfterMs, undefined);
     assert.equal(tallyOf([ok('requeue_after', '5m', 'runner_on_skipped')]).summary([]).requeueAfterMs, undefined);
     assert.equal(tallyOf([ok('requeue_after', 'soon')]).summary([]).requeueAfterMs, undefined);
-    const resolved: RunnerEvent = { event: 'runner_on_ok', event_data: { task_action: 'requeue_after', resolved_action: 'operator_sdk.util.requeue_after', res: { period: '2s' } } };
-    assert.equal(tallyOf([resolved]).summary([]).requeueAfterMs, 2000);
+  });
+
+  it('raises a requeue_after shorter than the reconcile-period floor to it (a period from a spec value must not make a run loop)', () => {
+    assert.equal(tallyOf([ok('requeue_after', '1ms')]).summary([]).requeueAfterMs, 5_000);
+    assert.equal(tallyOf([ok('requeue_after', '4.9s')]).summary([]).requeueAfterMs, 5_000);
+    assert.equal(tallyOf([ok('requeue_after', '6s')]).summary([]).requeueAfterMs, 6_000);
+    const resolved: RunnerEvent = { event: 'runner_on_ok', event_data: { task_action: 'requeue_after', resolved_action: 'operator_sdk.util.requeue_after', res: { period: '20s' } } };
+    assert.equal(tallyOf([resolved]).summary([]).requeueAfterMs, 20_000);
   });
 
   it('keeps a failure without stats (the run was stopped) and one with a missing message', () => {
