@@ -4,7 +4,7 @@
  */
 import type { Logger } from 'pino';
 import { applyOverrides } from '../config/overrides.js';
-import { gvkKey, type WatchEntry } from '../config/types.js';
+import { apiVersionOf, gvkKey, isAnsibleEntry, type AnsibleSource, type WatchEntry } from '../config/types.js';
 import { createReleaseStore } from '../helm/storage.js';
 import { RecordVerdicts } from '../helm/record-verdicts.js';
 import type { HelmClient } from '../helm/types.js';
@@ -12,7 +12,8 @@ import type { KubeClient } from '../kube/rest.js';
 import type { ApiResource, KubeObject } from '../kube/types.js';
 import type { EventSink } from '../reconcile/ports.js';
 import { Reconciler } from '../reconcile/reconciler.js';
-import { sameTarget, type ReconcileTarget } from '../reconcile/target.js';
+import type { ReconcileTarget } from '../reconcile/target.js';
+import { canonicalJson } from '../lib/json.js';
 import { ScopeMap } from '../dependents/scopes.js';
 import { DependentWatcher } from '../dependents/watcher.js';
 import { chartDigest } from '../config/chart-digest.js';
@@ -29,6 +30,14 @@ import { limitConcurrentCalls } from '../helm/limited-actions.js';
 import { StoppedCalls } from '../helm/stopped-calls.js';
 import type { ChartState } from '../registry/refresh-plan.js';
 import type { ChartResolver } from '../registry/resolver.js';
+import { AnsibleReconciler, type AnsibleReconcilerDeps, type AnsibleRuns, type RunProxy, type RunSettings } from '../ansible/reconciler.js';
+import type { AnsibleRuntimePaths } from '../ansible/contracts.js';
+import { createAnsibleCrWriter } from '../ansible/cr-writer.js';
+import { createDependentsView } from '../ansible/dependents-view.js';
+import type { RunTrigger } from '../ansible/plan.js';
+import { finalizerRunnableOf, type AnsibleTarget } from '../ansible/target.js';
+import { getDiscoveryDocument } from '../kube/objects.js';
+import { groupVersionPath } from '../kube/resource.js';
 
 export interface ManagerOptions {
   readonly client: KubeClient;
@@ -59,6 +68,21 @@ export interface ManagerOptions {
   readonly statusPaceMs?: number;
   /** Labels every install and upgrade with a call id and remembers the calls a stop stopped; a new one unless given. */
   readonly stoppedCalls?: StoppedCalls;
+  /** What Ansible kinds run with; without it an Ansible entry cannot be added. */
+  readonly ansible?: AnsibleEngine;
+}
+
+/** The edges of the Ansible engine and the operator-wide settings of its runs. */
+export interface AnsibleEngine {
+  readonly runs: AnsibleRuns;
+  readonly proxy: RunProxy;
+  readonly extraVars: AnsibleReconcilerDeps['extraVars'];
+  readonly runtime: () => Promise<AnsibleRuntimePaths>;
+  readonly settings: RunSettings;
+  /** Content digest of a role directory or a playbook (role-digest.ts). */
+  readonly digest: (runnable: { readonly role?: string | undefined; readonly playbook?: string | undefined }) => Promise<string>;
+  /** After every run (metrics): `gvk` as ansible-operator labels it. */
+  readonly onRun?: (gvk: string, run: { readonly trigger: RunTrigger | 'finalizer'; readonly succeeded: boolean; readonly seconds: number }) => void;
 }
 
 /**
@@ -67,7 +91,7 @@ export interface ManagerOptions {
  */
 interface Running {
   readonly controller: CrController;
-  readonly current: { entry: WatchEntry; target: ReconcileTarget };
+  readonly current: { entry: WatchEntry; target: ReconcileTarget | AnsibleTarget };
   /** For a chart from a registry: what keeps it resolved (replaced when the entry's reference changes). */
   tracker: ChartTracker | undefined;
 }
@@ -164,8 +188,9 @@ export class Manager {
     });
   }
 
-  /** Starts a controller for `entry` (its resource already resolved). */
+  /** Starts a controller for `entry` (its resource already resolved); the engine is the entry's (chart or Ansible). */
   async add(entry: WatchEntry, resource: ApiResource): Promise<void> {
+    if (isAnsibleEntry(entry)) return this.addAnsible(entry, resource);
     const { opts } = this;
     const key = gvkKey(entry);
     const name = entry.kind.toLowerCase();
@@ -228,6 +253,100 @@ export class Manager {
     log.info({ kind: entry.kind, group: entry.group, version: entry.version, chart: entry.remote?.reference ?? entry.chartPath }, 'controller started');
   }
 
+  /** Starts a controller for an Ansible kind: the same informers, queue and dependents, its own reconciler. */
+  private async addAnsible(entry: WatchEntry & { readonly ansible: AnsibleSource }, resource: ApiResource): Promise<void> {
+    const { opts } = this;
+    const engine = opts.ansible;
+    if (engine === undefined) throw new Error(`${entry.kind}: Ansible kinds are not enabled in this manager`);
+    const key = gvkKey(entry);
+    const name = entry.kind.toLowerCase();
+    const log = opts.log.child({ controller: name });
+    const bookkeeping = (await hasStatusSubresource(opts.client, resource)) ? 'status' : 'annotation';
+    const current = { entry, target: await this.ansibleTargetFor(entry, bookkeeping) };
+    const gvkLabel = ansibleGvkLabel(entry);
+    const reconciler = new AnsibleReconciler({
+      target: () => current.target as AnsibleTarget,
+      runs: engine.runs,
+      proxy: engine.proxy,
+      extraVars: engine.extraVars,
+      runtime: engine.runtime,
+      settings: engine.settings,
+      writer: createAnsibleCrWriter(opts.client, resource, (from, written) => {
+        controller.noteOwnWrite(from, written);
+      }),
+      events: opts.events,
+      clock: systemWallClock,
+      dependents: createDependentsView({ client: opts.client, watcher: this.dependents, log }),
+      serviceAccounts: this.serviceAccounts,
+      onRun: (run) => engine.onRun?.(gvkLabel, run),
+    });
+    const createController = opts.createController ?? ((o: CrControllerOptions) => new CrController(o));
+    const concurrency = entry.maxConcurrentReconciles ?? opts.defaultConcurrency;
+    const controller = createController({
+      name,
+      resource,
+      client: opts.client,
+      namespaces: opts.watchNamespaces,
+      labelSelector: entry.labelSelector,
+      // Each run is an ansible-runner process (about a core while it runs): --max-concurrent-reconciles bounds them.
+      concurrency,
+      followUpWorkers: 1,
+      reconciler,
+      log,
+      ...(opts.queueMetrics === undefined ? {} : { queueMetrics: opts.queueMetrics(name) }),
+      ...(opts.onReconciled === undefined
+        ? {}
+        : { onReconciled: (result: 'success' | 'error' | 'requeue_after', ms: number) => opts.onReconciled?.(name, result, ms) }),
+      onResource: (change: 'present' | 'gone', obj: KubeObject) => {
+        if (change === 'gone' && obj.metadata.uid !== undefined) reconciler.forget(obj.metadata.uid);
+        opts.onResource?.(resource, change, obj);
+      },
+    });
+    this.running.set(key, { controller, current, tracker: undefined });
+    controller.start();
+    log.info({ kind: entry.kind, group: entry.group, version: entry.version, role: entry.ansible.role, playbook: entry.ansible.playbook, bookkeeping }, 'controller started');
+  }
+
+  /** An Ansible entry's target: its role's (and finalizer's) digest, settings and flags. */
+  private async ansibleTargetFor(entry: WatchEntry & { readonly ansible: AnsibleSource }, bookkeeping: AnsibleTarget['bookkeeping']): Promise<AnsibleTarget> {
+    const engine = this.opts.ansible;
+    if (engine === undefined) throw new Error(`${entry.kind}: Ansible kinds are not enabled in this manager`);
+    const source = entry.ansible;
+    const finalizerRunnable = finalizerRunnableOf(source);
+    const own = source.finalizer !== undefined && (source.finalizer.role !== undefined || source.finalizer.playbook !== undefined);
+    const serviceAccount = entry.serviceAccount ?? this.opts.defaultServiceAccount;
+    const s = engine.settings;
+    return {
+      ownerKind: ownerKindOf(entry),
+      gvk: { group: entry.group, version: entry.version, kind: entry.kind },
+      apiVersion: apiVersionOf(entry),
+      source,
+      finalizerRunnable,
+      inputs: {
+        runnableDigest: await engine.digest(source),
+        finalizerDigest: own && finalizerRunnable !== undefined ? await engine.digest(finalizerRunnable) : undefined,
+        vars: source.vars,
+        finalizer: source.finalizer === undefined ? undefined : { name: source.finalizer.name, vars: source.finalizer.vars },
+        snakeCaseParameters: source.snakeCaseParameters,
+        markUnsafe: source.markUnsafe,
+        allowClusterScoped: entry.allowClusterScoped,
+        allowCrossNamespace: entry.allowCrossNamespace,
+        serviceAccount,
+        rolesPath: s.rolesPath,
+        collectionsPath: s.collectionsPath,
+        ansibleArgs: s.extraArgs,
+        injectOwnerRef: s.injectOwnerRef,
+      },
+      runPeriodMs: entry.reconcilePeriodMs,
+      recheckPeriodMs: this.opts.defaultReconcilePeriodMs,
+      watchDependentResources: entry.watchDependentResources,
+      allowClusterScoped: entry.allowClusterScoped,
+      allowCrossNamespace: entry.allowCrossNamespace,
+      serviceAccount,
+      bookkeeping,
+    };
+  }
+
   /** Stops and forgets the controller of `entry`'s kind. */
   async remove(key: string, drainTimeoutMs: number): Promise<void> {
     const running = this.running.get(key);
@@ -267,8 +386,9 @@ export class Manager {
   }
 
   private async retarget(running: Running): Promise<void> {
+    if (isAnsibleEntry(running.current.entry)) return;
     const next = await targetFor(running.current.entry, this.opts.defaultReconcilePeriodMs, this.opts.defaultServiceAccount, running.tracker?.state);
-    const changed = !sameTarget(running.current.target, next);
+    const changed = !sameJson(running.current.target, next);
     running.current.target = next;
     if (changed) running.controller.enqueueAll();
   }
@@ -277,6 +397,16 @@ export class Manager {
   async refresh(key: string, entry: WatchEntry): Promise<boolean> {
     const running = this.running.get(key);
     if (running === undefined) return false;
+    if (isAnsibleEntry(entry)) {
+      // The role's files or the entry changed: a new fingerprint runs every CR whose inputs it changes.
+      const prev = running.current.target as AnsibleTarget;
+      const next = await this.ansibleTargetFor(entry, prev.bookkeeping);
+      running.current.entry = entry;
+      running.current.target = next;
+      const changed = !sameJson(prev, next);
+      if (changed) running.controller.enqueueAll();
+      return changed;
+    }
     // A changed reference (or interval) gets a new tracker; an unchanged one costs no request.
     const interval = entry.remote?.refreshIntervalMs ?? this.opts.charts?.defaultRefreshIntervalMs ?? 0;
     if (entry.remote === undefined || running.tracker?.follows(entry.remote, interval) !== true) {
@@ -288,7 +418,7 @@ export class Manager {
     const prev = running.current.target;
     running.current.entry = entry;
     running.current.target = next;
-    const changed = !sameTarget(prev, next);
+    const changed = !sameJson(prev, next);
     if (changed) running.controller.enqueueAll();
     return changed;
   }
@@ -314,5 +444,28 @@ export class Manager {
     await Promise.all(all.map((k) => this.remove(k, drainTimeoutMs)));
     await this.dependents.stop();
     await this.serviceAccounts.stop();
+  }
+}
+
+/** Whether two targets are the same in every field (see reconcile/target.ts sameTarget; also for Ansible targets). */
+function sameJson(a: ReconcileTarget | AnsibleTarget, b: ReconcileTarget | AnsibleTarget): boolean {
+  return canonicalJson(a) === canonicalJson(b);
+}
+
+/** ansible-operator's GVK label value (Go's schema.GroupVersionKind.String()). */
+export function ansibleGvkLabel(entry: WatchEntry): string {
+  return `${entry.group}/${entry.version}, Kind=${entry.kind}`;
+}
+
+/**
+ * Whether the kind has a status subresource (CRDs of Ansible kinds do; a core Secret does not): the
+ * run record lives in status when it has, else in an annotation.
+ */
+async function hasStatusSubresource(client: KubeClient, resource: ApiResource): Promise<boolean> {
+  try {
+    const doc = await getDiscoveryDocument<{ resources?: { name?: unknown }[] }>(client, groupVersionPath(resource.group, resource.version));
+    return (doc.resources ?? []).some((r) => r.name === `${resource.plural}/status`);
+  } catch {
+    return true;
   }
 }

@@ -16,7 +16,9 @@ function needsRestart(a: WatchEntry, b: WatchEntry): boolean {
   return (
     a.labelSelector !== b.labelSelector ||
     a.maxConcurrentReconciles !== b.maxConcurrentReconciles ||
-    a.watchDependentResources !== b.watchDependentResources
+    a.watchDependentResources !== b.watchDependentResources ||
+    // Another engine (chart ↔ role or playbook) is another reconciler.
+    (a.ansible === undefined) !== (b.ansible === undefined)
   );
 }
 

@@ -1,8 +1,9 @@
 /**
- * Hot reload: watches watches.yaml and every chart it names; after a burst of edits settles, the
+ * Hot reload: watches watches.yaml and every chart, role and playbook it names; after a burst of edits settles, the
  * new configuration is loaded and applied kind by kind. An invalid edit keeps the last good
  * configuration running and says what is wrong (log line and the reload-result callback).
  */
+import { dirname } from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
 import type { Logger } from 'pino';
 import { gvkKey, type WatchEntry } from '../config/types.js';
@@ -142,7 +143,7 @@ export class ConfigReloader {
         }
         case 'refresh':
           if (await opts.manager.refresh(gvkKey(change.entry), change.entry)) {
-            opts.log.info({ kind: change.entry.kind }, 'chart or settings changed: every resource of this kind will be upgraded');
+            opts.log.info({ kind: change.entry.kind }, change.entry.ansible === undefined ? 'chart or settings changed: every resource of this kind will be upgraded' : 'role or settings changed: every resource of this kind will be checked, and run where its inputs changed');
             changed++;
           }
           break;
@@ -163,7 +164,24 @@ export class ConfigReloader {
   }
 }
 
-/** Chart paths on disk to watch; charts from registries are refreshed by their trackers instead. */
-function localCharts(entries: readonly WatchEntry[]): Set<string> {
-  return new Set(entries.filter((e) => e.remote === undefined).map((e) => e.chartPath));
+/**
+ * Files on disk to watch: charts, and the roles and playbooks of Ansible kinds (with a playbook's
+ * directory, where its roles/ and vars files are); charts from registries are refreshed by their
+ * trackers instead.
+ */
+export function localCharts(entries: readonly WatchEntry[]): Set<string> {
+  const out = new Set<string>();
+  for (const e of entries) {
+    const a = e.ansible;
+    if (a === undefined) {
+      if (e.remote === undefined) out.add(e.chartPath);
+      continue;
+    }
+    const runnables: { readonly role?: string | undefined; readonly playbook?: string | undefined }[] = [a, a.finalizer ?? {}];
+    for (const r of runnables) {
+      if (r.role !== undefined) out.add(r.role);
+      if (r.playbook !== undefined) out.add(dirname(r.playbook));
+    }
+  }
+  return out;
 }

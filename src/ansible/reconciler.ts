@@ -1,0 +1,460 @@
+/**
+ * One reconcile of one custom resource of an Ansible kind: observe (the CR's cached summary, its
+ * run record, its dependents in the caches), plan (plan.ts, pure), and only when the plan says so
+ * run the role through a per-run API proxy (confinement, identity, ownership) and record the
+ * outcome in one status write. A reconcile that runs nothing costs no process and, when nothing
+ * changed, no API write.
+ */
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { apiVersionOf, type AnsibleRunnable } from '../config/types.js';
+import type { KubeObject } from '../kube/types.js';
+import type { WallClock } from '../lib/clock.js';
+import { errorMessage } from '../lib/errors.js';
+import { canonicalJson } from '../lib/json.js';
+import { ReconcileFailure } from '../reconcile/actions/failure.js';
+import type { ReconcileOutcome } from '../reconcile/actions/context.js';
+import { missingServiceAccountMessage, serviceAccountUser, type Tenant } from '../reconcile/identity.js';
+import type { CustomResource, ObjectRef, Readiness } from '../reconcile/model.js';
+import type { Confinement, EventSink, ServiceAccountLookup } from '../reconcile/ports.js';
+import { summarizeSpec } from '../reconcile/spec-summary.js';
+import { readinessOf } from '../dependents/readiness.js';
+import { contentDigest } from './content-digest.js';
+import type { AnsibleRuntimePaths, RunAccess, RunContext, RunOutcome, RunRequest } from './contracts.js';
+import { AnsibleAnnotations, parseAnsibleOptions, type AnsibleCrOptions } from './cr-options.js';
+import { runFingerprint } from './fingerprint.js';
+import { driftOf, nextInventory, planAnsible, refKey, type AnsiblePlan, type RunRecord, type RunTrigger } from './plan.js';
+import { AnsibleReasons, completionTime, recordOf, statusPatch, type StatusChange } from './status.js';
+import { finalizerRunnableOf, RUN_RECORD_ANNOTATION, type AnsibleTarget } from './target.js';
+
+/** Writes to the CR itself. Status and annotation writes are merge patches of chartpilot's own keys only. */
+export interface AnsibleCrWriter {
+  /** The CR as the API server has it now (spec and the role's latest status included). */
+  read(cr: CustomResource): Promise<CustomResource>;
+  /** Merge-patches these keys of status (the status subresource). */
+  patchStatus(cr: CustomResource, patch: Readonly<Record<string, unknown>>): Promise<void>;
+  /** Merge-patches these annotations (kinds without a status subresource keep their record here). */
+  patchAnnotations(cr: CustomResource, annotations: Readonly<Record<string, string>>): Promise<void>;
+  /** Replaces metadata.finalizers (guarded by resourceVersion); returns the updated object. */
+  setFinalizers(cr: CustomResource, finalizers: readonly string[]): Promise<CustomResource>;
+}
+
+/** The dependents a CR's runs made, as the caches show them (cheap) or as the API server has them (a GET each). */
+export interface DependentsView {
+  /** undefined when the caches cannot tell yet (kind not watchable, not synced in time). */
+  cached(refs: readonly ObjectRef[], confinement: Confinement): Promise<readonly LiveObject[] | undefined>;
+  fresh(refs: readonly ObjectRef[], confinement: Confinement): Promise<readonly LiveObject[]>;
+}
+
+export interface LiveObject {
+  readonly ref: ObjectRef;
+  readonly live: KubeObject | undefined;
+}
+
+/** The run edge (runner.ts) and the per-run proxy (proxy/), with exactly what the reconciler uses. */
+export interface AnsibleRuns {
+  run(req: RunRequest): Promise<RunOutcome>;
+}
+export interface RunProxy {
+  openRun(ctx: RunContext): RunAccess;
+}
+
+/** Operator-wide settings of runs (flags). */
+export interface RunSettings {
+  /** --ansible-verbosity; the CR's verbosity annotation wins. */
+  readonly verbosity: number;
+  readonly extraArgs: readonly string[];
+  readonly rolesPath: readonly string[];
+  readonly collectionsPath: readonly string[];
+  readonly injectOwnerRef: boolean;
+  /** Each run is killed after this long and reported (RunTimeout). */
+  readonly timeoutMs: number;
+  /** Artifacts go to <artifactsDir>/<namespace>/<name>, rotated to the entry's maxRunnerArtifacts. */
+  readonly artifactsDir: string;
+}
+
+export interface AnsibleReconcilerDeps {
+  readonly target: () => AnsibleTarget;
+  readonly runs: AnsibleRuns;
+  readonly proxy: RunProxy;
+  /** The run's extra vars (extra-vars.ts extraVarsFor): spec as snake_case, meta vars, the entry's vars, then `extra`. */
+  readonly extraVars: (cr: CustomResource, target: AnsibleTarget, extra: Readonly<Record<string, unknown>> | undefined) => Record<string, unknown>;
+  /** Where ansible-runner and its Python are; rejects with a one-line message naming the fix. */
+  readonly runtime: () => Promise<AnsibleRuntimePaths>;
+  readonly settings: RunSettings;
+  readonly writer: AnsibleCrWriter;
+  readonly events: EventSink;
+  readonly clock: WallClock;
+  readonly dependents?: DependentsView | undefined;
+  readonly serviceAccounts?: ServiceAccountLookup | undefined;
+  /** Told after every run (metrics). */
+  readonly onRun?: (run: { readonly trigger: RunTrigger | 'finalizer'; readonly succeeded: boolean; readonly seconds: number }) => void;
+}
+
+export const AnsibleEventReasons = {
+  runSuccessful: 'RunSuccessful',
+  runFailed: 'RunFailed',
+  finalizerFailed: 'FinalizerFailed',
+  finalizerSkipped: 'FinalizerSkipped',
+  invalid: 'InvalidAnnotation',
+  serviceAccountNotFound: 'ServiceAccountNotFound',
+} as const;
+
+interface Derived {
+  readonly target: AnsibleTarget;
+  readonly options: AnsibleCrOptions | undefined;
+  readonly problem: string | undefined;
+  readonly desiredInputs: string;
+  readonly record: RunRecord | undefined;
+  readonly tenant: Tenant | undefined;
+  readonly confinement: Confinement;
+  readonly namespace: string;
+}
+
+export class AnsibleReconciler {
+  /**
+   * Per CR (uid): each dependent's content digest right after the last run, to tell someone
+   * else's change from the run's own. Lost on restart: then only a deleted dependent is drift
+   * until the next run (a restart must not run converged CRs).
+   */
+  private readonly baselines = new Map<string, Map<string, string>>();
+
+  constructor(private readonly deps: AnsibleReconcilerDeps) {}
+
+  /** The CR with this uid is gone. */
+  forget(uid: string): void {
+    this.baselines.delete(uid);
+  }
+
+  async reconcile(cached: CustomResource, log: Logger, signal?: AbortSignal): Promise<ReconcileOutcome> {
+    const d = this.derive(cached);
+    const uid = cached.metadata.uid ?? '';
+    const serviceAccountMissing = await this.serviceAccountMissing(d.tenant);
+    const observed = await this.observeDependents(uid, d);
+    const finalizerName = d.target.source.finalizer?.name;
+    const next = planAnsible({
+      deleting: cached.metadata.deletionTimestamp !== undefined,
+      finalizerName,
+      hasFinalizer: finalizerName !== undefined && (cached.metadata.finalizers ?? []).includes(finalizerName),
+      skipFinalizer: d.options?.skipFinalizer ?? false,
+      problem: d.problem,
+      serviceAccountMissing,
+      desiredInputs: d.desiredInputs,
+      record: d.record,
+      drift: observed.drift,
+      periodMs: d.options?.reconcilePeriodMs ?? d.target.runPeriodMs ?? 0,
+      now: this.deps.clock.now(),
+    });
+    log.debug({ plan: next.kind, ...(next.kind === 'run' ? { trigger: next.trigger } : {}) }, 'planned');
+    return this.act(cached, next, d, observed.readiness, log, signal);
+  }
+
+  private async act(cr: CustomResource, next: AnsiblePlan, d: Derived, readiness: Readiness | undefined, log: Logger, signal: AbortSignal | undefined): Promise<ReconcileOutcome> {
+    switch (next.kind) {
+      case 'released':
+        return {};
+      case 'skip-finalizer': {
+        const name = d.target.source.finalizer?.name ?? '';
+        this.deps.events.emit(cr, 'Warning', AnsibleEventReasons.finalizerSkipped, `finalizer ${name} removed without running it: annotation ${AnsibleAnnotations.skipFinalizer} is "true"`);
+        log.warn({ finalizer: name }, 'finalizer skipped by annotation');
+        await this.deps.writer.setFinalizers(cr, (cr.metadata.finalizers ?? []).filter((f) => f !== name));
+        return {};
+      }
+      case 'irreconcilable':
+        this.deps.events.emit(cr, 'Warning', AnsibleEventReasons.invalid, next.message);
+        await this.writeStatus(cr, d, { kind: 'problem', reason: AnsibleReasons.invalid, message: next.message });
+        return {};
+      case 'no-service-account': {
+        const message = d.tenant === undefined ? 'no ServiceAccount configured' : missingServiceAccountMessage(d.tenant).replace('every Helm action', 'every Ansible run');
+        this.deps.events.emit(cr, 'Warning', AnsibleEventReasons.serviceAccountNotFound, message);
+        await this.writeStatus(cr, d, { kind: 'problem', reason: AnsibleReasons.serviceAccountNotFound, message });
+        throw new ReconcileFailure(AnsibleReasons.serviceAccountNotFound, message);
+      }
+      case 'current': {
+        let current = cr;
+        if (next.addFinalizer) current = await this.addFinalizer(current, d);
+        await this.writeStatus(current, d, { kind: 'current', readiness });
+        return requeue([next.nextRunInMs, d.target.recheckPeriodMs > 0 ? d.target.recheckPeriodMs : undefined]);
+      }
+      case 'run': {
+        let current = cr;
+        if (next.addFinalizer) current = await this.addFinalizer(current, d);
+        log.info({ trigger: next.trigger, why: next.why }, 'ansible run needed');
+        return this.runOnce(current, d, next.trigger, log, signal);
+      }
+      case 'run-finalizer':
+        return this.runOnce(cr, d, 'finalizer', log, signal);
+    }
+  }
+
+  private derive(cr: CustomResource): Derived {
+    const target = this.deps.target();
+    const parsed = parseAnsibleOptions(cr.metadata.annotations);
+    const namespace = cr.metadata.namespace ?? '';
+    const specDigest = cr.specSummary?.digest ?? summarizeSpec(cr.spec).digest;
+    const desiredInputs = runFingerprint({
+      specDigest,
+      annotations: target.source.watchAnnotationsChanges ? (cr.metadata.annotations ?? {}) : undefined,
+      kind: target.inputs,
+    });
+    const sa = target.serviceAccount;
+    const tenantNamespace = namespace === '' ? 'default' : namespace;
+    return {
+      target,
+      options: parsed.ok ? parsed.options : undefined,
+      problem: parsed.ok ? undefined : parsed.problems.join('; '),
+      desiredInputs,
+      record: this.recordOn(cr, target),
+      tenant: sa === undefined ? undefined : { namespace: tenantNamespace, serviceAccount: sa, user: serviceAccountUser(tenantNamespace, sa) },
+      confinement: { namespace: tenantNamespace, allowClusterScoped: target.allowClusterScoped, allowCrossNamespace: target.allowCrossNamespace },
+      namespace,
+    };
+  }
+
+  private recordOn(cr: CustomResource, target: AnsibleTarget): RunRecord | undefined {
+    if (target.bookkeeping === 'status') return recordOf((cr.status as Record<string, unknown> | undefined)?.['chartpilot']);
+    const raw = cr.metadata.annotations?.[RUN_RECORD_ANNOTATION];
+    if (raw === undefined) return undefined;
+    try {
+      return recordOf(JSON.parse(raw));
+    } catch {
+      return undefined;
+    }
+  }
+
+  private async serviceAccountMissing(tenant: Tenant | undefined): Promise<boolean> {
+    const lookup = this.deps.serviceAccounts;
+    if (tenant === undefined || lookup === undefined) return false;
+    return !(await lookup.exists(tenant.namespace, tenant.serviceAccount));
+  }
+
+  /**
+   * Readiness and drift of the recorded dependents, from the caches; what looks like drift there is
+   * confirmed with a fresh read (caches lag behind the run that just wrote). Without a baseline
+   * (after a restart) the cache's view becomes it: only a deleted dependent is drift then.
+   */
+  private async observeDependents(uid: string, d: Derived): Promise<{ drift: string[]; readiness: Readiness | undefined }> {
+    const view = this.deps.dependents;
+    const inventory = d.record?.inventory ?? [];
+    if (view === undefined || !d.target.watchDependentResources) return { drift: [], readiness: undefined };
+    if (inventory.length === 0) return { drift: [], readiness: d.record === undefined ? undefined : readinessOf([]) };
+    const cached = await view.cached(inventory, d.confinement);
+    if (cached === undefined) return { drift: [], readiness: undefined };
+    let objects = cached;
+    const baseline = this.baselines.get(uid);
+    let drift = driftOf(digests(objects), baseline);
+    if (drift.length > 0) {
+      objects = await view.fresh(inventory, d.confinement);
+      drift = driftOf(digests(objects), baseline);
+    }
+    if (baseline === undefined && uid !== '') this.baselines.set(uid, baselineOf(objects));
+    return { drift, readiness: readinessOf(objects.map((o) => ({ ...o.ref, live: o.live }))) };
+  }
+
+  private async addFinalizer(cr: CustomResource, d: Derived): Promise<CustomResource> {
+    const name = d.target.source.finalizer?.name;
+    if (name === undefined) return cr;
+    return this.deps.writer.setFinalizers(cr, [...(cr.metadata.finalizers ?? []), name]);
+  }
+
+  /** Writes the status keys chartpilot owns, only when they change; kinds without status keep only the record. */
+  private async writeStatus(cr: CustomResource, d: Derived, change: StatusChange): Promise<void> {
+    const now = new Date(this.deps.clock.now()).toISOString().replace(/\.\d{3}Z$/u, 'Z');
+    if (d.target.bookkeeping === 'annotation') {
+      const record = change.kind === 'ran' ? change.record : undefined;
+      if (record === undefined) return;
+      const text = canonicalJson(record);
+      if (cr.metadata.annotations?.[RUN_RECORD_ANNOTATION] !== text) await this.deps.writer.patchAnnotations(cr, { [RUN_RECORD_ANNOTATION]: text });
+      return;
+    }
+    const patch = statusPatch(cr.status, change, {
+      manageStatus: d.target.source.manageStatus,
+      generation: cr.metadata.generation,
+      now,
+      watchDependents: d.target.watchDependentResources,
+    });
+    if (patch !== undefined) await this.deps.writer.patchStatus(cr, patch);
+  }
+
+  /** Runs the role (or the finalizer) once and records the outcome in one status write. */
+  private async runOnce(cr: CustomResource, d: Derived, trigger: RunTrigger | 'finalizer', log: Logger, signal: AbortSignal | undefined): Promise<ReconcileOutcome> {
+    const { target } = d;
+    const deleting = trigger === 'finalizer';
+    const uid = cr.metadata.uid ?? '';
+    const full = await this.deps.writer.read(cr);
+    await this.writeStatus(full, d, { kind: 'running' });
+    const runnable: AnsibleRunnable = deleting ? (target.finalizerRunnable ?? finalizerRunnableOf(target.source) ?? target.source) : target.source;
+    const extra = deleting ? target.source.finalizer?.vars : undefined;
+    const started = this.deps.clock.now();
+    let outcome: RunOutcome;
+    let written: ReturnType<RunAccess['objects']> = [];
+    try {
+      const runtime = await this.deps.runtime();
+      const access = this.deps.proxy.openRun({
+        owner: { apiVersion: apiVersionOf(target.gvk), kind: target.gvk.kind, name: cr.metadata.name, namespace: d.namespace, uid },
+        confinement: d.confinement,
+        ...(d.tenant === undefined ? {} : { impersonate: d.tenant.user }),
+        injectOwnerRef: this.deps.settings.injectOwnerRef,
+        log,
+      });
+      try {
+        const s = this.deps.settings;
+        outcome = await this.deps.runs.run({
+          runtime,
+          runnable: { ...(runnable.role === undefined ? {} : { role: runnable.role }), ...(runnable.playbook === undefined ? {} : { playbook: runnable.playbook }) },
+          extraVars: this.deps.extraVars(full, target, extra),
+          kubeconfig: access.kubeconfig,
+          verbosity: d.options?.verbosity ?? s.verbosity,
+          extraArgs: s.extraArgs,
+          rolesPath: s.rolesPath,
+          collectionsPath: s.collectionsPath,
+          artifactsDir: join(s.artifactsDir, d.namespace === '' ? '_cluster' : d.namespace, cr.metadata.name),
+          maxArtifacts: target.source.maxRunnerArtifacts,
+          timeoutMs: s.timeoutMs,
+          ...(signal === undefined ? {} : { signal }),
+          secrets: secretsOf(full.spec),
+          onEvent: (e) => {
+            if (e.event === 'runner_on_failed') log.debug({ event: e.event }, 'task failed');
+          },
+        });
+        written = access.objects();
+      } finally {
+        access.close();
+      }
+    } catch (err) {
+      // The runtime is missing, or the run could not be set up: said on the CR, retried with backoff.
+      outcome = {
+        result: 'error',
+        stats: { ok: 0, changed: 0, skipped: 0, failures: 0 },
+        failedTasks: [],
+        requeueAfterMs: undefined,
+        statusWrittenByRole: false,
+        message: errorMessage(err),
+        durationMs: this.deps.clock.now() - started,
+      };
+    }
+    const succeeded = outcome.result === 'successful';
+    const seconds = outcome.durationMs / 1000;
+    this.deps.onRun?.({ trigger, succeeded, seconds });
+    log.info(
+      { trigger, result: outcome.result, ok: outcome.stats.ok, changed: outcome.stats.changed, failures: outcome.stats.failures, durationMs: Math.round(outcome.durationMs) },
+      'ansible run finished',
+    );
+
+    // The CR as it is now: the role may have written its status (k8s_status) or been deleted meanwhile.
+    const after = await this.deps.writer.read(cr).catch((err: unknown) => {
+      if (isGone(err)) return undefined;
+      throw err;
+    });
+    if (after === undefined) return {};
+    const now = this.deps.clock.now();
+    const inventory = nextInventory(d.record?.inventory ?? [], written);
+    let readiness: Readiness | undefined;
+    if (succeeded && d.target.watchDependentResources && this.deps.dependents !== undefined) {
+      // The baseline is what the run left, read fresh: caches may not show the run's writes yet.
+      const fresh = await this.deps.dependents.fresh(inventory, d.confinement);
+      if (uid !== '') this.baselines.set(uid, baselineOf(fresh));
+      readiness = readinessOf(fresh.map((o) => ({ ...o.ref, live: o.live })));
+    }
+    const runAgainAt = succeeded && outcome.requeueAfterMs !== undefined ? new Date(now + outcome.requeueAfterMs).toISOString() : undefined;
+    // Only a success records its inputs; a failure keeps the old ones (so it runs again), and the
+    // objects it made join the inventory (a later run that finds them unchanged writes nothing).
+    const record: RunRecord = succeeded
+      ? { inputs: d.desiredInputs, ranAt: new Date(now).toISOString(), ...(runAgainAt === undefined ? {} : { runAgainAt }), inventory }
+      : { inputs: d.record?.inputs ?? '', ranAt: d.record?.ranAt ?? '', ...(d.record?.runAgainAt === undefined ? {} : { runAgainAt: d.record.runAgainAt }), inventory };
+    const reason = succeeded ? AnsibleReasons.successful : failureReason(outcome);
+    const message = succeeded ? '' : failureMessage(outcome, this.deps.settings.timeoutMs);
+    const result = { ...outcome.stats, completion: completionTime(now) };
+    if (!(deleting && succeeded)) {
+      await this.writeStatus(after, d, { kind: 'ran', succeeded, reason, message, result, record, readiness });
+    }
+
+    if (outcome.result === 'canceled') {
+      // The operator is stopping: nothing to retry here; the next start runs it again (nothing was recorded).
+      log.info('the run was stopped with the operator; it runs again at the next start');
+      return {};
+    }
+    if (!succeeded) {
+      const eventReason = deleting ? AnsibleEventReasons.finalizerFailed : AnsibleEventReasons.runFailed;
+      const text = deleting
+        ? `${message}; the finalizer ${target.source.finalizer?.name ?? ''} stays until a run succeeds (fix the role, or annotate ${AnsibleAnnotations.skipFinalizer}="true" to let the resource go without it)`
+        : message;
+      this.deps.events.emit(after, 'Warning', eventReason, text);
+      throw new ReconcileFailure(reason, text);
+    }
+    if (deleting) {
+      const name = target.source.finalizer?.name ?? '';
+      await this.deps.writer.setFinalizers(after, (after.metadata.finalizers ?? []).filter((f) => f !== name));
+      this.forget(uid);
+      return {};
+    }
+    this.deps.events.emit(after, 'Normal', AnsibleEventReasons.runSuccessful, `ran ${describeRunnable(target.source)} (${trigger}): ok=${outcome.stats.ok} changed=${outcome.stats.changed} skipped=${outcome.stats.skipped}`);
+    const periodMs = d.options?.reconcilePeriodMs ?? target.runPeriodMs;
+    return requeue([outcome.requeueAfterMs, periodMs !== undefined && periodMs > 0 ? periodMs : undefined, target.recheckPeriodMs > 0 ? target.recheckPeriodMs : undefined]);
+  }
+}
+
+function digests(objects: readonly LiveObject[]): { ref: ObjectRef; content: string | undefined }[] {
+  return objects.map((o) => ({ ref: o.ref, content: o.live === undefined ? undefined : contentDigest(o.live) }));
+}
+
+function baselineOf(objects: readonly LiveObject[]): Map<string, string> {
+  const m = new Map<string, string>();
+  for (const o of objects) if (o.live !== undefined) m.set(refKey(o.ref), contentDigest(o.live));
+  return m;
+}
+
+function requeue(delays: readonly (number | undefined)[]): ReconcileOutcome {
+  const set = delays.filter((n): n is number => n !== undefined && n >= 0);
+  return set.length === 0 ? {} : { requeueAfterMs: Math.max(1, Math.min(...set)) };
+}
+
+/** A refusal by the proxy or RBAC reads as HTTP 403 / Forbidden in the task's error. */
+const FORBIDDEN = /\bforbidden\b|\b403\b/iu;
+
+export function failureReason(outcome: RunOutcome): string {
+  switch (outcome.result) {
+    case 'timeout':
+      return AnsibleReasons.timeout;
+    case 'error':
+      return AnsibleReasons.runError;
+    case 'canceled':
+      return AnsibleReasons.interrupted;
+    default:
+      return outcome.failedTasks.some((t) => FORBIDDEN.test(t.message)) || FORBIDDEN.test(outcome.message) ? AnsibleReasons.forbidden : AnsibleReasons.failed;
+  }
+}
+
+function failureMessage(outcome: RunOutcome, timeoutMs: number): string {
+  switch (outcome.result) {
+    case 'timeout':
+      return `the run did not end within ${Math.round(timeoutMs / 1000)}s (--ansible-run-timeout) and was killed; ${outcome.message}`.replace(/; $/u, '');
+    case 'canceled':
+      return 'the operator stopped during the run; it runs again when the operator is back';
+    default:
+      return outcome.message !== '' ? outcome.message : outcome.failedTasks.map((t) => `${t.task}: ${t.message}`).join('\n');
+  }
+}
+
+function describeRunnable(r: AnsibleRunnable): string {
+  return r.role !== undefined ? `role ${r.role}` : `playbook ${r.playbook ?? ''}`;
+}
+
+/** Every string of the spec worth redacting from messages (as the helm path redacts values). */
+export function secretsOf(spec: unknown): string[] {
+  const out = new Set<string>();
+  const stack: unknown[] = [spec];
+  let budget = 10_000;
+  while (stack.length > 0 && budget-- > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string') {
+      if (v.length >= 4) out.add(v);
+    } else if (Array.isArray(v)) stack.push(...(v as unknown[]));
+    else if (typeof v === 'object' && v !== null) stack.push(...Object.values(v));
+  }
+  return [...out];
+}
+
+function isGone(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { reason?: unknown }).reason === 'NotFound';
+}

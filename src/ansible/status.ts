@@ -1,0 +1,204 @@
+/**
+ * An Ansible kind's status as a pure function of the current one and what the reconcile did.
+ * Conditions are ansible-operator's (`Running`, `Successful`, `Failure`, with `ansibleResult`),
+ * so dashboards and `kubectl wait` written for it keep working; chartpilot adds `Ready`
+ * (kstatus-style, from the objects the runs created), `observedGeneration`, and its bookkeeping
+ * under `status.chartpilot` (the last run's inputs, time and inventory), which is what lets a
+ * converged CR run nothing after a restart.
+ *
+ * Only the keys chartpilot owns are returned (a patch): a role writes status too (k8s_status),
+ * and a write of ours must never undo one of its.
+ */
+import { canonicalJson } from '../lib/json.js';
+import type { CrStatus, ObjectRef, Readiness } from '../reconcile/model.js';
+import type { RunRecord } from './plan.js';
+
+/** ansible-operator's condition types, reasons and messages (internal/ansible/controller/status). */
+export const AnsibleConditions = {
+  running: 'Running',
+  successful: 'Successful',
+  failure: 'Failure',
+  /** chartpilot's own: the objects the runs created are up (as for chart kinds). */
+  ready: 'Ready',
+} as const;
+
+export const AnsibleReasons = {
+  running: 'Running',
+  successful: 'Successful',
+  failed: 'Failed',
+  /** chartpilot: the run was killed after --ansible-run-timeout. */
+  timeout: 'RunTimeout',
+  /** chartpilot: ansible-runner could not start or the role could not be read. */
+  runError: 'RunError',
+  /** chartpilot: a write of the run was refused (confinement or the tenant's RBAC). */
+  forbidden: 'Forbidden',
+  /** chartpilot: the operator stopped during the run; it runs again when the operator is back. */
+  interrupted: 'Interrupted',
+  /** chartpilot: the CR cannot be reconciled as it is (an annotation). */
+  invalid: 'InvalidAnnotation',
+  serviceAccountNotFound: 'ServiceAccountNotFound',
+} as const;
+
+const RUNNING_MESSAGE = 'Running reconciliation';
+const AWAITING_MESSAGE = 'Awaiting next reconciliation';
+const SUCCESSFUL_MESSAGE = 'Last reconciliation succeeded';
+
+/** ansible-operator's `ansibleResult` on the Running (success) or Failure condition. */
+export interface AnsibleResult {
+  readonly ok: number;
+  readonly changed: number;
+  readonly skipped: number;
+  readonly failures: number;
+  /** When the run ended, as ansible-operator writes it (`2006-01-02T15:04:05.99999999+00:00`). */
+  readonly completion: string;
+}
+
+export interface AnsibleCondition {
+  readonly type: string;
+  readonly status: 'True' | 'False' | 'Unknown';
+  readonly reason: string;
+  readonly message: string;
+  readonly lastTransitionTime: string;
+  readonly ansibleResult?: AnsibleResult;
+}
+
+export type StatusChange =
+  /** A run starts (one write per run, as ansible-operator's markRunning). */
+  | { readonly kind: 'running' }
+  | {
+      readonly kind: 'ran';
+      readonly succeeded: boolean;
+      readonly reason: string;
+      readonly message: string;
+      readonly result: AnsibleResult | undefined;
+      /** The new record (success); a failure keeps the old one, so the run is retried. */
+      readonly record: RunRecord | undefined;
+      readonly readiness: Readiness | undefined;
+    }
+  /** No run: readiness and inventory as they are now. */
+  | { readonly kind: 'current'; readonly readiness: Readiness | undefined }
+  | { readonly kind: 'problem'; readonly reason: string; readonly message: string };
+
+export interface StatusContext {
+  readonly manageStatus: boolean;
+  readonly generation: number | undefined;
+  /** RFC 3339 seconds (`2026-01-02T03:04:05Z`). */
+  readonly now: string;
+  /** Whether readiness is tracked at all (watchDependentResources). */
+  readonly watchDependents: boolean;
+}
+
+/** metav1.Condition allows 32 KiB; failed tasks rarely need more than a few lines. */
+const MAX_MESSAGE = 8_000;
+
+function clip(message: string): string {
+  return message.length <= MAX_MESSAGE ? message : `${message.slice(0, MAX_MESSAGE - 14)}… (truncated)`;
+}
+
+/** The bookkeeping record a status holds, if it holds a readable one. */
+export function recordOf(holder: unknown): RunRecord | undefined {
+  if (typeof holder !== 'object' || holder === null) return undefined;
+  const r = holder as Record<string, unknown>;
+  if (typeof r['inputs'] !== 'string' || typeof r['ranAt'] !== 'string') return undefined;
+  const inventory = Array.isArray(r['inventory']) ? r['inventory'].filter(isObjectRef) : [];
+  return {
+    inputs: r['inputs'],
+    ranAt: r['ranAt'],
+    ...(typeof r['runAgainAt'] === 'string' ? { runAgainAt: r['runAgainAt'] } : {}),
+    inventory,
+  };
+}
+
+function isObjectRef(v: unknown): v is ObjectRef {
+  if (typeof v !== 'object' || v === null) return false;
+  const o = v as Record<string, unknown>;
+  return typeof o['apiVersion'] === 'string' && typeof o['kind'] === 'string' && typeof o['name'] === 'string' && (o['namespace'] === undefined || typeof o['namespace'] === 'string');
+}
+
+/**
+ * The status keys chartpilot writes after `change`, or undefined when they would not change
+ * (an idle reconcile writes nothing). With manageStatus: false only `chartpilot` is written.
+ */
+export function statusPatch(current: CrStatus | undefined, change: StatusChange, ctx: StatusContext): Record<string, unknown> | undefined {
+  const patch: Record<string, unknown> = {};
+  const record = change.kind === 'ran' ? change.record : undefined;
+  if (record !== undefined) patch['chartpilot'] = record;
+  if (ctx.manageStatus) {
+    const conditions = nextConditions(readConditions(current), change, ctx);
+    patch['conditions'] = conditions;
+    if (ctx.generation !== undefined && change.kind !== 'running') patch['observedGeneration'] = ctx.generation;
+  }
+  const unchanged = Object.entries(patch).every(([k, v]) => canonicalJson(v) === canonicalJson((current as Record<string, unknown> | undefined)?.[k]));
+  return unchanged ? undefined : patch;
+}
+
+function readConditions(status: CrStatus | undefined): AnsibleCondition[] {
+  const list = (status as { conditions?: unknown } | undefined)?.conditions;
+  return Array.isArray(list) ? (list.filter((c) => typeof c === 'object' && c !== null && typeof (c as { type?: unknown }).type === 'string') as AnsibleCondition[]) : [];
+}
+
+function nextConditions(current: readonly AnsibleCondition[], change: StatusChange, ctx: StatusContext): AnsibleCondition[] {
+  let conditions = [...current];
+  const set = (type: string, status: AnsibleCondition['status'], reason: string, message: string, result?: AnsibleResult): void => {
+    const existing = conditions.find((c) => c.type === type);
+    const next: AnsibleCondition = {
+      type,
+      status,
+      reason,
+      message: clip(message),
+      lastTransitionTime: existing !== undefined && existing.status === status ? existing.lastTransitionTime : ctx.now,
+      ...(result === undefined ? {} : { ansibleResult: result }),
+    };
+    conditions = existing === undefined ? [...conditions, next] : conditions.map((c) => (c.type === type ? next : c));
+  };
+  const get = (type: string): AnsibleCondition | undefined => conditions.find((c) => c.type === type);
+  const setReady = (readiness: Readiness | undefined): void => {
+    if (!ctx.watchDependents) set(AnsibleConditions.ready, 'Unknown', 'ReadinessNotTracked', 'readiness is not tracked: dependent resources are not watched (watchDependentResources: false)');
+    else if (readiness === undefined) return;
+    else set(AnsibleConditions.ready, readiness.ready ? 'True' : 'False', readiness.reason, readiness.message);
+  };
+
+  switch (change.kind) {
+    case 'running': {
+      // As ansible-operator's markRunning: Successful turns False (keeping its reason), Running is True.
+      const successful = get(AnsibleConditions.successful);
+      if (successful !== undefined) set(successful.type, 'False', successful.reason, successful.message);
+      set(AnsibleConditions.running, 'True', AnsibleReasons.running, RUNNING_MESSAGE);
+      break;
+    }
+    case 'ran':
+      if (change.succeeded) {
+        set(AnsibleConditions.running, 'True', AnsibleReasons.successful, AWAITING_MESSAGE, change.result);
+        set(AnsibleConditions.successful, 'True', AnsibleReasons.successful, SUCCESSFUL_MESSAGE);
+        set(AnsibleConditions.failure, 'False', '', '');
+      } else {
+        const running = get(AnsibleConditions.running);
+        set(AnsibleConditions.running, 'False', running?.reason ?? change.reason, running?.message ?? '');
+        set(AnsibleConditions.failure, 'True', change.reason, change.message, change.result);
+        set(AnsibleConditions.successful, 'False', '', '');
+      }
+      setReady(change.readiness);
+      break;
+    case 'current':
+      setReady(change.readiness);
+      break;
+    case 'problem': {
+      // ansible-operator's markError: Running and Successful False, Failure True.
+      for (const type of [AnsibleConditions.running, AnsibleConditions.successful]) {
+        const c = get(type);
+        if (c !== undefined) set(type, 'False', c.reason, c.message);
+      }
+      set(AnsibleConditions.failure, 'True', change.reason, change.message);
+      break;
+    }
+  }
+  return conditions;
+}
+
+/** ansible-operator's completion time format (Go `2006-01-02T15:04:05.99999999+00:00`). */
+export function completionTime(ms: number): string {
+  const iso = new Date(ms).toISOString(); // 2026-01-02T03:04:05.678Z
+  const [secs, frac = '000Z'] = iso.split('.');
+  const digits = frac.replace('Z', '').replace(/0+$/u, '');
+  return `${secs ?? ''}${digits === '' ? '' : `.${digits}`}+00:00`;
+}
