@@ -212,7 +212,7 @@ export class AnsibleReconciler {
   }
 
   private recordOn(cr: CustomResource, target: AnsibleTarget): RunRecord | undefined {
-    if (target.bookkeeping === 'status') return recordOf((cr.status as Record<string, unknown> | undefined)?.['chartpilot']);
+    if (target.bookkeeping === 'status') return recordOf(cr.status?.['chartpilot']);
     const raw = cr.metadata.annotations?.[RUN_RECORD_ANNOTATION];
     if (raw === undefined) return undefined;
     try {
@@ -450,7 +450,7 @@ export function secretsOf(spec: unknown): string[] {
     if (typeof v === 'string') {
       if (v.length >= 4) out.add(v);
     } else if (Array.isArray(v)) stack.push(...(v as unknown[]));
-    else if (typeof v === 'object' && v !== null) stack.push(...Object.values(v));
+    else if (typeof v === 'object' && v !== null) stack.push(...Object.values(v as Record<string, unknown>));
   }
   return [...out];
 }

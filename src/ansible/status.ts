@@ -128,7 +128,7 @@ export function statusPatch(current: CrStatus | undefined, change: StatusChange,
     patch['conditions'] = conditions;
     if (ctx.generation !== undefined && change.kind !== 'running') patch['observedGeneration'] = ctx.generation;
   }
-  const unchanged = Object.entries(patch).every(([k, v]) => canonicalJson(v) === canonicalJson((current as Record<string, unknown> | undefined)?.[k]));
+  const unchanged = Object.entries(patch).every(([k, v]) => canonicalJson(v) === canonicalJson(current?.[k]));
   return unchanged ? undefined : patch;
 }
 

@@ -63,11 +63,33 @@ export interface RunOptions {
   readonly metricsCertificate: { readonly dir: string; readonly certName: string; readonly keyName: string } | undefined;
   /** operator-sdk `--enable-http2`: offer h2 on the HTTPS metrics server. */
   readonly enableHttp2: boolean;
+  /** Ansible kinds: ansible-operator's run flags (see AnsibleRunOptions). */
+  readonly ansible: AnsibleRunOptions;
+  /** `--graceful-shutdown-timeout`: how long running helm calls and Ansible runs may finish on shutdown before they are stopped. */
+  readonly gracefulShutdownTimeoutMs: number;
   /**
    * Flags given that operator-sdk knows but that change nothing here (e.g. `--zap-encoder`);
    * the caller should log them once so nobody believes they took effect.
    */
   readonly ignoredFlags: readonly string[];
+}
+
+/** ansible-operator `run`'s flags, with its meanings. */
+export interface AnsibleRunOptions {
+  /** `--ansible-verbosity` (0-7, default 2); a CR's verbosity annotation wins. */
+  readonly verbosity: number;
+  /** `--ansible-roles-path`: colon-separated; also where watches.yaml roles are looked for (ANSIBLE_ROLES_PATH). */
+  readonly rolesPath: readonly string[];
+  /** `--ansible-collections-path`: colon-separated, before the runtime's own collections. */
+  readonly collectionsPath: readonly string[];
+  /** `--ansible-args`: extra ansible-runner arguments, split at white space. */
+  readonly args: readonly string[];
+  /** `--inject-owner-ref` (default true): objects a run creates get an ownerReference to the CR. */
+  readonly injectOwnerRef: boolean;
+  /** `--proxy-port` (default 8888): the runs' API proxy on loopback; 0 = any free port. */
+  readonly proxyPort: number;
+  /** `--ansible-run-timeout` (chartpilot): each run is killed after this long and reported. */
+  readonly runTimeoutMs: number;
 }
 
 export type ParseRunResult =
@@ -247,6 +269,33 @@ const RUN_FLAGS = [
     ignored: true,
     help: 'Accepted for operator-sdk compatibility; no effect',
   },
+  {
+    name: 'graceful-shutdown-timeout',
+    type: 'string',
+    placeholder: 'duration',
+    default: '20s',
+    help: 'On SIGTERM, how long running helm calls and Ansible runs may take to finish before they are stopped (ansible-operator default 30s; 20s stays within the pod grace period)',
+  },
+  { name: 'ansible-verbosity', type: 'string', placeholder: 'int', default: '2', help: 'Ansible kinds: run verbosity 0-7 (a resource annotation ansible.sdk.operatorframework.io/verbosity wins)' },
+  { name: 'ansible-roles-path', type: 'string', placeholder: 'paths', default: '', defaultHelp: 'roles/ next to the watches file', help: 'Ansible kinds: colon-separated roles paths (ANSIBLE_ROLES_PATH)' },
+  {
+    name: 'ansible-collections-path',
+    type: 'string',
+    placeholder: 'paths',
+    default: '',
+    defaultHelp: "the Ansible runtime's collections",
+    help: 'Ansible kinds: colon-separated collections paths, looked at before the runtime\'s own',
+  },
+  { name: 'ansible-args', type: 'string', placeholder: 'args', default: '', help: 'Ansible kinds: extra ansible-runner arguments, separated by spaces' },
+  { name: 'inject-owner-ref', type: 'boolean', default: true, help: "Ansible kinds: objects a run creates in the resource's namespace get an ownerReference to it" },
+  { name: 'proxy-port', type: 'string', placeholder: 'int', default: '8888', help: "Ansible kinds: port of the runs' API proxy on 127.0.0.1; 0 picks a free one" },
+  {
+    name: 'ansible-run-timeout',
+    type: 'string',
+    placeholder: 'duration',
+    default: '10m',
+    help: 'Ansible kinds: kill a run that takes longer than this Go duration and report it on the resource',
+  },
   { name: 'help', type: 'boolean', short: 'h', help: 'Show this help' },
 ] as const satisfies readonly FlagDef[];
 
@@ -343,6 +392,9 @@ function readRunOptions(f: Flags, env: Env, problems: string[]): RunOptions {
   const kubeconfig = f.string('kubeconfig');
   if (kubeconfig === '') problems.push('--kubeconfig is empty; give a kubeconfig path or leave the flag out');
 
+  const gracefulShutdownTimeoutMs = duration(f, 'graceful-shutdown-timeout', true, problems);
+  const ansible = readAnsibleOptions(f, problems);
+
   const watchNamespaces = readWatchNamespaces(env[WATCH_NAMESPACE.name], problems);
   const helmBinText = env[HELM_BIN.name]?.trim();
   const helmBin = helmBinText === undefined || helmBinText === '' ? HELM_BIN.default : helmBinText;
@@ -372,7 +424,27 @@ function readRunOptions(f: Flags, env: Env, problems: string[]): RunOptions {
     metricsRequireRbac,
     metricsCertificate,
     enableHttp2: f.boolean('enable-http2'),
+    ansible,
+    gracefulShutdownTimeoutMs,
     ignoredFlags,
+  };
+}
+
+function readAnsibleOptions(f: Flags, problems: string[]): AnsibleRunOptions {
+  const verbosityText = f.defaulted('ansible-verbosity');
+  if (!/^[0-7]$/u.test(verbosityText)) problems.push(`--ansible-verbosity is "${verbosityText}"; expected a whole number from 0 to 7`);
+  const portText = f.defaulted('proxy-port');
+  const port = Number(portText);
+  if (!/^\d+$/u.test(portText) || port > 65535) problems.push(`--proxy-port is "${portText}"; expected a port number (0-65535; 0 picks a free one)`);
+  const paths = (name: 'ansible-roles-path' | 'ansible-collections-path'): string[] => f.defaulted(name).split(':').filter((p) => p !== '');
+  return {
+    verbosity: /^[0-7]$/u.test(verbosityText) ? Number(verbosityText) : 2,
+    rolesPath: paths('ansible-roles-path'),
+    collectionsPath: paths('ansible-collections-path'),
+    args: f.defaulted('ansible-args').split(/\s+/u).filter((a) => a !== ''),
+    injectOwnerRef: f.boolean('inject-owner-ref'),
+    proxyPort: Number.isSafeInteger(port) && port <= 65535 ? port : 8888,
+    runTimeoutMs: duration(f, 'ansible-run-timeout', false, problems),
   };
 }
 

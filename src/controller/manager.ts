@@ -265,7 +265,7 @@ export class Manager {
     const current = { entry, target: await this.ansibleTargetFor(entry, bookkeeping) };
     const gvkLabel = ansibleGvkLabel(entry);
     const reconciler = new AnsibleReconciler({
-      target: () => current.target as AnsibleTarget,
+      target: () => current.target,
       runs: engine.runs,
       proxy: engine.proxy,
       extraVars: engine.extraVars,

@@ -17,11 +17,11 @@ const LAYERS = ['lib', 'reconcile', 'config', 'kube', 'registry', 'helm', 'depen
 
 /**
  * The Ansible engine sits beside the layers rather than in their line: it uses the shared core
- * (kube, confinement and names, lib, logs and metrics servers, config types) and only the
- * wiring (controller, cli) uses it; Helm, registries and the chart path's dependents stay apart.
+ * (kube, confinement and names, lib, logs and metrics servers, config types, the dependents'
+ * watcher and readiness) and only the wiring (controller, cli) uses it; Helm and registries stay apart.
  */
 const ANSIBLE = 'ansible';
-const ANSIBLE_MAY_IMPORT = ['ansible', 'lib', 'reconcile', 'config', 'kube', 'observe'];
+const ANSIBLE_MAY_IMPORT = ['ansible', 'lib', 'reconcile', 'config', 'kube', 'observe', 'dependents'];
 const ANSIBLE_IMPORTED_BY = ['ansible', 'controller', 'cli'];
 /** Single modules src/ansible may use beyond those folders: where the project's cache directory is decided. */
 const ANSIBLE_MAY_ALSO_IMPORT = ['helm/find-helm.ts'];

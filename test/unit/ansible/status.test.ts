@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { completionTime, recordOf, statusPatch, type AnsibleCondition, type StatusContext } from '../../../src/ansible/status.js';
+import type { CrStatus } from '../../../src/reconcile/model.js';
+
+const CTX: StatusContext = { manageStatus: true, generation: 3, now: '2026-01-01T10:00:00Z', watchDependents: true };
+const RESULT = { ok: 3, changed: 1, skipped: 0, failures: 0, completion: '2026-01-01T10:00:00.5+00:00' };
+const RECORD = { inputs: 'fp', ranAt: '2026-01-01T10:00:00.000Z', inventory: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'web' }] };
+const READY = { ready: true, failed: false, reason: 'AllResourcesReady', message: 'all 1 resource is ready' };
+
+function cond(status: CrStatus | Record<string, unknown> | undefined, type: string): AnsibleCondition | undefined {
+  return ((status as { conditions?: AnsibleCondition[] } | undefined)?.conditions ?? []).find((c) => c.type === type);
+}
+
+describe('statusPatch (ansible-operator conditions, chartpilot Ready and record)', () => {
+  it('a successful run: Running/Successful with ansibleResult, Successful True, Failure False, Ready, record, observedGeneration', () => {
+    const p = statusPatch(undefined, { kind: 'ran', succeeded: true, reason: 'Successful', message: '', result: RESULT, record: RECORD, readiness: READY }, CTX);
+    assert.ok(p);
+    assert.deepEqual(cond(p, 'Running'), {
+      type: 'Running',
+      status: 'True',
+      reason: 'Successful',
+      message: 'Awaiting next reconciliation',
+      lastTransitionTime: CTX.now,
+      ansibleResult: RESULT,
+    });
+    assert.equal(cond(p, 'Successful')?.status, 'True');
+    assert.equal(cond(p, 'Successful')?.message, 'Last reconciliation succeeded');
+    assert.equal(cond(p, 'Failure')?.status, 'False');
+    assert.equal(cond(p, 'Ready')?.status, 'True');
+    assert.deepEqual(p['chartpilot'], RECORD);
+    assert.equal(p['observedGeneration'], 3);
+  });
+
+  it('a failed run: Failure True with the message, Running and Successful False; the old record stays', () => {
+    const before = statusPatch(undefined, { kind: 'ran', succeeded: true, reason: 'Successful', message: '', result: RESULT, record: RECORD, readiness: READY }, CTX) as CrStatus;
+    const failed = { ...RESULT, failures: 1 };
+    const p = statusPatch(before, { kind: 'ran', succeeded: false, reason: 'Failed', message: 'create configmap: boom', result: failed, record: undefined, readiness: undefined }, { ...CTX, now: '2026-01-01T10:05:00Z' });
+    assert.ok(p);
+    assert.equal(cond(p, 'Failure')?.status, 'True');
+    assert.equal(cond(p, 'Failure')?.reason, 'Failed');
+    assert.equal(cond(p, 'Failure')?.message, 'create configmap: boom');
+    assert.deepEqual(cond(p, 'Failure')?.ansibleResult, failed);
+    assert.equal(cond(p, 'Running')?.status, 'False');
+    assert.equal(cond(p, 'Successful')?.status, 'False');
+    assert.equal(p['chartpilot'], undefined, 'no record written: the run is retried');
+  });
+
+  it('the next success clears the failure', () => {
+    const failedStatus = { conditions: [{ type: 'Failure', status: 'True', reason: 'Failed', message: 'x', lastTransitionTime: 't0' }] } as unknown as CrStatus;
+    const p = statusPatch(failedStatus, { kind: 'ran', succeeded: true, reason: 'Successful', message: '', result: RESULT, record: RECORD, readiness: READY }, CTX);
+    assert.equal(cond(p, 'Failure')?.status, 'False');
+    assert.equal(cond(p, 'Failure')?.message, '');
+  });
+
+  it('running: Running True reason Running, Successful turns False', () => {
+    const before = { conditions: [{ type: 'Successful', status: 'True', reason: 'Successful', message: 'Last reconciliation succeeded', lastTransitionTime: 't0' }] } as unknown as CrStatus;
+    const p = statusPatch(before, { kind: 'running' }, CTX);
+    assert.equal(cond(p, 'Running')?.reason, 'Running');
+    assert.equal(cond(p, 'Running')?.status, 'True');
+    assert.equal(cond(p, 'Successful')?.status, 'False');
+  });
+
+  it('writes nothing when nothing changed (an idle reconcile)', () => {
+    const done = statusPatch(undefined, { kind: 'ran', succeeded: true, reason: 'Successful', message: '', result: RESULT, record: RECORD, readiness: READY }, CTX) as CrStatus;
+    assert.equal(statusPatch(done, { kind: 'current', readiness: READY }, { ...CTX, now: '2026-01-01T11:00:00Z' }), undefined);
+    const notReady = { ready: false, failed: false, reason: 'DeploymentNotAvailable', message: 'Deployment web: 0/1' };
+    assert.equal(cond(statusPatch(done, { kind: 'current', readiness: notReady }, CTX), 'Ready')?.status, 'False');
+  });
+
+  it('manageStatus: false writes only the record, never conditions', () => {
+    const p = statusPatch(undefined, { kind: 'ran', succeeded: true, reason: 'Successful', message: '', result: RESULT, record: RECORD, readiness: READY }, { ...CTX, manageStatus: false });
+    assert.deepEqual(p, { chartpilot: RECORD });
+    assert.equal(statusPatch(undefined, { kind: 'running' }, { ...CTX, manageStatus: false }), undefined);
+  });
+
+  it('a problem: Failure True with its reason', () => {
+    const p = statusPatch(undefined, { kind: 'problem', reason: 'InvalidAnnotation', message: 'bad' }, CTX);
+    assert.equal(cond(p, 'Failure')?.reason, 'InvalidAnnotation');
+  });
+
+  it('keeps lastTransitionTime while a condition keeps its status', () => {
+    const first = statusPatch(undefined, { kind: 'ran', succeeded: true, reason: 'Successful', message: '', result: RESULT, record: RECORD, readiness: READY }, CTX) as CrStatus;
+    const again = statusPatch(first, { kind: 'ran', succeeded: true, reason: 'Successful', message: '', result: { ...RESULT, ok: 4 }, record: RECORD, readiness: READY }, { ...CTX, now: '2026-01-01T12:00:00Z' });
+    assert.equal(cond(again, 'Successful')?.lastTransitionTime, CTX.now);
+  });
+});
+
+describe('recordOf and completionTime', () => {
+  it('reads a record back, and nothing from garbage', () => {
+    assert.deepEqual(recordOf(RECORD), RECORD);
+    assert.equal(recordOf({ inputs: 1 }), undefined);
+    assert.equal(recordOf('x'), undefined);
+    assert.deepEqual(recordOf({ ...RECORD, inventory: [{ kind: 'x' }, ...RECORD.inventory] })?.inventory, RECORD.inventory);
+  });
+  it('formats completion as ansible-operator does', () => {
+    assert.equal(completionTime(Date.parse('2026-01-01T10:00:00.500Z')), '2026-01-01T10:00:00.5+00:00');
+    assert.equal(completionTime(Date.parse('2026-01-01T10:00:00.000Z')), '2026-01-01T10:00:00+00:00');
+  });
+});
