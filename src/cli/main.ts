@@ -20,12 +20,6 @@ Usage:
 
 Exit codes: 0 ok, 1 internal error, 2 bad flags or watches.yaml, 3 cluster/CRD/RBAC/helm/port/certificate not ready.`;
 
-/**
- * How long running helm calls may take to finish after SIGTERM. Then they are stopped: SIGTERM to
- * helm, SIGKILL after KILL_GRACE_MS (5 s). Both together stay under the pod's default grace period
- * (30 s), so the operator, not the kubelet, ends helm and can still release the Lease.
- */
-const SHUTDOWN_GRACE_MS = 20_000;
 /** After `run` has finished, how long leftovers may keep the process alive. */
 const EXIT_GRACE_MS = 1_000;
 
@@ -48,6 +42,8 @@ async function run(argv: readonly string[]): Promise<number> {
   const o = parsed.options;
   // client-node and helm both read KUBECONFIG, so one setting serves both.
   if (o.kubeconfig !== undefined) process.env.KUBECONFIG = o.kubeconfig;
+  // As ansible-operator: --ansible-roles-path is ANSIBLE_ROLES_PATH, where watches.yaml roles are looked for.
+  if (o.ansible.rolesPath.length > 0) process.env.ANSIBLE_ROLES_PATH = o.ansible.rolesPath.join(':');
 
   const stop = new AbortController();
   let signals = 0;
@@ -73,7 +69,8 @@ async function run(argv: readonly string[]): Promise<number> {
         watchNamespaces: o.watchNamespaces,
         helmBin: o.helmBin,
         logLevel: o.logLevel,
-        shutdownGraceMs: SHUTDOWN_GRACE_MS,
+        shutdownGraceMs: o.gracefulShutdownTimeoutMs,
+        ansible: o.ansible,
         metricsBindAddress: o.metricsBindAddress,
         metricsMaxConnections: o.metricsMaxConnections,
         healthProbeBindAddress: o.healthProbeBindAddress,

@@ -32,7 +32,7 @@ import type { KubeClient } from '../kube/rest.js';
 import { createLogger, type LogLevel } from '../observe/logger.js';
 import { OperatorMetrics } from '../observe/metrics.js';
 import { startServers, type Servers } from '../observe/servers.js';
-import type { BindAddress } from './args.js';
+import type { AnsibleRunOptions, BindAddress } from './args.js';
 import { ExitCode } from '../lib/exit-codes.js';
 import { DEFAULT_SEAL_KEY_SECRET, loadSealKey, SealKeyError } from '../helm/seal-key.js';
 import { adoptReleases, defaultOperatorNamespace } from './adopt.js';
@@ -52,8 +52,15 @@ export interface RunConfig {
   readonly watchNamespaces: readonly string[];
   readonly helmBin: string;
   readonly logLevel: LogLevel;
-  /** How long running helm calls may take to finish on shutdown. */
+  /**
+   * `--graceful-shutdown-timeout`: how long running helm calls and Ansible runs may take to finish
+   * on shutdown. Then they are stopped: SIGTERM, SIGKILL 5 s later. The default (20 s) and the kill
+   * grace stay under the pod's default grace period (30 s), so the operator, not the kubelet, ends
+   * them and can still release the Lease.
+   */
   readonly shutdownGraceMs: number;
+  /** ansible-operator's run flags, for Ansible kinds. */
+  readonly ansible?: AnsibleRunOptions | undefined;
   /** `--metrics-bind-address`; undefined = no metrics server. */
   readonly metricsBindAddress?: BindAddress | undefined;
   /** `--metrics-max-connections`; undefined = the server's default. */

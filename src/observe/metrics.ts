@@ -73,9 +73,27 @@ export class OperatorMetrics {
   private readonly kubeRequests: Counter<'method' | 'code'>;
   private readonly kubeDuration: Histogram<'method'>;
   private readonly resourceCreatedAt: Gauge<'name' | 'namespace' | 'group' | 'version' | 'kind'>;
+  private readonly ansibleResults: Gauge<'GVK' | 'result'>;
+  private readonly ansibleReconciles: Histogram<'GVK'>;
+  private readonly ansibleRuns: Counter<'GVK' | 'trigger' | 'result'>;
 
   constructor(opts: OperatorMetricsOptions) {
     const registers = [this.registry];
+    // ansible-operator's (internal/ansible/metrics): a gauge that only counts up, and the time of
+    // each run (its "reconcile" is always a run; chartpilot's reconciles without a run are not in it).
+    this.ansibleResults = new Gauge({
+      name: 'ansible_operator_reconcile_result',
+      help: 'Gauge of reconciles and their results.',
+      labelNames: ['GVK', 'result'],
+      registers,
+    });
+    this.ansibleReconciles = new Histogram({ name: 'ansible_operator_reconciles', help: 'How long in seconds a reconcile takes.', labelNames: ['GVK'], registers });
+    this.ansibleRuns = new Counter({
+      name: 'chartpilot_ansible_runs_total',
+      help: 'Ansible runs by what triggered them (first, inputs-changed, drift, requeue-after, period, finalizer) and result',
+      labelNames: ['GVK', 'trigger', 'result'],
+      registers,
+    });
     this.reconcileTotal = new Counter({
       name: 'controller_runtime_reconcile_total',
       help: 'Total number of reconciliations per controller',
@@ -258,6 +276,13 @@ export class OperatorMetrics {
   /** A watched CR is gone (or no longer watched): its series goes too. */
   resourceGone(r: WatchedResource): void {
     this.resourceCreatedAt.remove(resourceLabels(r));
+  }
+
+  /** One Ansible run ended; `gvk` as ansible-operator labels it (`group/version, Kind=Kind`). */
+  ansibleRun(gvk: string, run: { readonly trigger: string; readonly succeeded: boolean; readonly seconds: number }): void {
+    this.ansibleResults.inc({ GVK: gvk, result: run.succeeded ? 'succeeded' : 'failed' });
+    this.ansibleReconciles.observe({ GVK: gvk }, run.seconds);
+    this.ansibleRuns.inc({ GVK: gvk, trigger: run.trigger, result: run.succeeded ? 'succeeded' : 'failed' });
   }
 
   leader(name: string, isLeader: boolean): void {
