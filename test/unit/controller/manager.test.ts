@@ -353,3 +353,75 @@ describe('Manager: charts from registries', () => {
     await s.manager.stop(0);
   });
 });
+
+describe('Manager: Ansible kinds', () => {
+  const ansibleSource = {
+    role: '/roles/webapp',
+    vars: {},
+    finalizer: undefined,
+    manageStatus: true,
+    watchClusterScopedResources: false,
+    snakeCaseParameters: true,
+    watchAnnotationsChanges: false,
+    markUnsafe: false,
+    blacklist: [],
+    maxRunnerArtifacts: 20,
+  };
+  const engine = (digests: string[]) => ({
+    runs: { run: () => Promise.reject(new Error('not run in this test')) },
+    proxy: { openRun: () => { throw new Error('not run in this test'); } },
+    extraVars: () => ({}),
+    runtime: () => Promise.reject(new Error('not run in this test')),
+    settings: { verbosity: 2, extraArgs: [], rolesPath: [], collectionsPath: [], injectOwnerRef: true, timeoutMs: 60_000, artifactsDir: '/tmp/a' },
+    digest: (r: { role?: string | undefined }) => {
+      digests.push(r.role ?? '');
+      return Promise.resolve(`digest-${String(digests.length)}`);
+    },
+  });
+
+  function ansibleSetup(withEngine: boolean, digests: string[] = []) {
+    const built: RecordingController[] = [];
+    const manager = new Manager({
+      client: new EmptyApi(),
+      masterKey: Buffer.alloc(32, 7),
+      helm: new HelmWorld().helm,
+      events: new RecordingEvents(),
+      log: pino({ level: 'silent' }),
+      watchNamespaces: ['ns1'],
+      defaultReconcilePeriodMs: DEFAULT_PERIOD_MS,
+      defaultConcurrency: DEFAULT_CONCURRENCY,
+      helmTimeoutMs: 300_000,
+      historyMax: 10,
+      processStartedAt: 0,
+      createController: (o) => {
+        const c = new RecordingController(o);
+        built.push(c);
+        return c;
+      },
+      ...(withEngine ? { ansible: engine(digests) } : {}),
+    });
+    return { manager, built, digests };
+  }
+
+  it('gives an Ansible entry the Ansible reconciler, digesting its role (never a chart at "")', async () => {
+    const s = ansibleSetup(true);
+    await s.manager.add(watchEntry('WebApp', { chartPath: '', ansible: ansibleSource }), webApps);
+    const c = only(s.built);
+    assert.equal(c.options.reconciler.constructor.name, 'AnsibleReconciler');
+    assert.deepEqual(s.digests, ['/roles/webapp']);
+    assert.equal(c.options.concurrency, DEFAULT_CONCURRENCY);
+  });
+
+  it('a changed role re-checks every CR of the kind; an unchanged one none', async () => {
+    const s = ansibleSetup(true);
+    const entry = watchEntry('WebApp', { chartPath: '', ansible: ansibleSource });
+    await s.manager.add(entry, webApps);
+    assert.equal(await s.manager.refresh(gvkKey(entry), entry), true, 'the fake digest changes on every call');
+    assert.equal(only(s.built).enqueuedAll, 1);
+  });
+
+  it('refuses an Ansible entry when the engine is not set up, saying so', async () => {
+    const s = ansibleSetup(false);
+    await assert.rejects(s.manager.add(watchEntry('WebApp', { chartPath: '', ansible: ansibleSource }), webApps), /Ansible kinds are not enabled/u);
+  });
+});

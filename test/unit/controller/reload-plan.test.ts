@@ -12,6 +12,14 @@ describe('diffEntries', () => {
     );
   });
 
+  it('restarts a kind that moves between a chart and an Ansible role (another reconciler)', () => {
+    const ansible = { role: '/roles/a', vars: {}, finalizer: undefined, manageStatus: true, watchClusterScopedResources: false, snakeCaseParameters: true, watchAnnotationsChanges: false, markUnsafe: false, blacklist: [], maxRunnerArtifacts: 20 };
+    const [change] = diffEntries([entry('A')], [entry('A', { chartPath: '', ansible })]);
+    assert.equal(change?.kind, 'restart');
+    const [same] = diffEntries([entry('A', { chartPath: '', ansible })], [entry('A', { chartPath: '', ansible: { ...ansible, vars: { x: 1 } } })]);
+    assert.equal(same?.kind, 'refresh');
+  });
+
   it('restarts a kind whose selector, concurrency or dependent watching changed', () => {
     for (const extra of [{ labelSelector: 'tier=web' }, { maxConcurrentReconciles: 4 }, { watchDependentResources: false }]) {
       const [change] = diffEntries([entry('A')], [entry('A', extra)]);

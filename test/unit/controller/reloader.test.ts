@@ -6,7 +6,8 @@ import { describe, it, type TestContext } from 'node:test';
 import { gvkKey, type WatchEntry } from '../../../src/config/types.js';
 import { loadWatches } from '../../../src/config/watches.js';
 import type { Manager } from '../../../src/controller/manager.js';
-import { ConfigReloader, type ReloaderOptions } from '../../../src/controller/reloader.js';
+import { ConfigReloader, localCharts, type ReloaderOptions } from '../../../src/controller/reloader.js';
+import { watchEntry } from './watch-entry-fixture.js';
 import type { ApiResource } from '../../../src/kube/types.js';
 import { capturingLogger } from '../fakes/reconcile-ports.js';
 
@@ -265,5 +266,17 @@ describe('ConfigReloader watching files', () => {
       s.manager.entries().map((e) => e.kind),
       ['WebApp', 'Cache'],
     );
+  });
+});
+
+describe('localCharts: the files hot reload watches', () => {
+  it('charts on disk, and the roles, playbook directories and finalizer roles of Ansible kinds', () => {
+    const ansible = { vars: {}, finalizer: undefined, manageStatus: true, watchClusterScopedResources: false, snakeCaseParameters: true, watchAnnotationsChanges: false, markUnsafe: false, blacklist: [], maxRunnerArtifacts: 20 };
+    const files = localCharts([
+      watchEntry('A', { chartPath: '/charts/a' }),
+      watchEntry('B', { chartPath: '', ansible: { ...ansible, role: '/roles/b', finalizer: { name: 'x.io/f', role: '/roles/cleanup', vars: {} } } }),
+      watchEntry('C', { chartPath: '', ansible: { ...ansible, playbook: '/project/site.yml' } }),
+    ]);
+    assert.deepEqual([...files].sort(), ['/charts/a', '/project', '/roles/b', '/roles/cleanup']);
   });
 });
