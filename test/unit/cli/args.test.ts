@@ -43,6 +43,8 @@ describe('run arguments', () => {
       metricsRequireRbac: false,
       metricsCertificate: undefined,
       enableHttp2: false,
+      ansible: { verbosity: 2, rolesPath: [], collectionsPath: [], args: [], injectOwnerRef: true, proxyPort: 8888, runTimeoutMs: 600_000 },
+      gracefulShutdownTimeoutMs: 20_000,
       ignoredFlags: [],
     });
   });
@@ -80,6 +82,17 @@ describe('run arguments', () => {
       'cert.pem',
       '--metrics-cert-key=key.pem',
       '--enable-http2',
+      '--graceful-shutdown-timeout=45s',
+      '--ansible-verbosity',
+      '4',
+      '--ansible-roles-path=/opt/roles:/more/roles',
+      '--ansible-collections-path',
+      '/opt/collections',
+      '--ansible-args=--diff  --check',
+      '--inject-owner-ref=false',
+      '--proxy-port',
+      '0',
+      '--ansible-run-timeout=3m',
     ]);
     assert.deepEqual(o, {
       watchesFile: '/opt/helm/watches.yaml',
@@ -106,8 +119,19 @@ describe('run arguments', () => {
       metricsRequireRbac: true,
       metricsCertificate: { dir: '/certs', certName: 'cert.pem', keyName: 'key.pem' },
       enableHttp2: true,
+      ansible: { verbosity: 4, rolesPath: ['/opt/roles', '/more/roles'], collectionsPath: ['/opt/collections'], args: ['--diff', '--check'], injectOwnerRef: false, proxyPort: 0, runTimeoutMs: 180_000 },
+      gracefulShutdownTimeoutMs: 45_000,
       ignoredFlags: [],
     });
+  });
+
+  it('refuses a bad Ansible verbosity and proxy port, naming what is expected', () => {
+    const r = parseRunArgs(['--ansible-verbosity=9', '--proxy-port=70000', '--ansible-run-timeout=0'], {});
+    assert.ok(!r.ok);
+    const problems = r.problems;
+    assert.ok(problems.some((p) => /--ansible-verbosity is "9"; expected a whole number from 0 to 7/u.test(p)), problems.join('\n'));
+    assert.ok(problems.some((p) => /--proxy-port is "70000"/u.test(p)), problems.join('\n'));
+    assert.ok(problems.some((p) => /--ansible-run-timeout/u.test(p)), problems.join('\n'));
   });
 
   it('the args of an operator-sdk scaffolded manager Deployment are accepted', () => {
