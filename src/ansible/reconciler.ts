@@ -79,6 +79,8 @@ export interface AnsibleReconcilerDeps {
   readonly proxy: RunProxy;
   /** The run's extra vars (extra-vars.ts extraVarsFor): spec as snake_case, meta vars, the entry's vars, then `extra`. */
   readonly extraVars: (cr: CustomResource, target: AnsibleTarget, extra: Readonly<Record<string, unknown>> | undefined) => Record<string, unknown>;
+  /** Strings to redact from the run's messages (redactionStringsFor); default: the spec's strings. */
+  readonly secrets?: ((cr: CustomResource, target: AnsibleTarget) => string[]) | undefined;
   /** Where ansible-runner and its Python are; rejects with a one-line message naming the fix. */
   readonly runtime: () => Promise<AnsibleRuntimePaths>;
   readonly settings: RunSettings;
@@ -191,7 +193,7 @@ export class AnsibleReconciler {
     const target = this.deps.target();
     const parsed = parseAnsibleOptions(cr.metadata.annotations);
     const namespace = cr.metadata.namespace ?? '';
-    const specDigest = cr.specSummary?.digest ?? summarizeSpec(cr.spec).digest;
+    const specDigest = contentDigestOf(cr);
     const desiredInputs = runFingerprint({
       specDigest,
       annotations: target.source.watchAnnotationsChanges ? (cr.metadata.annotations ?? {}) : undefined,
@@ -312,7 +314,7 @@ export class AnsibleReconciler {
           maxArtifacts: target.source.maxRunnerArtifacts,
           timeoutMs: s.timeoutMs,
           ...(signal === undefined ? {} : { signal }),
-          secrets: secretsOf(full.spec),
+          secrets: this.deps.secrets?.(full, target) ?? secretsOf(full.spec),
           onEvent: (e) => {
             if (e.event === 'runner_on_failed') log.debug({ event: e.event }, 'task failed');
           },
@@ -457,4 +459,14 @@ export function secretsOf(spec: unknown): string[] {
 
 function isGone(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { reason?: unknown }).reason === 'NotFound';
+}
+
+/**
+ * What the CR asks for: its spec (from the cache's summary, no read needed) and, for a kind
+ * without a spec such as a core Secret, its other top-level fields (`data`, `stringData`, …).
+ */
+export function contentDigestOf(cr: CustomResource): string {
+  const { metadata: _m, status: _s, spec, specSummary, apiVersion: _a, kind: _k, ...rest } = cr as CustomResource & Record<string, unknown>;
+  const specDigest = specSummary?.digest ?? summarizeSpec(spec).digest;
+  return Object.keys(rest).length === 0 ? specDigest : summarizeSpec({ spec: specDigest, rest }).digest;
 }

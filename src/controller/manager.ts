@@ -77,6 +77,7 @@ export interface AnsibleEngine {
   readonly runs: AnsibleRuns;
   readonly proxy: RunProxy;
   readonly extraVars: AnsibleReconcilerDeps['extraVars'];
+  readonly secrets?: AnsibleReconcilerDeps['secrets'];
   readonly runtime: () => Promise<AnsibleRuntimePaths>;
   readonly settings: RunSettings;
   /** Content digest of a role directory or a playbook (role-digest.ts). */
@@ -269,6 +270,7 @@ export class Manager {
       runs: engine.runs,
       proxy: engine.proxy,
       extraVars: engine.extraVars,
+      secrets: engine.secrets,
       runtime: engine.runtime,
       settings: engine.settings,
       writer: createAnsibleCrWriter(opts.client, resource, (from, written) => {

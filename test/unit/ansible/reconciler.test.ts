@@ -375,3 +375,21 @@ describe('AnsibleReconciler', () => {
     assert.equal(s.engine.requests[0]?.verbosity, 5);
   });
 });
+
+describe('contentDigestOf', () => {
+  it('is the spec digest for a CR, read from the cache summary or the spec alike', async () => {
+    const { contentDigestOf } = await import('../../../src/ansible/reconciler.js');
+    const spec = { size: 1 };
+    const full: CustomResource = { metadata: { name: 'a' }, spec };
+    const cached: CustomResource = { metadata: { name: 'a' }, specSummary: summarizeSpec(spec) };
+    assert.equal(contentDigestOf(full), contentDigestOf(cached));
+    assert.equal(contentDigestOf(full), summarizeSpec(spec).digest);
+  });
+  it('covers the data of a kind without a spec (a core Secret)', async () => {
+    const { contentDigestOf } = await import('../../../src/ansible/reconciler.js');
+    const a = { metadata: { name: 's' }, data: { k: 'dg==' } } as CustomResource;
+    const b = { metadata: { name: 's' }, data: { k: 'dw==' } } as CustomResource;
+    assert.notEqual(contentDigestOf(a), contentDigestOf(b));
+    assert.equal(contentDigestOf(a), contentDigestOf({ ...a, metadata: { name: 's', resourceVersion: '9' }, status: { x: 1 } }));
+  });
+});
