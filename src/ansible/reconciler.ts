@@ -20,7 +20,7 @@ import type { Confinement, EventSink, ServiceAccountLookup } from '../reconcile/
 import { summarizeSpec } from '../reconcile/spec-summary.js';
 import { readinessOf } from '../dependents/readiness.js';
 import { contentDigest } from './content-digest.js';
-import type { AnsibleRuntimePaths, RunAccess, RunContext, RunOutcome, RunRequest } from './contracts.js';
+import type { AnsibleRuntimePaths, RunOutcome, RunRequest } from './runner.js';
 import { AnsibleAnnotations, parseAnsibleOptions, type AnsibleCrOptions } from './cr-options.js';
 import { runFingerprint } from './fingerprint.js';
 import { driftOf, nextInventory, planAnsible, refKey, type AnsiblePlan, type RunRecord, type RunTrigger } from './plan.js';
@@ -56,7 +56,27 @@ export interface AnsibleRuns {
   run(req: RunRequest): Promise<RunOutcome>;
 }
 export interface RunProxy {
-  openRun(ctx: RunContext): RunAccess;
+  openRun(ctx: RunContext): { readonly kubeconfig: string; objects(): readonly WrittenObject[]; close(): void };
+}
+
+/** One run, as the proxy needs to know it (proxy/run-proxy.ts RunContext). */
+export interface RunContext {
+  /** The CR the run reconciles: ownerReferences name it. */
+  readonly owner: { readonly apiVersion: string; readonly kind: string; readonly name: string; readonly namespace: string; readonly uid: string };
+  readonly confinement: Confinement;
+  /** Every request of the run is made as this user; undefined = the operator. */
+  readonly impersonate?: string | undefined;
+  readonly injectOwnerRef: boolean;
+  readonly log: Logger;
+}
+
+/** An object a run created, updated or deleted through its proxy. */
+export interface WrittenObject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly namespace?: string | undefined;
+  readonly name: string;
+  readonly action?: string | undefined;
 }
 
 /** Operator-wide settings of runs (flags). */
@@ -289,7 +309,7 @@ export class AnsibleReconciler {
     const extra = deleting ? target.source.finalizer?.vars : undefined;
     const started = this.deps.clock.now();
     let outcome: RunOutcome;
-    let written: ReturnType<RunAccess['objects']> = [];
+    let written: readonly WrittenObject[] = [];
     try {
       const runtime = await this.deps.runtime();
       const access = this.deps.proxy.openRun({

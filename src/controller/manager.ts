@@ -31,7 +31,7 @@ import { StoppedCalls } from '../helm/stopped-calls.js';
 import type { ChartState } from '../registry/refresh-plan.js';
 import type { ChartResolver } from '../registry/resolver.js';
 import { AnsibleReconciler, type AnsibleReconcilerDeps, type AnsibleRuns, type RunProxy, type RunSettings } from '../ansible/reconciler.js';
-import type { AnsibleRuntimePaths } from '../ansible/contracts.js';
+import type { AnsibleRuntimePaths } from '../ansible/runner.js';
 import { createAnsibleCrWriter } from '../ansible/cr-writer.js';
 import { createDependentsView } from '../ansible/dependents-view.js';
 import type { RunTrigger } from '../ansible/plan.js';
