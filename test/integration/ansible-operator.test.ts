@@ -21,6 +21,8 @@ import { explained, waitFor } from './wait.js';
 
 const ROLE = join(REPO_ROOT, 'test/fixtures/ansible/roles/webapp');
 const FINALIZER = 'test.chartpilot.io/finalizer';
+/** debug: the `planned` lines tell that a reconcile looked at a CR (and ran nothing). */
+const ARGS = ['--ansible-run-timeout', '20s', '--proxy-port', '0', '--log-level', 'debug'];
 
 interface KubeObj {
   metadata: { name: string; uid?: string; ownerReferences?: { uid: string; kind: string }[]; labels?: Record<string, string> };
@@ -80,7 +82,11 @@ async function world(t: TestContext): Promise<World> {
   ]);
   await cluster.kubectl(['create', 'serviceaccount', 'tenant', '-n', ns]);
   await cluster.kubectl(['create', 'rolebinding', 'tenant-admin', '-n', ns, '--clusterrole=admin', `--serviceaccount=${ns}:tenant`]);
-  const op = await startOperator(t, cluster, { namespaces: [ns], watches: [], dir, args: ['--ansible-run-timeout', '20s', '--proxy-port', '0'] });
+  // The role's k8s_status reads and writes its CR: the tenant needs that too (admin does not cover a CRD's kind).
+  const crs = `${tenantKind.plural}.${tenantKind.group}`;
+  await cluster.kubectl(['create', 'role', 'tenant-crs', '-n', ns, '--verb=get,list,watch,patch,update', `--resource=${crs},${crs}/status`]);
+  await cluster.kubectl(['create', 'rolebinding', 'tenant-crs', '-n', ns, '--role=tenant-crs', `--serviceaccount=${ns}:tenant`]);
+  const op = await startOperator(t, cluster, { namespaces: [ns], watches: [], dir, args: ARGS });
   return { cluster, ns, dir, kind, tenantKind, op, cr: crsOf(cluster, kind, ns, op), tenant: crsOf(cluster, tenantKind, ns, op) };
 }
 
@@ -132,7 +138,7 @@ describe('an Ansible kind (real ansible-runner, proxy and control plane)', { tim
 
     // restart with converged CRs → 0 runs.
     await w.op.stop('SIGTERM');
-    w.op = await startOperator(t, cluster, { namespaces: [ns], watches: [], dir: w.dir, args: ['--ansible-run-timeout', '20s', '--proxy-port', '0'] });
+    w.op = await startOperator(t, cluster, { namespaces: [ns], watches: [], dir: w.dir, args: ARGS });
     w.cr = crsOf(cluster, w.kind, ns, w.op);
     const before = runsOf(w.op, 'web').length; // the log file holds every run in this directory
     await explained(
