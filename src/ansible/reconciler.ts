@@ -359,7 +359,7 @@ export class AnsibleReconciler {
     const seconds = outcome.durationMs / 1000;
     this.deps.onRun?.({ trigger, succeeded, seconds });
     log.info(
-      { trigger, result: outcome.result, ok: outcome.stats.ok, changed: outcome.stats.changed, failures: outcome.stats.failures, durationMs: Math.round(outcome.durationMs) },
+      { trigger, result: outcome.result, ok: outcome.stats.ok, changed: outcome.stats.changed, failures: outcome.stats.failures, durationMs: Math.round(outcome.durationMs), ...(outcome.cpuMs === undefined ? {} : { cpuMs: Math.round(outcome.cpuMs) }) },
       'ansible run finished',
     );
 
