@@ -68,7 +68,7 @@ interface World {
   tenant: Crs;
 }
 
-async function world(t: TestContext): Promise<World> {
+async function world(t: TestContext, args: readonly string[] = ARGS): Promise<World> {
   const cluster = await testCluster();
   const kind = testKind('Ansible');
   const tenantKind = testKind('AnsibleTenant');
@@ -86,7 +86,7 @@ async function world(t: TestContext): Promise<World> {
   const crs = `${tenantKind.plural}.${tenantKind.group}`;
   await cluster.kubectl(['create', 'role', 'tenant-crs', '-n', ns, '--verb=get,list,watch,patch,update', `--resource=${crs},${crs}/status`]);
   await cluster.kubectl(['create', 'rolebinding', 'tenant-crs', '-n', ns, '--role=tenant-crs', `--serviceaccount=${ns}:tenant`]);
-  const op = await startOperator(t, cluster, { namespaces: [ns], watches: [], dir, args: ARGS });
+  const op = await startOperator(t, cluster, { namespaces: [ns], watches: [], dir, args });
   return { cluster, ns, dir, kind, tenantKind, op, cr: crsOf(cluster, kind, ns, op), tenant: crsOf(cluster, tenantKind, ns, op) };
 }
 
@@ -188,6 +188,27 @@ describe('an Ansible kind (real ansible-runner, proxy and control plane)', { tim
     await w.cr.gone('web', 120_000);
     assert.equal(await getObj(cluster, 'configmap', ns, 'marker-web'), undefined, 'the finalizer role ran');
     await explained(waitFor('owned objects collected', async () => (await getObj(cluster, 'deployment', ns, 'web')) === undefined, { timeoutMs: 120_000 }), explain);
+  });
+
+  it('a run stopped with the operator records nothing, says so, and runs again at the next start', async (t) => {
+    const args = [...ARGS, '--graceful-shutdown-timeout=1s'];
+    const w = await world(t, args);
+    const { cluster, ns } = w;
+    await w.cr.create('slow', { hang: true });
+    await explained(
+      waitFor('the run started', () => Promise.resolve(logLines(w.op).some((l) => l.msg === 'ansible run needed' && l.name === 'slow'))),
+      () => logTail(w.op),
+    );
+    await w.cr.until('slow', 'Running', (cr) => condition(cr, 'Running')?.reason === 'Running' && condition(cr, 'Running')?.status === 'True');
+    await w.op.stop('SIGTERM');
+    assert.equal(await w.op.exitCode(30_000), 0);
+    const stopped = await w.cr.until('slow', 'Interrupted', failed('Interrupted'), 10_000);
+    assert.equal((stopped.status as { chartpilot?: { inputs?: string } } | undefined)?.chartpilot?.inputs ?? '', '', 'no inputs recorded');
+    await cluster.kubectl(['patch', w.kind.plural + '.' + w.kind.group, 'slow', '-n', ns, '--type=merge', '-p', '{"spec":{"hang":false}}']);
+    w.op = await startOperator(t, cluster, { namespaces: [ns], watches: [], dir: w.dir, args });
+    w.cr = crsOf(cluster, w.kind, ns, w.op);
+    const done = await w.cr.until('slow', 'Successful at the next start', successful);
+    assert.equal(condition(done, 'Failure')?.status, 'False');
   });
 
   it('with a tenant ServiceAccount a run acts as the tenant: it makes its objects but cannot read a Secret elsewhere', async (t) => {
