@@ -5,7 +5,7 @@
  * ownership, readiness, finalizer, confinement and identity, failures, hangs and restarts.
  */
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
@@ -190,7 +190,7 @@ describe('an Ansible kind (real ansible-runner, proxy and control plane)', { tim
     await explained(waitFor('owned objects collected', async () => (await getObj(cluster, 'deployment', ns, 'web')) === undefined, { timeoutMs: 120_000 }), explain);
   });
 
-  it('a run stopped with the operator records nothing, says so, and runs again at the next start', async (t) => {
+  it('a run stopped with the operator records nothing, says so, and runs again at the next start; a changed role file runs it again', async (t) => {
     const args = [...ARGS, '--graceful-shutdown-timeout=1s'];
     const w = await world(t, args);
     const { cluster, ns } = w;
@@ -209,6 +209,14 @@ describe('an Ansible kind (real ansible-runner, proxy and control plane)', { tim
     w.cr = crsOf(cluster, w.kind, ns, w.op);
     const done = await w.cr.until('slow', 'Successful at the next start', successful);
     assert.equal(condition(done, 'Failure')?.status, 'False');
+
+    // A changed role file is picked up without a restart: each CR of the kind runs once.
+    const before = runsOf(w.op, 'slow').length;
+    appendFileSync(join(w.dir, 'roles/webapp/tasks/main.yml'), '\n# edited by the test\n');
+    await explained(
+      waitFor('a run for the changed role', () => Promise.resolve(runsOf(w.op, 'slow').slice(before).some((r) => r.trigger === 'inputs-changed' && r.result === 'successful'))),
+      () => logTail(w.op),
+    );
   });
 
   it('with a tenant ServiceAccount a run acts as the tenant: it makes its objects but cannot read a Secret elsewhere', async (t) => {
