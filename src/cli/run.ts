@@ -39,6 +39,9 @@ import { adoptReleases, defaultOperatorNamespace } from './adopt.js';
 import { errorMessage } from '../lib/errors.js';
 import { raiseFdLimit } from './fd-limit.js';
 import { findHelm } from '../helm/find-helm.js';
+import { isAnsibleEntry } from '../config/types.js';
+import { startAnsibleEngine, type StartedAnsibleEngine } from './ansible-engine.js';
+import { parseRunArgs } from './args.js';
 
 export interface RunConfig {
   readonly watchesFile: string;
@@ -217,6 +220,8 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
 
   let resources;
   let masterKey: Buffer;
+  // Only with an Ansible kind: the runtime found, the runs' API proxy and osdk_metric listening.
+  let ansible: StartedAnsibleEngine | undefined;
   try {
     const version = await checkApiServer(client, server);
     log.info({ server, version }, 'connected to the API server');
@@ -252,7 +257,20 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
       ]);
     });
     log.info({ helm: helmVersion, bin: helmBin, source: found?.source ?? 'PATH' }, 'helm found');
+    if (op.loaded.some(isAnsibleEntry)) {
+      ansible = await startAnsibleEngine({
+        options: config.ansible ?? defaultAnsibleOptions(),
+        client,
+        log,
+        env: io.env,
+        registry: metrics.registry,
+        onRun: (gvk, run) => {
+          metrics.ansibleRun(gvk, run);
+        },
+      });
+    }
   } catch (err) {
+    await ansible?.close();
     if (err instanceof PreflightError) {
       for (const p of err.problems) io.stderr(`error: ${p}`);
       return ExitCode.environment;
@@ -289,6 +307,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
       await elector.release();
       io.stop.removeEventListener('abort', onStop);
       await helm.close();
+      await ansible?.close();
       log.info('stopped while standing by');
       return ExitCode.ok;
     }
@@ -315,7 +334,8 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
       const tally = await adoptReleases({
         client,
         masterKey,
-        entries: resources,
+        // Ansible kinds have no Helm releases.
+        entries: new Map([...resources].filter(([entry]) => !isAnsibleEntry(entry))),
         namespaces: config.watchNamespaces,
         dryRun: false,
         report: (line) => {
@@ -343,6 +363,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
     suppressOverrideValues: config.suppressOverrideValues ?? false,
     defaultServiceAccount: config.defaultServiceAccount,
     charts: { resolver: charts, defaultRefreshIntervalMs: config.chartRefreshIntervalMs ?? 600_000 },
+    ...(ansible === undefined ? {} : { ansible: ansible.engine }),
     queueMetrics: (controller) => {
       metrics.registerController(controller);
       return metrics.queueMetrics(controller);
@@ -385,6 +406,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
     void manager.stop(0).catch(() => undefined);
     void charts.close().catch(() => undefined);
     void helm.close().catch(() => undefined);
+    void ansible?.close().catch(() => undefined);
     return ExitCode.internal;
   };
   if (lost.signal.aborted) return exitOnLoss();
@@ -396,6 +418,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
   await charts.close();
   await events.flush();
   await helm.close();
+  await ansible?.close();
   // Only now, with no helm call left running, may another replica take over; the note tells it
   // which calls were stopped, so it clears their locks at once instead of waiting them out.
   const stopped = stoppedCalls.list();
@@ -416,4 +439,11 @@ function whenAborted(signal: AbortSignal): Promise<void> {
 function operatorNamespace(env: Readonly<Record<string, string | undefined>>): string | undefined {
   const ns = resolveLeaseNamespace('', env);
   return ns.ok ? ns.namespace : undefined;
+}
+
+/** ansible-operator's run flags at their defaults (a RunConfig built without them, as tests do). */
+function defaultAnsibleOptions(): AnsibleRunOptions {
+  const parsed = parseRunArgs([], {});
+  if (!parsed.ok) throw new Error('the default flags do not parse');
+  return parsed.options.ansible;
 }
