@@ -24,6 +24,20 @@ describe('OperatorMetrics', () => {
     assert.equal(sample(body, 'helm_operator_build_info{commit="",version="1.2.3"}'), 1);
   });
 
+  it('counts Ansible runs as ansible-operator labels them, and by trigger', async () => {
+    const m = new OperatorMetrics({ build: { version: '1' }, defaultMetrics: false });
+    const gvk = 'cache.example.com/v1alpha1, Kind=Memcached';
+    m.ansibleRun(gvk, { trigger: 'first', succeeded: true, seconds: 2.5 });
+    m.ansibleRun(gvk, { trigger: 'drift', succeeded: false, seconds: 1 });
+    m.ansibleRun(gvk, { trigger: 'drift', succeeded: true, seconds: 1 });
+    const { body } = await m.render();
+    assert.equal(sample(body, `ansible_operator_reconcile_result{GVK="${gvk}",result="succeeded"}`), 2);
+    assert.equal(sample(body, `ansible_operator_reconcile_result{GVK="${gvk}",result="failed"}`), 1);
+    assert.equal(sample(body, `ansible_operator_reconciles_count{GVK="${gvk}"}`), 3);
+    assert.equal(sample(body, `ansible_operator_reconciles_sum{GVK="${gvk}"}`), 4.5);
+    assert.equal(sample(body, `chartpilot_ansible_runs_total{GVK="${gvk}",trigger="drift",result="failed"}`), 1);
+  });
+
   it('exports resource_created_at_seconds per watched CR and drops it when the CR goes', async () => {
     const m = new OperatorMetrics({ build: { version: '1' }, defaultMetrics: false });
     const web = { group: 'cache.example.com', version: 'v1alpha1', kind: 'Memcached', namespace: 'shop', name: 'web', createdAt: '2026-01-02T03:04:05Z' };
