@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { apiVersionOf, type AnsibleRunnable } from '../config/types.js';
+import { apiVersionOf, type AnsibleRunnable, type AnsibleSource } from '../config/types.js';
 import type { KubeObject } from '../kube/types.js';
 import type { WallClock } from '../lib/clock.js';
 import { errorMessage } from '../lib/errors.js';
@@ -257,7 +257,7 @@ export class AnsibleReconciler {
    */
   private async observeDependents(uid: string, d: Derived): Promise<{ drift: string[]; readiness: Readiness | undefined }> {
     const view = this.deps.dependents;
-    const inventory = d.record?.inventory ?? [];
+    const inventory = watchedDependents(d.record?.inventory ?? [], d.target.source);
     if (view === undefined || !d.target.watchDependentResources) return { drift: [], readiness: undefined };
     if (inventory.length === 0) return { drift: [], readiness: d.record === undefined ? undefined : readinessOf([]) };
     const cached = await view.cached(inventory, d.confinement);
@@ -374,7 +374,7 @@ export class AnsibleReconciler {
     let readiness: Readiness | undefined;
     if (succeeded && d.target.watchDependentResources && this.deps.dependents !== undefined) {
       // The baseline is what the run left, read fresh: caches may not show the run's writes yet.
-      const fresh = await this.deps.dependents.fresh(inventory, d.confinement);
+      const fresh = await this.deps.dependents.fresh(watchedDependents(inventory, target.source), d.confinement);
       if (uid !== '') this.baselines.set(uid, baselineOf(fresh));
       readiness = readinessOf(fresh.map((o) => ({ ...o.ref, live: o.live })));
     }
@@ -489,4 +489,18 @@ export function contentDigestOf(cr: CustomResource): string {
   const { metadata: _m, status: _s, spec, specSummary, apiVersion: _a, kind: _k, ...rest } = cr as CustomResource & Record<string, unknown>;
   const specDigest = specSummary?.digest ?? summarizeSpec(spec).digest;
   return Object.keys(rest).length === 0 ? specDigest : summarizeSpec({ spec: specDigest, rest }).digest;
+}
+
+/**
+ * The dependents whose drift and readiness are watched: ansible-operator's `blacklist` kinds never
+ * are, and cluster-scoped ones only with `watchClusterScopedResources`.
+ */
+export function watchedDependents(refs: readonly ObjectRef[], source: Pick<AnsibleSource, 'blacklist' | 'watchClusterScopedResources'>): ObjectRef[] {
+  return refs.filter((r) => {
+    if (r.namespace === undefined && !source.watchClusterScopedResources) return false;
+    const slash = r.apiVersion.lastIndexOf('/');
+    const group = slash < 0 ? '' : r.apiVersion.slice(0, slash);
+    const version = r.apiVersion.slice(slash + 1);
+    return !source.blacklist.some((b) => b.kind === r.kind && b.group === group && (b.version === '' || b.version === version));
+  });
 }

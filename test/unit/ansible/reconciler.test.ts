@@ -393,3 +393,26 @@ describe('contentDigestOf', () => {
     assert.equal(contentDigestOf(a), contentDigestOf({ ...a, metadata: { name: 's', resourceVersion: '9' }, status: { x: 1 } }));
   });
 });
+
+describe('watchedDependents', () => {
+  it('leaves out blacklisted kinds, and cluster-scoped objects unless watchClusterScopedResources', async () => {
+    const { watchedDependents } = await import('../../../src/ansible/reconciler.js');
+    const refs: ObjectRef[] = [
+      CM,
+      { apiVersion: 'apps/v1', kind: 'ReplicaSet', namespace: 'ns', name: 'web-1' },
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: 'web' },
+    ];
+    const blacklist = [{ group: 'apps', version: '', kind: 'ReplicaSet' }];
+    assert.deepEqual(watchedDependents(refs, { blacklist, watchClusterScopedResources: false }).map((r) => r.kind), ['ConfigMap']);
+    assert.deepEqual(watchedDependents(refs, { blacklist: [], watchClusterScopedResources: true }).map((r) => r.kind), ['ConfigMap', 'ReplicaSet', 'ClusterRole']);
+    assert.deepEqual(watchedDependents(refs, { blacklist: [{ group: 'apps', version: 'v2', kind: 'ReplicaSet' }], watchClusterScopedResources: false }).map((r) => r.kind), ['ConfigMap', 'ReplicaSet']);
+  });
+
+  it('a blacklisted dependent deleted runs nothing', async () => {
+    const s = setup({ target: target({}, source({ blacklist: [{ group: '', version: 'v1', kind: 'ConfigMap' }] })) });
+    await s.reconciler.reconcile(s.cluster.cached(), log);
+    s.cluster.dependents.delete('ConfigMap/web');
+    await s.reconciler.reconcile(s.cluster.cached(), log);
+    assert.equal(s.engine.requests.length, 1);
+  });
+});
