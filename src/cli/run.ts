@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LeaderElector } from '../controller/leader-election/elector.js';
 import { KubeLeaseStore } from '../controller/leader-election/lease-store.js';
-import { Manager } from '../controller/manager.js';
+import { Manager, type AnsibleEngine } from '../controller/manager.js';
 import { ConfigReloader } from '../controller/reloader.js';
 import { checkApiServer, checkPermissions, PreflightError, requiredChecks, resolveResources, SCRAPE_REVIEW_CHECKS } from './preflight.js';
 import { allImpersonate, impersonationChecks, warnUnconfinedCharts } from './tenancy.js';
@@ -222,6 +222,30 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
   let masterKey: Buffer;
   // Only with an Ansible kind: the runtime found, the runs' API proxy and osdk_metric listening.
   let ansible: StartedAnsibleEngine | undefined;
+  const startAnsible = (): Promise<StartedAnsibleEngine> =>
+    startAnsibleEngine({
+      options: config.ansible ?? defaultAnsibleOptions(),
+      client,
+      log,
+      env: io.env,
+      registry: metrics.registry,
+      onRun: (gvk, run) => {
+        metrics.ansibleRun(gvk, run);
+      },
+    });
+  // A hot reload adding the first Ansible kind starts the engine then (once; a failure is that entry's).
+  let starting: Promise<StartedAnsibleEngine> | undefined;
+  const ansibleEngine = async (): Promise<AnsibleEngine> => {
+    if (ansible !== undefined) return ansible.engine;
+    starting ??= startAnsible().then(
+      (started) => (ansible = started),
+      (err: unknown) => {
+        starting = undefined;
+        throw err instanceof PreflightError ? new Error(err.problems.join('; ')) : err;
+      },
+    );
+    return (await starting).engine;
+  };
   try {
     const version = await checkApiServer(client, server);
     log.info({ server, version }, 'connected to the API server');
@@ -257,18 +281,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
       ]);
     });
     log.info({ helm: helmVersion, bin: helmBin, source: found?.source ?? 'PATH' }, 'helm found');
-    if (op.loaded.some(isAnsibleEntry)) {
-      ansible = await startAnsibleEngine({
-        options: config.ansible ?? defaultAnsibleOptions(),
-        client,
-        log,
-        env: io.env,
-        registry: metrics.registry,
-        onRun: (gvk, run) => {
-          metrics.ansibleRun(gvk, run);
-        },
-      });
-    }
+    if (op.loaded.some(isAnsibleEntry)) ansible = await startAnsible();
   } catch (err) {
     await ansible?.close();
     if (err instanceof PreflightError) {
@@ -363,7 +376,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
     suppressOverrideValues: config.suppressOverrideValues ?? false,
     defaultServiceAccount: config.defaultServiceAccount,
     charts: { resolver: charts, defaultRefreshIntervalMs: config.chartRefreshIntervalMs ?? 600_000 },
-    ...(ansible === undefined ? {} : { ansible: ansible.engine }),
+    ansible: ansibleEngine,
     queueMetrics: (controller) => {
       metrics.registerController(controller);
       return metrics.queueMetrics(controller);

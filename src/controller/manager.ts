@@ -68,8 +68,11 @@ export interface ManagerOptions {
   readonly statusPaceMs?: number;
   /** Labels every install and upgrade with a call id and remembers the calls a stop stopped; a new one unless given. */
   readonly stoppedCalls?: StoppedCalls;
-  /** What Ansible kinds run with; without it an Ansible entry cannot be added. */
-  readonly ansible?: AnsibleEngine;
+  /**
+   * What Ansible kinds run with, or how to start it when the first Ansible kind is added (hot
+   * reload may add one to an operator that had none); without it an Ansible entry cannot be added.
+   */
+  readonly ansible?: AnsibleEngine | (() => Promise<AnsibleEngine>);
 }
 
 /** The edges of the Ansible engine and the operator-wide settings of its runs. */
@@ -257,8 +260,7 @@ export class Manager {
   /** Starts a controller for an Ansible kind: the same informers, queue and dependents, its own reconciler. */
   private async addAnsible(entry: WatchEntry & { readonly ansible: AnsibleSource }, resource: ApiResource): Promise<void> {
     const { opts } = this;
-    const engine = opts.ansible;
-    if (engine === undefined) throw new Error(`${entry.kind}: Ansible kinds are not enabled in this manager`);
+    const engine = await this.ansibleEngine(entry.kind);
     const key = gvkKey(entry);
     const name = entry.kind.toLowerCase();
     const log = opts.log.child({ controller: name });
@@ -309,10 +311,15 @@ export class Manager {
     log.info({ kind: entry.kind, group: entry.group, version: entry.version, role: entry.ansible.role, playbook: entry.ansible.playbook, bookkeeping }, 'controller started');
   }
 
+  private async ansibleEngine(kind: string): Promise<AnsibleEngine> {
+    const a = this.opts.ansible;
+    if (a === undefined) throw new Error(`${kind}: Ansible kinds are not enabled in this manager`);
+    return typeof a === 'function' ? a() : a;
+  }
+
   /** An Ansible entry's target: its role's (and finalizer's) digest, settings and flags. */
   private async ansibleTargetFor(entry: WatchEntry & { readonly ansible: AnsibleSource }, bookkeeping: AnsibleTarget['bookkeeping']): Promise<AnsibleTarget> {
-    const engine = this.opts.ansible;
-    if (engine === undefined) throw new Error(`${entry.kind}: Ansible kinds are not enabled in this manager`);
+    const engine = await this.ansibleEngine(entry.kind);
     const source = entry.ansible;
     const finalizerRunnable = finalizerRunnableOf(source);
     const own = source.finalizer !== undefined && (source.finalizer.role !== undefined || source.finalizer.playbook !== undefined);

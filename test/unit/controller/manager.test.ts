@@ -379,7 +379,7 @@ describe('Manager: Ansible kinds', () => {
     },
   });
 
-  function ansibleSetup(withEngine: boolean, digests: string[] = []) {
+  function ansibleSetup(withEngine: boolean | 'lazy', digests: string[] = [], starts: { n: number } = { n: 0 }) {
     const built: RecordingController[] = [];
     const manager = new Manager({
       client: new EmptyApi(),
@@ -398,7 +398,16 @@ describe('Manager: Ansible kinds', () => {
         built.push(c);
         return c;
       },
-      ...(withEngine ? { ansible: engine(digests) } : {}),
+      ...(withEngine === 'lazy'
+        ? {
+            ansible: () => {
+              starts.n++;
+              return Promise.resolve(engine(digests));
+            },
+          }
+        : withEngine
+          ? { ansible: engine(digests) }
+          : {}),
     });
     return { manager, built, digests };
   }
@@ -418,6 +427,14 @@ describe('Manager: Ansible kinds', () => {
     await s.manager.add(entry, webApps);
     assert.equal(await s.manager.refresh(gvkKey(entry), entry), true, 'the fake digest changes on every call');
     assert.equal(only(s.built).enqueuedAll, 1);
+  });
+
+  it('starts a lazily given engine when an Ansible kind is added (a hot reload may add the first)', async () => {
+    const starts = { n: 0 };
+    const s = ansibleSetup('lazy', [], starts);
+    await s.manager.add(watchEntry('WebApp', { chartPath: '', ansible: ansibleSource }), webApps);
+    assert.equal(starts.n >= 1, true);
+    assert.equal(only(s.built).options.reconciler.constructor.name, 'AnsibleReconciler');
   });
 
   it('refuses an Ansible entry when the engine is not set up, saying so', async () => {
