@@ -347,8 +347,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
       const tally = await adoptReleases({
         client,
         masterKey,
-        // Ansible kinds have no Helm releases.
-        entries: new Map([...resources].filter(([entry]) => !isAnsibleEntry(entry))),
+        entries: resources,
         namespaces: config.watchNamespaces,
         dryRun: false,
         report: (line) => {
