@@ -65,6 +65,48 @@ cat >"$WORK/configmap/project/roles/configmap/tasks/main.yml" <<'EOF'
         size: "3"
 EOF
 
+# The shape of test/fixtures/ansible/roles/webapp (the integration test's role) without its
+# k8s_status task, which needs the custom resource: a ConfigMap, a Deployment and a Service.
+setup app
+mkdir -p "$WORK/app/project/roles/app/tasks"
+cat >"$WORK/app/project/main.yml" <<'EOF'
+- hosts: localhost
+  gather_facts: false
+  roles:
+    - app
+EOF
+cat >"$WORK/app/project/roles/app/tasks/main.yml" <<'EOF'
+- name: Config map
+  kubernetes.core.k8s:
+    state: present
+    definition:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: app-config, namespace: "{{ namespace }}"}
+      data: {message: hello}
+- name: Deployment
+  kubernetes.core.k8s:
+    state: present
+    definition:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: app, namespace: "{{ namespace }}"}
+      spec:
+        replicas: 1
+        selector: {matchLabels: {app: app}}
+        template:
+          metadata: {labels: {app: app}}
+          spec: {containers: [{name: web, image: registry.invalid/web:1, ports: [{containerPort: 8080}]}]}
+- name: Service
+  kubernetes.core.k8s:
+    state: present
+    definition:
+      apiVersion: v1
+      kind: Service
+      metadata: {name: app, namespace: "{{ namespace }}"}
+      spec: {selector: {app: app}, ports: [{port: 80, targetPort: 8080}]}
+EOF
+
 # measure <label> <private data dir> <run number>
 measure() {
   local label=$1 dir=$2 n=$3 out times rc=0
@@ -87,4 +129,9 @@ for n in $(seq 1 "$RUNS"); do
   label="role: kubernetes.core.k8s ConfigMap"
   ((n == 1)) && label="$label (creates)" || label="$label (unchanged)"
   measure "$label" "$WORK/configmap" "$n"
+done
+for n in $(seq 1 "$RUNS"); do
+  label="role: ConfigMap + Deployment + Service"
+  ((n == 1)) && label="$label (creates)" || label="$label (unchanged)"
+  measure "$label" "$WORK/app" "$n"
 done
