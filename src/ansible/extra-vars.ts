@@ -7,6 +7,7 @@
  * Unlike ansible-operator, every value taken from the CR is marked unsafe, always (see below).
  */
 import type { AnsibleSource, GroupVersionKind } from '../config/types.js';
+import { toSnake } from '../config/paramconv.js';
 import { stringLeaves } from '../lib/redact.js';
 
 type Json = Record<string, unknown>;
@@ -138,76 +139,4 @@ export function redactionStringsFor(cr: Readonly<Json>, gvk: GroupVersionKind): 
     for (const v of Object.values(data)) if (typeof v === 'string') out.push(Buffer.from(v, 'base64').toString('utf8'));
   }
   return out;
-}
-
-// paramconv's word boundaries, applied in the order its source lists them. Go iterates its map in
-// random order; the order only matters for keys holding two of these words that overlap.
-const SPECIAL_WORDS = ['HTTP', 'URL', 'IP'] as const;
-const SPECIAL_LOWER = new Set(SPECIAL_WORDS.map((w) => w.toLowerCase()));
-const NUMBER_SEQUENCE = /([a-zA-Z])(\d+)([a-zA-Z](\d+))/gu;
-
-const isUpper = (c: string | undefined): boolean => c !== undefined && c >= 'A' && c <= 'Z';
-const isLower = (c: string | undefined): boolean => c !== undefined && c >= 'a' && c <= 'z';
-
-/** paramconv.preprocessWordMapping: `_` around the first HTTP/URL/IP (a plural's `s` becomes `S`). */
-function isolateSpecialWords(input: string): string {
-  let v = input;
-  for (const word of SPECIAL_WORDS) {
-    const idx = v.indexOf(word);
-    if (idx < 0) continue;
-    const after = idx + word.length;
-    if (after === v.length) v = `${v.slice(0, idx)}_${v.slice(idx)}`;
-    else if (v[after] === 's') {
-      if (after === v.length - 1) v = `${v.slice(0, idx)}_${v.slice(idx, after)}S`;
-      else if (idx === 0) v = `${v.slice(0, after)}S_${v.slice(after + 1)}`;
-      else v = `${v.slice(0, idx)}_${v.slice(idx, after)}S_${v.slice(after + 1)}`;
-    } else if (idx === 0) v = `${v.slice(0, after)}_${v.slice(after)}`;
-    else v = `${v.slice(0, idx)}_${v.slice(idx, after)}_${v.slice(after)}`;
-  }
-  return v;
-}
-
-/**
- * ansible-operator's paramconv.ToSnake, rule for rule (test/unit/ansible/extra-vars.test.ts checks
- * it against outputs of the Go original): `replicaCount` → `replica_count`, `JSONData` →
- * `_json_data` (a leading capital gives a leading `_`), `egressIPs` → `egress_ips`.
- * An empty key stays empty (the Go code panics on it).
- */
-export function toSnake(key: string): string {
-  const s0 = key.replace(NUMBER_SEQUENCE, '$1 $2 $3').replace(/^ +| +$/gu, '');
-  if (s0 === '') return s0;
-  const prefix = isUpper(s0[0]) ? '_' : '';
-  // Code points, as Go's range over a string gives runes.
-  // eslint-disable-next-line @typescript-eslint/no-misused-spread -- runes are what paramconv iterates
-  const chars = [...isolateSpecialWords(s0)];
-  const bits: string[] = [];
-  let n = '';
-  let iReal = -1;
-  for (let i = 0; i < chars.length; i++) {
-    const v = chars[i] ?? '';
-    const next = chars[i + 1];
-    iReal++;
-    // The Go code looks at the next byte; a non-ASCII next character is never an ASCII letter, as here.
-    const nextCaseIsChanged = (isUpper(v) && isLower(next)) || (isLower(v) && isUpper(next));
-    if (iReal > 0 && !n.endsWith('_') && nextCaseIsChanged) {
-      if (isUpper(v)) {
-        bits.push(n.toLowerCase());
-        n = v;
-        iReal = 0;
-      } else {
-        bits.push((n + v).toLowerCase());
-        n = '';
-        iReal = -1;
-      }
-    } else if (v === ' ' || v === '_' || v === '-') {
-      bits.push(n.toLowerCase());
-      n = '';
-      iReal = -1;
-    } else {
-      n += v;
-    }
-  }
-  bits.push(n.toLowerCase());
-  const joined = bits.join('_');
-  return SPECIAL_LOWER.has(bits[0] ?? '') ? joined : prefix + joined;
 }

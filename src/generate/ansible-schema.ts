@@ -3,14 +3,14 @@
  * `argument_specs: {main: {options: {name: {type, required, default, description, choices,
  * elements, options}}}}`), and the sample spec its defaults make. Property names are the spec keys
  * that ansible-operator turns into the role's variables (camelCase when `snakeCaseParameters`,
- * see ansible-params.ts). Pure.
+ * see config/paramconv.ts). Pure.
  *
  * Defaults are not copied into the schema (as for charts): the role applies its own when a key is
  * left out, and a default the API server stored in every CR would outlive a change of the role's.
  * The CRD says so in each description instead.
  */
 import { isPlainObject } from '../lib/json.js';
-import { specKeyFor, toSnake } from './ansible-params.js';
+import { specKeyFor, toSnake } from '../config/paramconv.js';
 import type { Schema } from './schema.js';
 
 const PRESERVE = 'x-kubernetes-preserve-unknown-fields';

@@ -24,7 +24,7 @@ import { established } from './crd.js';
 import { newNamespace, testCluster, type RunResult, type TestCluster } from './harness.js';
 import { generate, HUB_FLAGS, ICON_SVG, olmTools } from './olm-tools.js';
 import { runAnsible, taskResult } from './ansible-run.js';
-import { toSnake } from '../../src/generate/ansible-params.js';
+import { toSnake } from '../../src/config/paramconv.js';
 
 function deleteAfter(t: TestContext, cluster: TestCluster, args: string[]): void {
   t.after(async () => {

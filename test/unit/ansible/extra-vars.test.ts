@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { extraVarsFor, markUnsafe, objectVarName, redactionStringsFor, toSnake } from '../../../src/ansible/extra-vars.js';
+import { extraVarsFor, markUnsafe, objectVarName, redactionStringsFor } from '../../../src/ansible/extra-vars.js';
+import { toSnake } from '../../../src/config/paramconv.js';
 
 const GO_TO_SNAKE: readonly (readonly [string, string])[] = [
   ["var", "var"],

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { specKeyFor, toCamel, toSnake } from '../../../src/generate/ansible-params.js';
+import { specKeyFor, toCamel, toSnake } from '../../../src/config/paramconv.js';
 
 // name → [ToSnake, ToCamel], as printed by the Go code.
 const GO: Record<string, [string, string]> = {
