@@ -243,14 +243,7 @@ export class Manager {
       },
       reconciler,
       log,
-      ...(opts.queueMetrics === undefined ? {} : { queueMetrics: opts.queueMetrics(name) }),
-      ...(opts.onReconciled === undefined
-        ? {}
-        : { onReconciled: (result: 'success' | 'error' | 'requeue_after', ms: number) => opts.onReconciled?.(name, result, ms) }),
-      onResource: (change: 'present' | 'gone', obj: KubeObject) => {
-        if (change === 'gone' && obj.metadata.uid !== undefined) reconciler.forget(obj.metadata.uid);
-        opts.onResource?.(resource, change, obj);
-      },
+      ...this.controllerHooks(name, resource, reconciler),
     });
     this.running.set(key, { controller, current, tracker });
     controller.start();
@@ -297,14 +290,7 @@ export class Manager {
       followUpWorkers: 1,
       reconciler,
       log,
-      ...(opts.queueMetrics === undefined ? {} : { queueMetrics: opts.queueMetrics(name) }),
-      ...(opts.onReconciled === undefined
-        ? {}
-        : { onReconciled: (result: 'success' | 'error' | 'requeue_after', ms: number) => opts.onReconciled?.(name, result, ms) }),
-      onResource: (change: 'present' | 'gone', obj: KubeObject) => {
-        if (change === 'gone' && obj.metadata.uid !== undefined) reconciler.forget(obj.metadata.uid);
-        opts.onResource?.(resource, change, obj);
-      },
+      ...this.controllerHooks(name, resource, reconciler),
     });
     this.running.set(key, { controller, current, tracker: undefined });
     controller.start();
@@ -353,6 +339,25 @@ export class Manager {
       allowCrossNamespace: entry.allowCrossNamespace,
       serviceAccount,
       bookkeeping,
+    };
+  }
+
+  /** What every kind's controller reports, whichever engine reconciles it: queue and reconcile metrics, CRs appearing and going. */
+  private controllerHooks(
+    name: string,
+    resource: ApiResource,
+    reconciler: { forget(uid: string): void },
+  ): Pick<CrControllerOptions, 'queueMetrics' | 'onReconciled' | 'onResource'> {
+    const { opts } = this;
+    return {
+      ...(opts.queueMetrics === undefined ? {} : { queueMetrics: opts.queueMetrics(name) }),
+      ...(opts.onReconciled === undefined
+        ? {}
+        : { onReconciled: (result: 'success' | 'error' | 'requeue_after', ms: number) => opts.onReconciled?.(name, result, ms) }),
+      onResource: (change: 'present' | 'gone', obj: KubeObject) => {
+        if (change === 'gone' && obj.metadata.uid !== undefined) reconciler.forget(obj.metadata.uid);
+        opts.onResource?.(resource, change, obj);
+      },
     };
   }
 
