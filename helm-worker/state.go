@@ -18,8 +18,8 @@ import (
 	"github.com/mattn/go-isatty"
 	"k8s.io/klog/v2"
 
-	"helm.sh/helm/v4/pkg/cli"
 	_ "helm.sh/helm/v4/pkg/chart/common/util" // holds warnedURNs
+	"helm.sh/helm/v4/pkg/cli"
 	helmcmd "helm.sh/helm/v4/pkg/cmd"
 )
 
