@@ -309,9 +309,8 @@ func (w *worker) begin(req request) (*call, error) {
 	c := &call{capture: cap, done: make(chan callResult, 1)}
 	c.out = &callOut{w: os.Stdout, cancelled: make(chan struct{})}
 
-	if key := readOnceDiffers(w.startEnv, env); key != "" {
-		// The process has already read this variable for good; only a new process sees the
-		// call's value.
+	if why := needsProcess(w.startEnv, env); why != "" {
+		fmt.Fprintf(w.diag, "chartpilot-helm: call %d runs as a helm process: %s\n", *req.ID, why)
 		return c, c.startProcess(argv, env, dir)
 	}
 	if err := w.defaults.resetForCall(); err != nil {
@@ -412,6 +411,21 @@ var readOnceVars = []string{
 
 // readOncePrefixes: client-go's environment feature gates (KUBE_FEATURE_*) are read once.
 var readOncePrefixes = []string{"KUBE_FEATURE_"}
+
+// needsProcess says why a call cannot run in this process ("" when it can).
+func needsProcess(start, call map[string]string) string {
+	if k := readOnceDiffers(start, call); k != "" {
+		return k + " differs from the worker's own, and the process reads it only once"
+	}
+	// helm's root command initialiser calls log.Fatal (os.Exit) when the storage driver cannot be
+	// set up: an unknown HELM_DRIVER, an unreachable SQL database, unreadable memory-driver data.
+	switch call["HELM_DRIVER"] {
+	case "", "secret", "secrets", "configmap", "configmaps":
+		return ""
+	default:
+		return "HELM_DRIVER=" + call["HELM_DRIVER"] + " may end helm with os.Exit while it sets the driver up"
+	}
+}
 
 func readOnceDiffers(start, call map[string]string) string {
 	for _, k := range readOnceVars {
