@@ -7,7 +7,8 @@ package main
 // a later call's result.
 //
 // Normalised, because they differ by nature: the namespace names of the cluster tests (each mode
-// works in its own namespaces, `{ns}` in the table) and timestamps (release dates).
+// works in its own namespaces, `{ns}` in the table), timestamps (release dates, the release
+// labels createdAt/modifiedAt) and the AGE column of `helm status`.
 //
 // Needs: go (builds the binary, or CHARTPILOT_HELM_BIN names one). The cluster tables need
 // KUBECONFIG pointing at a cluster where the caller may impersonate; they skip without it.
@@ -208,6 +209,8 @@ func merge(base, extra map[string]string) map[string]string {
 var timestamps = []*regexp.Regexp{
 	regexp.MustCompile(`\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?( ?(Z|[+-]\d\d:?\d\d))?( [A-Z]{3,4})?`),
 	regexp.MustCompile(`(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d \d{4}`),
+	regexp.MustCompile(`"(createdAt|modifiedAt)":"\d+"`),
+	regexp.MustCompile(`(?m) +\d+[smhd](\d+[smh])?$`), // AGE, the last column of status's resource tables
 }
 
 func normalize(s string, names map[string]string) string {
