@@ -23,4 +23,5 @@ it('helm-worker: go test ./... passes with the cluster table run, not skipped', 
   assert.equal(r.exitCode, 0, `go test failed:\n${r.all}`);
   assert.match(r.all, /^--- PASS: TestLeakageCluster/m, `the cluster table did not run:\n${r.all}`);
   assert.match(r.all, /^--- PASS: TestLeakageOffline/m);
+  assert.match(r.all, /^--- PASS: TestCancel/m, `the cancel tests did not run:\n${r.all}`);
 });
