@@ -81,7 +81,9 @@ func TestCancel(t *testing.T) {
 			t.Fatalf("%s: installing without hooks: %+v", mode, r)
 		}
 	}
-	uninstall := func(ns string) []string { return []string{"uninstall", "--namespace=" + ns, "--timeout=300s", "--", "u"} }
+	uninstall := func(ns string) []string {
+		return []string{"uninstall", "--namespace=" + ns, "--timeout=300s", "--", "u"}
+	}
 	got = w.callCancelled(uninstall(id+"w-u"), base, cancelAfter)
 	want = freshTerminated(t, uninstall(id+"f-u"), base, cancelAfter)
 	compare("cancelled uninstall", got, want)

@@ -120,7 +120,9 @@ func main() {
 	stdin.Close()
 	_ = w.Wait()
 
-	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)/float64(*n)) }
+	ms := func(d time.Duration) string {
+		return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)/float64(*n))
+	}
 	fmt.Printf("per call, mean of %d serial calls, chart %s\n", *n, filepath.Base(chartPath))
 	fmt.Printf("| per call | helm process | warm worker |\n|---|---:|---:|\n")
 	for _, kind := range []string{"install", "uninstall"} {
