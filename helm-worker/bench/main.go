@@ -117,6 +117,7 @@ func main() {
 		f.cpu = schedCPU(w.Process.Pid) - cpu0
 		results["worker "+kind] = f
 	}
+	rss := vmRSS(w.Process.Pid)
 	stdin.Close()
 	_ = w.Wait()
 
@@ -129,6 +130,7 @@ func main() {
 		p, w := results["process "+kind], results["worker "+kind]
 		fmt.Printf("| %s: CPU | %s | %s |\n| %s: wall | %s | %s |\n", kind, ms(p.cpu), ms(w.cpu), kind, ms(p.wall), ms(w.wall))
 	}
+	fmt.Printf("worker RSS after %d calls: %s\n", 2**n, rss)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_ = exec.CommandContext(ctx, *bin, "uninstall", "warmup", "-n", ns).Run()
@@ -145,6 +147,18 @@ func schedCPU(pid int) time.Duration {
 	stime, err := strconv.ParseInt(f[12], 10, 64)
 	must(err)
 	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// vmRSS: the VmRSS line of /proc/<pid>/status.
+func vmRSS(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	must(err)
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "?"
 }
 
 func run(bin string, env map[string]string, args ...string) error {
