@@ -16,6 +16,8 @@ import (
 
 	"github.com/fatih/color"
 	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
 
 	_ "helm.sh/helm/v4/pkg/chart/common/util" // holds warnedURNs
@@ -38,6 +40,16 @@ var cobraInitializers []func()
 
 //go:linkname cobraFinalizers github.com/spf13/cobra.finalizers
 var cobraFinalizers []func()
+
+// cobra keeps every flag's completion function in a global map keyed by the flag; helm registers
+// several per root command, so without a clear each call's command tree (and what its closures
+// hold: the action configuration, clients) would stay reachable for ever.
+//
+//go:linkname cobraFlagCompletionFunctions github.com/spf13/cobra.flagCompletionFunctions
+var cobraFlagCompletionFunctions map[*pflag.Flag]cobra.CompletionFunc
+
+//go:linkname cobraFlagCompletionMutex github.com/spf13/cobra.flagCompletionMutex
+var cobraFlagCompletionMutex *sync.RWMutex
 
 // helm reads HELM_PPROF_CPU_PROFILE/HELM_PPROF_MEM_PROFILE in an init function.
 //
@@ -86,6 +98,9 @@ func captureDefaults() *processDefaults {
 func (d *processDefaults) resetForCall() error {
 	cobraInitializers = nil
 	cobraFinalizers = nil
+	cobraFlagCompletionMutex.Lock()
+	clear(cobraFlagCompletionFunctions)
+	cobraFlagCompletionMutex.Unlock()
 
 	helmSettings = cli.New()
 	helmCPUProfilePath = os.Getenv("HELM_PPROF_CPU_PROFILE")
