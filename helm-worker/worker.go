@@ -405,8 +405,10 @@ var readOnceVars = []string{
 	"TZ", "ZONEINFO",
 	// crypto/x509 system roots
 	"SSL_CERT_FILE", "SSL_CERT_DIR",
-	// the Go runtime
-	"GODEBUG", "GOGC", "GOMEMLIMIT", "GOMAXPROCS", "GOTRACEBACK",
+	// the Go runtime: GODEBUG changes behaviour (TLS, x509, …), GOTRACEBACK panic output. Not here:
+	// GOGC, GOMEMLIMIT, GOMAXPROCS change speed and memory, never what a call prints, so a pool
+	// may set them for its workers alone.
+	"GODEBUG", "GOTRACEBACK",
 }
 
 // readOncePrefixes: client-go's environment feature gates (KUBE_FEATURE_*) are read once.
