@@ -37,7 +37,7 @@ KWOK_VERSION=v0.7.0 # v0.8+ needs Stage YAMLs via --config; v0.7.0 has built-in 
 # package bump cannot silently change them.
 HELM_VERSION=v4.1.4
 KUBECTL_VERSION=v1.33.9
-# chartpilot-helm (helm-worker/, README "Warm helm"): helm built from the module proxy at the version
+# chartpilot-helm (helm-worker/README.md): helm built from the module proxy at the version
 # its go.mod pins, which must be HELM_VERSION, stamped as helm's Makefile stamps its releases.
 HELM_WORKER_DIR=$ROOT/helm-worker
 HELM_GIT_COMMIT=05fa37973dc9e42b76e1d2883494c87174b6074f # helm's v4.1.4 tag
