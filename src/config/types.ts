@@ -1,3 +1,5 @@
+import type { DriftDetection } from '../reconcile/model.js';
+
 /** One validated entry of watches.yaml: a custom resource kind mapped to a chart. */
 export interface WatchEntry {
   readonly group: string; // may be '' (core-style group is not allowed for CRs, but operator-sdk accepts it)
@@ -37,6 +39,12 @@ export interface WatchEntry {
    * own identity.
    */
   readonly serviceAccount: string | undefined;
+  /**
+   * chartpilot addition (Flux helm-controller's `driftDetection`): what happens when the release's
+   * objects differ from the chart, and which fields of which objects are others' to set;
+   * undefined = repair every drifted field (the behaviour before the key existed).
+   */
+  readonly driftDetection?: DriftDetection | undefined;
   /**
    * Set when the entry maps its kind to an Ansible role or playbook instead of a chart (operator-sdk's
    * ansible-operator keys); `chartPath` is then ''. Everything around the engine (informers, queue,

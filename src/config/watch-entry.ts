@@ -12,6 +12,7 @@ import { parseSetPath } from './overrides.js';
 import { ANSIBLE_ONLY_KEYS, readAnsibleKeys, type AnsibleKey } from './ansible-entry.js';
 import { readRemoteChart, REMOTE_CHART_KEYS, REMOTE_KEY_HINTS, type RemoteChartKey } from './remote-chart-entry.js';
 import { selectorToQuery } from './selector.js';
+import { readDriftDetection } from './drift-entry.js';
 import { closest } from './suggest.js';
 import { bool, describeNode, fieldsOf, lineOf, scalarText, type Field, type Where, type YamlContext } from './yaml-nodes.js';
 
@@ -30,6 +31,7 @@ export const KNOWN_KEYS = [
   'allowClusterScoped',
   'allowCrossNamespace',
   'serviceAccount',
+  'driftDetection',
   ...REMOTE_CHART_KEYS,
   ...ANSIBLE_ONLY_KEYS,
 ] as const;
@@ -198,7 +200,7 @@ export function readEntry(input: EntryInput): EntryResult {
     );
   }
   const engine = sources.length === 1 && sources[0] !== 'chart' ? 'ansible' : 'helm';
-  const foreignKeys: readonly Key[] = engine === 'ansible' ? ['overrideValues', 'dryRunOption', ...REMOTE_CHART_KEYS] : ANSIBLE_ONLY_KEYS.filter((k) => k !== 'role' && k !== 'playbook');
+  const foreignKeys: readonly Key[] = engine === 'ansible' ? ['overrideValues', 'dryRunOption', 'driftDetection', ...REMOTE_CHART_KEYS] : ANSIBLE_ONLY_KEYS.filter((k) => k !== 'role' && k !== 'playbook');
   for (const k of foreignKeys) {
     const f = fields.get(k);
     if (f === undefined) continue;
@@ -241,6 +243,9 @@ export function readEntry(input: EntryInput): EntryResult {
     );
   }
 
+  const driftField = engine === 'helm' ? fields.get('driftDetection') : undefined;
+  const driftDetection = driftField === undefined ? undefined : readDriftDetection({ ctx, field: driftField, where: (line) => where(driftField, line) }, problems);
+
   const chartField = fields.get('chart');
   const result = {
     gvk: version === undefined || kind === undefined ? undefined : { group, version, kind },
@@ -271,6 +276,7 @@ export function readEntry(input: EntryInput): EntryResult {
       allowClusterScoped,
       allowCrossNamespace,
       serviceAccount,
+      ...(driftDetection === undefined ? {} : { driftDetection }),
       ...(remote === undefined ? {} : { remote }),
       ...(ansible === undefined ? {} : { ansible }),
     },

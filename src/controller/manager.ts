@@ -121,6 +121,7 @@ export async function targetFor(entry: WatchEntry, defaultPeriodMs: number, defa
     allowClusterScoped: entry.allowClusterScoped,
     allowCrossNamespace: entry.allowCrossNamespace,
     serviceAccount: entry.serviceAccount ?? defaultServiceAccount,
+    ...(entry.driftDetection === undefined ? {} : { driftDetection: entry.driftDetection }),
   };
 }
 

@@ -10,6 +10,7 @@
  */
 import { sameQuantity } from './quantity.js';
 import { isPlainObject } from '../lib/json.js';
+import { isWithin } from '../lib/json-pointer.js';
 
 type Path = readonly (string | number)[];
 
@@ -38,35 +39,47 @@ const QUANTITY_MAPS = new Set(['requests', 'limits', 'hard', 'overhead', 'capaci
 /** LimitRange's quantity maps (`spec.limits[].max.cpu`): names too generic to trust elsewhere. */
 const LIMIT_RANGE_MAPS = new Set(['default', 'defaultRequest', 'max', 'min', 'maxLimitRequestRatio']);
 
-/** Paths (like `spec.replicas`, `metadata.labels["app.kubernetes.io/name"]`) of drifted fields. */
-export function driftedFields(desired: object, live: object): string[] {
+/**
+ * Paths (like `spec.replicas`, `metadata.labels["app.kubernetes.io/name"]`) of drifted fields.
+ * Fields at or under a path of `leaveAlone` (JSON pointer segments) are others' to set: not compared.
+ */
+export function driftedFields(desired: object, live: object, leaveAlone: readonly (readonly string[])[] = []): string[] {
+  return driftedPaths(desired, live, leaveAlone).map(formatPath);
+}
+
+/** driftedFields as paths of segments (numbers are list indexes), for rules and ownership. */
+export function driftedPaths(desired: object, live: object, leaveAlone: readonly (readonly string[])[] = []): Path[] {
   const kind = (desired as { kind?: unknown }).kind;
-  const ctx: Context = { kind: typeof kind === 'string' ? kind : '', out: [] };
+  const ctx: Context = { kind: typeof kind === 'string' ? kind : '', out: [], leaveAlone };
   compare(normalizeDesired(desired, ctx.kind), live, [], ctx);
   return ctx.out;
 }
 
+export type { Path as FieldPath };
+
 interface Context {
   readonly kind: string;
-  readonly out: string[];
+  readonly out: Path[];
+  readonly leaveAlone: readonly (readonly string[])[];
 }
 
 function compare(desired: unknown, live: unknown, path: Path, ctx: Context): void {
   if (ignored(path, desired, ctx.kind)) return;
+  if (ctx.leaveAlone.some((p) => isWithin(path, p))) return;
   if (desired === null || desired === undefined) return; // nothing wanted
   if (live === null || live === undefined) {
-    if (!isZero(desired)) ctx.out.push(formatPath(path));
+    if (!isZero(desired)) ctx.out.push(path);
     return;
   }
   if (Array.isArray(desired)) {
     if (!Array.isArray(live)) {
-      ctx.out.push(formatPath(path));
+      ctx.out.push(path);
       return;
     }
     // An empty list is what the server drops anyway: it asks for nothing, like an absent one.
     if (desired.length === 0) return;
     if (desired.length !== live.length) {
-      ctx.out.push(formatPath(path));
+      ctx.out.push(path);
       return;
     }
     desired.forEach((d, i) => {
@@ -76,13 +89,13 @@ function compare(desired: unknown, live: unknown, path: Path, ctx: Context): voi
   }
   if (isPlainObject(desired)) {
     if (!isPlainObject(live)) {
-      ctx.out.push(formatPath(path));
+      ctx.out.push(path);
       return;
     }
     for (const key of Object.keys(desired)) compare(desired[key], live[key], [...path, key], ctx);
     return;
   }
-  if (!sameScalar(desired, live, path, ctx.kind)) ctx.out.push(formatPath(path));
+  if (!sameScalar(desired, live, path, ctx.kind)) ctx.out.push(path);
 }
 
 function ignored(path: Path, desired: unknown, kind: string): boolean {

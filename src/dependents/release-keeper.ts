@@ -7,9 +7,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { parseManifest, inventoryOf } from './manifest.js';
-import { driftedFields } from './drift.js';
+import { FieldContests, type ContestPolicy } from './contest.js';
+import { driftedFields, driftedPaths, formatPath, type FieldPath } from './drift.js';
+import { leftAloneBy } from './drift-rules.js';
+import { describeOwner, ownersOf } from './managed-fields.js';
 import { readinessOf } from './readiness.js';
-import { HELM_FIELD_MANAGER, repairObject } from './repair.js';
+import { HELM_FIELD_MANAGER, RepairError, repairObject } from './repair.js';
 import type { ScopeMap } from './scopes.js';
 import { describeRef, type DesiredObject } from './types.js';
 import type { DependentWatcher } from './watcher.js';
@@ -17,10 +20,11 @@ import { KEEP_POLICY } from '../helm/types.js';
 import { findObject } from '../kube/objects.js';
 import type { KubeClient } from '../kube/rest.js';
 import type { KubeObject } from '../kube/types.js';
-import type { KeepResult, ObjectRef, Readiness, Repair } from '../reconcile/model.js';
+import { DEFAULT_DRIFT_DETECTION, type Contest, type DriftDetection, type KeepResult, type ObjectRef, type Readiness, type Repair, type UnrepairedDrift } from '../reconcile/model.js';
 import type { Confinement, KeepInput, KindScopes, ReleaseKeeperPort } from '../reconcile/ports.js';
 import { isAllowedTarget, type ObjectScope } from '../reconcile/confinement.js';
 import { errorMessage } from '../lib/errors.js';
+import { formatPointer, isWithin, parsePointer } from '../lib/json-pointer.js';
 
 export interface ReleaseKeeperOptions {
   readonly client: KubeClient;
@@ -42,6 +46,26 @@ export interface ReleaseKeeperOptions {
    * `ownerUid` (storage.ts readOwnManifest); rejects otherwise, undefined when there is none.
    */
   readonly readManifest: (at: { namespace: string; release: string; revision: number; ownerUid: string }) => Promise<string | undefined>;
+  /** Milliseconds on a monotonic scale, for telling a fight from drift; performance.now() by default. */
+  readonly now?: () => number;
+  /** When a field set back again and again is given up to another manager; DEFAULT_CONTEST_POLICY by default. */
+  readonly contestPolicy?: ContestPolicy;
+  /** Called for every object repaired (set back or recreated), e.g. to count repairs per kind. */
+  readonly onRepair?: (at: { readonly namespace: string; readonly release: string; readonly objectKind: string; readonly action: Repair['action'] }) => void;
+}
+
+/** What is known of one release's fights: set-backs per field, and the contests given up. */
+interface ReleaseContests {
+  readonly book: FieldContests;
+  /** By object key and pointer. */
+  readonly given: Map<string, Omit<Contest, 'announce'>>;
+}
+
+/** What judging one object found and did. */
+interface Judged {
+  repair?: Repair;
+  unrepaired?: UnrepairedDrift;
+  contests: Contest[];
 }
 
 /** The watch delivers helm's writes within milliseconds unless the machine is saturated. */
@@ -58,6 +82,8 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
    */
   private readonly desired = new Map<string, ParsedRecord>();
   private scopesLoadedAt = Number.NEGATIVE_INFINITY;
+  /** Per release (namespace/name); reset with its record, so a new revision gets a fresh start. */
+  private readonly contests = new Map<string, ReleaseContests>();
 
   constructor(private readonly opts: ReleaseKeeperOptions) {}
 
@@ -79,11 +105,16 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
 
   forget(namespace: string, release: string): void {
     this.desired.delete(`${namespace}/${release}`);
+    this.contests.delete(`${namespace}/${release}`);
   }
 
   /** A kind is no longer served (hot reload removed it): drop what is remembered of its releases. */
   forgetKind(ownerKind: string): void {
-    for (const [key, parsed] of this.desired) if (parsed.ownerKind === ownerKind) this.desired.delete(key);
+    for (const [key, parsed] of this.desired) {
+      if (parsed.ownerKind !== ownerKind) continue;
+      this.desired.delete(key);
+      this.contests.delete(key);
+    }
   }
 
   async remaining(items: readonly ObjectRef[], confinement: Confinement, impersonate?: string): Promise<ObjectRef[]> {
@@ -124,19 +155,40 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
       return { inventory, repaired: [], readiness: undefined };
     }
 
-    if (input.awaitCaches === true) await this.caughtUp(objects);
+    if (input.awaitCaches === true) await this.caughtUp(objects, input.driftDetection ?? DEFAULT_DRIFT_DETECTION);
     this.opts.onReading?.(input.namespace, input.release);
     const repaired: Repair[] = [];
-    if (input.repair) {
+    const unrepaired: UnrepairedDrift[] = [];
+    const contests: Contest[] = [];
+    const drift = input.driftDetection ?? DEFAULT_DRIFT_DETECTION;
+    // off: readiness only — nothing is compared, nothing written, nothing reported.
+    if (input.repair && drift.mode !== 'off') {
+      const fights = this.contestsOf(input);
+      fights.book.prune();
       for (const o of objects) {
         if (!watcher.isWatching(o.apiVersion, o.kind)) continue;
-        const repair = await this.repairIfDrifted(o, watcher.get(o.apiVersion, o.kind, o.namespace, o.name), input);
-        if (repair !== undefined) repaired.push(repair);
+        const judged = await this.judge(o, watcher.get(o.apiVersion, o.kind, o.namespace, o.name), input, drift, fights);
+        if (judged.repair !== undefined) {
+          repaired.push(judged.repair);
+          this.opts.onRepair?.({ namespace: input.namespace, release: input.release, objectKind: o.kind, action: judged.repair.action });
+        }
+        if (judged.unrepaired !== undefined) unrepaired.push(judged.unrepaired);
+        contests.push(...judged.contests);
       }
     }
     const watched = objects.filter((o) => watcher.isWatching(o.apiVersion, o.kind));
     const readiness: Readiness = readinessOf(watched.map((o) => ({ ...o, live: watcher.get(o.apiVersion, o.kind, o.namespace, o.name) })));
-    return { inventory, repaired, readiness };
+    return { inventory, repaired, readiness, ...(input.repair ? { unrepaired, contests } : {}) };
+  }
+
+  private contestsOf(input: KeepInput): ReleaseContests {
+    const key = `${input.namespace}/${input.release}`;
+    let found = this.contests.get(key);
+    if (found === undefined) {
+      found = { book: new FieldContests(this.opts.now ?? (() => performance.now()), this.opts.contestPolicy), given: new Map() };
+      this.contests.set(key, found);
+    }
+    return found;
   }
 
   /** An object's scope as the API server serves its kind; unknown kinds are looked up once. */
@@ -152,12 +204,13 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
    * Waits (briefly, bounded) until the caches show every watched object as the release has it:
    * present and not differing from the manifest. Past the deadline readiness is told as it is.
    */
-  private async caughtUp(objects: readonly DesiredObject[]): Promise<void> {
+  private async caughtUp(objects: readonly DesiredObject[], drift: DriftDetection): Promise<void> {
     const { watcher } = this.opts;
     const shown = (o: DesiredObject): boolean => {
       if (!watcher.isWatching(o.apiVersion, o.kind)) return true;
       const cached = watcher.get(o.apiVersion, o.kind, o.namespace, o.name);
-      return cached !== undefined && driftedFields(o.object, cached).length === 0;
+      // Fields others own may differ from what helm wrote at any time: they say nothing here.
+      return cached !== undefined && driftedFields(o.object, cached, leftAloneBy(drift.ignore, o)).length === 0;
     };
     const deadline = performance.now() + (this.opts.catchUpTimeoutMs ?? DEFAULT_CATCH_UP_MS);
     while (!objects.every(shown)) {
@@ -183,6 +236,8 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
       (await this.opts.readManifest({ namespace: input.namespace, release: input.release, revision: input.revision, ownerUid: input.ownerUid })) ??
       '';
     const objects = parseManifest(manifest, input.namespace, (apiVersion, kind) => this.opts.scopes.isNamespaced(apiVersion, kind));
+    // Another record (a deploy, a new revision): fields given up under the old one get a fresh start.
+    this.contests.delete(key);
     this.desired.set(key, {
       revision: input.revision,
       createdAt: input.recordCreatedAt,
@@ -194,28 +249,84 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
   }
 
   /**
-   * The cache says `desired` is missing or drifted. Caches lag behind the API server (e.g. right
-   * after an upgrade), so the object is read fresh and only repaired when it really differs.
+   * Compares one object with the chart (leaving alone the fields the entry's rules and earlier
+   * fights give to others) and, in repair mode, sets back what differs. Caches lag behind the API
+   * server (e.g. right after an upgrade), so the object is read fresh before it is written, and
+   * only written when it really differs.
    */
-  private async repairIfDrifted(desired: DesiredObject, cached: KubeObject | undefined, input: KeepInput): Promise<Repair | undefined> {
-    if (cached?.metadata.deletionTimestamp !== undefined) return undefined; // being deleted: recreate once gone
-    if (cached !== undefined && driftedFields(desired.object, cached).length === 0) return undefined;
+  private async judge(desired: DesiredObject, cached: KubeObject | undefined, input: KeepInput, drift: DriftDetection, fights: ReleaseContests): Promise<Judged> {
+    const judged: Judged = { contests: [] };
+    if (cached?.metadata.deletionTimestamp !== undefined) return judged; // being deleted: recreate once gone
+    const object = describeRef(desired);
+    const objectKey = `${desired.apiVersion}/${desired.kind} ${desired.namespace ?? ''}/${desired.name}`;
+    const rules = leftAloneBy(drift.ignore, desired);
+    const givenUp = fights.book.givenUp(objectKey).flatMap((p) => {
+      const parsed = parsePointer(p);
+      return parsed.ok ? [[...parsed.segments]] : [];
+    });
+    const cachedDrift = cached === undefined ? undefined : driftedPaths(desired.object, cached, rules);
+    // Fields given up to others are told on every pass while they differ, so the condition stays.
+    for (const path of cachedDrift ?? []) {
+      const contest = givenUp.some((g) => isWithin(path, g)) ? fights.given.get(`${objectKey} ${formatPointer(path)}`) : undefined;
+      if (contest !== undefined) judged.contests.push({ ...contest, announce: false });
+    }
+    const rest = cachedDrift?.filter((p) => !givenUp.some((g) => isWithin(p, g)));
+    if (drift.mode === 'warn') {
+      // Told from the cache: nothing is written, so nothing needs a fresh read.
+      if (rest === undefined) judged.unrepaired = { object, fields: [] };
+      else if (rest.length > 0) judged.unrepaired = { object, fields: rest.map(formatPath) };
+      return judged;
+    }
+    if (rest !== undefined && rest.length === 0) return judged;
+
     const resource = await this.opts.client.resourceFor(desired.apiVersion, desired.kind);
     // The served scope decides where an apply would land: check it, not the manifest's guess.
     const where = resource.namespaced ? { namespace: desired.namespace } : {};
-    if (!isAllowedTarget(input.confinement, where, resource.namespaced ? 'namespaced' : 'cluster')) return undefined;
+    if (!isAllowedTarget(input.confinement, where, resource.namespaced ? 'namespaced' : 'cluster')) return judged;
     // As the tenant too: what a repair reads must not tell the CR more than the tenant may read.
     const current = (await findObject(this.opts.client, { resource, namespace: desired.namespace, name: desired.name }, { impersonateUser: input.impersonate })) ?? null;
-    if (current?.metadata.deletionTimestamp !== undefined) return undefined;
-    const fields = current === null ? [] : driftedFields(desired.object, current);
-    if (current !== null && fields.length === 0) return undefined;
-    const action = await repairObject(this.opts.client, resource, desired, HELM_FIELD_MANAGER, {
-      release: { name: input.release, namespace: input.namespace },
-      current,
-      impersonateUser: input.impersonate,
-    });
-    if (action === 'unchanged') return undefined;
-    return { object: describeRef(desired), action, fields };
+    if (current?.metadata.deletionTimestamp !== undefined) return judged;
+    const leaveAlone: (readonly string[])[] = [...rules, ...givenUp];
+    const paths: FieldPath[] = current === null ? [] : driftedPaths(desired.object, current, leaveAlone);
+    if (current !== null && paths.length === 0) return judged;
+
+    const toRepair: FieldPath[] = [];
+    for (const path of paths) {
+      const pointer = formatPointer(path);
+      const verdict = fights.book.judge(objectKey, pointer);
+      if (verdict.kind === 'repair') {
+        toRepair.push(path);
+        continue;
+      }
+      leaveAlone.push(path.map(String));
+      if (verdict.kind !== 'contested' || current === null) continue;
+      const managers = ownersOf(current, path)
+        .filter((o) => !(o.manager === HELM_FIELD_MANAGER && o.operation === 'Apply'))
+        .map(describeOwner);
+      const contest = { object, kind: desired.kind, field: formatPath(path), pointer, managers, repairs: verdict.repairs, withinMs: verdict.withinMs };
+      fights.given.set(`${objectKey} ${pointer}`, contest);
+      judged.contests.push({ ...contest, announce: true });
+    }
+    if (current !== null && toRepair.length === 0) return judged;
+
+    let action: Awaited<ReturnType<typeof repairObject>>;
+    try {
+      action = await repairObject(this.opts.client, resource, desired, HELM_FIELD_MANAGER, {
+        release: { name: input.release, namespace: input.namespace },
+        current,
+        impersonateUser: input.impersonate,
+        leaveAlone,
+      });
+    } catch (err) {
+      // Changed since it was read (a field left alone was sent as it was then): the watch brings
+      // the change, and with it the next pass.
+      if (err instanceof RepairError && err.reason === 'Conflict') return judged;
+      throw err;
+    }
+    if (action === 'unchanged') return judged;
+    for (const path of toRepair) fights.book.repaired(objectKey, formatPointer(path));
+    judged.repair = { object, action, fields: toRepair.map(formatPath) };
+    return judged;
   }
 }
 

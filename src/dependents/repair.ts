@@ -14,6 +14,7 @@ import { KubeApiError } from '../kube/errors.js';
 import { applyObject, findObject } from '../kube/objects.js';
 import type { KubeClient } from '../kube/rest.js';
 import type { ApiResource, KubeObject, ObjectMeta } from '../kube/types.js';
+import { ownersOf } from './managed-fields.js';
 import { specHash } from './spec-hash.js';
 import type { DesiredObject } from './types.js';
 
@@ -45,6 +46,12 @@ export interface RepairOptions {
    * helm could; reads stay the operator's. undefined = the operator's own identity.
    */
   readonly impersonateUser?: string | undefined;
+  /**
+   * Fields (JSON pointer segments) that are others' to set: never set back. Left out of the body,
+   * unless our manager owns one (then the live value is sent, since leaving a field we own out of
+   * an apply deletes it), with the object's resourceVersion so a change since it was read fails.
+   */
+  readonly leaveAlone?: readonly (readonly string[])[] | undefined;
 }
 
 /** A repair the API server refused (immutable field, admission webhook, missing RBAC, …). */
@@ -85,7 +92,8 @@ export async function repairObject(
 
   try {
     const before = opts.current !== undefined ? opts.current : ((await findObject(client, at, { signal: opts.signal })) ?? null);
-    const body = applyBody(desired, namespace, opts.release ?? helmReleaseOf(before));
+    const rendered = applyBody(desired, namespace, opts.release ?? helmReleaseOf(before));
+    const body = before === null || (opts.leaveAlone ?? []).length === 0 ? rendered : leavingAlone(rendered, before, opts.leaveAlone ?? [], fieldManager);
     const after = await applyObject(client, at, body, { fieldManager, force: true, signal: opts.signal, impersonateUser: opts.impersonateUser });
     if (before === null) return 'created';
     // Not the resourceVersion: a controller's status write between our GET and PATCH bumps it.
@@ -133,4 +141,66 @@ function helmReleaseOf(live: KubeObject | null): { name: string; namespace: stri
   const name = a?.[HelmOwnership.releaseNameAnnotation];
   const namespace = a?.[HelmOwnership.releaseNamespaceAnnotation];
   return name !== undefined && namespace !== undefined ? { name, namespace } : undefined;
+}
+
+/**
+ * `body` without the fields of `paths`, except those `fieldManager` owns in `live`: for those the
+ * live value is sent (so the apply neither changes nor deletes them) and the apply is made
+ * conditional on `live`'s resourceVersion. What this returns is exactly what the server receives.
+ */
+export function leavingAlone(body: KubeObject, live: KubeObject, paths: readonly (readonly string[])[], fieldManager: string): KubeObject {
+  const out = structuredClone(body);
+  let copied = false;
+  for (const path of paths) {
+    if (!has(out, path)) continue;
+    const ours = ownersOf(live, path).some((o) => o.manager === fieldManager && o.operation === 'Apply' && o.subresource === undefined);
+    const liveValue = valueAt(live, path);
+    if (ours && liveValue !== undefined) {
+      setAt(out, path, structuredClone(liveValue));
+      copied = true;
+    } else {
+      removeAt(out, path);
+    }
+  }
+  if (copied && live.metadata.resourceVersion !== undefined) out.metadata = { ...out.metadata, resourceVersion: live.metadata.resourceVersion };
+  return out;
+}
+
+type Container = Record<string, unknown> | unknown[];
+
+function child(node: unknown, seg: string): unknown {
+  if (Array.isArray(node)) return /^\d+$/u.test(seg) ? node[Number(seg)] : undefined;
+  if (node !== null && typeof node === 'object' && Object.hasOwn(node, seg)) return (node as Record<string, unknown>)[seg];
+  return undefined;
+}
+
+function valueAt(root: unknown, path: readonly string[]): unknown {
+  let node = root;
+  for (const seg of path) node = child(node, seg);
+  return node;
+}
+
+function has(root: unknown, path: readonly string[]): boolean {
+  return valueAt(root, path) !== undefined;
+}
+
+function parentOf(root: unknown, path: readonly string[]): Container | undefined {
+  const parent = valueAt(root, path.slice(0, -1));
+  return parent !== null && typeof parent === 'object' ? (parent as Container) : undefined;
+}
+
+function setAt(root: unknown, path: readonly string[], value: unknown): void {
+  const parent = parentOf(root, path);
+  const last = path.at(-1);
+  if (parent === undefined || last === undefined) return;
+  if (Array.isArray(parent)) parent[Number(last)] = value;
+  else parent[last] = value;
+}
+
+function removeAt(root: unknown, path: readonly string[]): void {
+  const parent = parentOf(root, path);
+  const last = path.at(-1);
+  if (parent === undefined || last === undefined) return;
+  if (Array.isArray(parent)) parent.splice(Number(last), 1);
+  else Reflect.deleteProperty(parent, last);
 }

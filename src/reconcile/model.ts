@@ -149,4 +149,69 @@ export interface KeepResult {
   readonly repaired: readonly Repair[];
   /** undefined when readiness is not tracked (dependents not watched, caches not synced). */
   readonly readiness: Readiness | undefined;
+  /**
+   * Drift left in place on this pass because the entry's mode is warn; undefined when drift was
+   * not judged (right after a deploy, caches not synced).
+   */
+  readonly unrepaired?: readonly UnrepairedDrift[] | undefined;
+  /**
+   * Fields given up to another field manager after repeated set-backs that still differ from the
+   * chart; undefined when drift was not judged.
+   */
+  readonly contests?: readonly Contest[] | undefined;
+}
+
+/**
+ * The watches entry's `driftDetection` (Flux helm-controller's model): what happens when a
+ * release's objects differ from the chart, and which fields of which objects are others' to set.
+ */
+export interface DriftDetection {
+  /** repair: set it back (the default); warn: an Event and the Drifted condition, no write; off: readiness only. */
+  readonly mode: DriftMode;
+  readonly ignore: readonly DriftIgnoreRule[];
+}
+
+export type DriftMode = 'repair' | 'warn' | 'off';
+
+/** Today's behaviour, and what an entry without `driftDetection` gets. */
+export const DEFAULT_DRIFT_DETECTION: DriftDetection = { mode: 'repair', ignore: [] };
+
+export interface DriftIgnoreRule {
+  /** RFC 6901 JSON pointers (`/spec/replicas`); a pointer covers everything under it. */
+  readonly paths: readonly string[];
+  /** Which objects the rule is about; undefined = every object of the release. */
+  readonly target?: DriftTarget | undefined;
+}
+
+export interface DriftTarget {
+  readonly kind?: string | undefined;
+  readonly name?: string | undefined;
+  readonly namespace?: string | undefined;
+  /** A label selector in the API's query form (`app=web,tier in (a,b)`), as Flux writes it. */
+  readonly labelSelector?: string | undefined;
+}
+
+/** An object whose drift was left in place (warn mode). */
+export interface UnrepairedDrift {
+  /** e.g. `Deployment web`. */
+  readonly object: string;
+  /** Paths of the drifted fields ([] when the object is missing). */
+  readonly fields: readonly string[];
+}
+
+/** A field chartpilot set back again and again, and another manager changed again each time. */
+export interface Contest {
+  /** e.g. `Deployment web`. */
+  readonly object: string;
+  readonly kind: string;
+  /** `spec.replicas` (how drift messages name fields) and `/spec/replicas` (for the rule). */
+  readonly field: string;
+  readonly pointer: string;
+  /** The other field managers owning the field when it was given up, from metadata.managedFields. */
+  readonly managers: readonly string[];
+  /** How many times it was set back, and within how long (ms). */
+  readonly repairs: number;
+  readonly withinMs: number;
+  /** Given up on this pass: announce it (each contest is announced once). */
+  readonly announce: boolean;
 }

@@ -47,6 +47,11 @@ export const ConditionTypes = {
   paused: 'Paused',
   /** chartpilot: the kind's chart from a registry cannot be pulled; the release is left as it is. */
   chartUnavailable: 'ChartUnavailable',
+  /**
+   * chartpilot: objects of the release differ from the chart and are left so (driftDetection mode
+   * warn, or fields given up to another field manager after repeated set-backs).
+   */
+  drifted: 'Drifted',
 } as const;
 
 /** Condition and event reasons: operator-sdk's, then chartpilot's own events. */
@@ -62,6 +67,10 @@ export const Reasons = {
   overrideValuesInUse: 'OverrideValuesInUse',
   releaseUnlocked: 'ReleaseUnlocked',
   driftRepaired: 'DriftRepaired',
+  /** driftDetection mode warn: objects differ from the chart; nothing is set back. */
+  driftDetected: 'DriftDetected',
+  /** A field set back again and again and changed again each time by another manager: left to it. */
+  driftContested: 'DriftContested',
   chartUnavailable: 'ChartUnavailable',
   serviceAccountNotFound: 'ServiceAccountNotFound',
   uninstallSkipped: 'UninstallSkipped',

@@ -4,7 +4,7 @@
  * controller/cr-writer.ts (CrWriter), observe/events.ts (EventSink), dependents/ (ReleaseKeeperPort),
  * controller/service-accounts.ts (ServiceAccountLookup).
  */
-import type { CrStatus, CustomResource, KeepResult, ObjectRef, Release, StoredRevision } from './model.js';
+import type { CrStatus, CustomResource, DriftDetection, KeepResult, ObjectRef, Release, StoredRevision } from './model.js';
 
 export interface ReleaseRequestBase {
   readonly release: string;
@@ -187,6 +187,8 @@ export interface KeepInput {
   readonly ownerUid: string;
   /** What the release's objects may be (the entry's confinement); nothing else is read or repaired. */
   readonly confinement: Confinement;
+  /** The entry's drift mode and ignore rules; undefined = repair every drifted field. */
+  readonly driftDetection?: DriftDetection | undefined;
 }
 
 /** Where a CR's objects may be: its namespace, and elsewhere only as its watches entry allows. */

@@ -4,6 +4,7 @@
  */
 import { canonicalJson } from '../lib/json.js';
 import { removeCondition, setCondition } from './conditions.js';
+import { driftCondition } from './drift-report.js';
 import { ConditionTypes, Reasons } from './names.js';
 import type { Condition, CrStatus, DeployedRelease, KeepResult, Release } from './model.js';
 
@@ -127,6 +128,9 @@ export function nextStatus(current: CrStatus | undefined, outcome: Outcome, gene
     } else {
       set(ConditionTypes.ready, readiness.ready ? 'True' : 'False', readiness.reason, readiness.message);
     }
+    const drifted = driftCondition(outcome.kept);
+    if (drifted === 'remove') conditions = removeCondition(conditions, ConditionTypes.drifted);
+    else if (drifted !== undefined) set(drifted.type, drifted.status, drifted.reason, drifted.message);
   }
 
   const { conditions: _c, deployedRelease: _d, observedGeneration: _o, ...rest } = current ?? {};

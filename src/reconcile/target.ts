@@ -1,5 +1,6 @@
 /** What a watches entry resolves to for the reconciler; replaced as a whole when the chart or entry changes. */
 import { canonicalJson } from '../lib/json.js';
+import type { DriftDetection } from './model.js';
 
 export interface ReconcileTarget {
   /** `Kind.group` of the watched kind. */
@@ -27,6 +28,8 @@ export interface ReconcileTarget {
    * undefined = the operator's own identity, as operator-sdk does.
    */
   readonly serviceAccount: string | undefined;
+  /** The entry's drift mode and ignore rules; undefined = repair every drifted field. */
+  readonly driftDetection?: DriftDetection | undefined;
 }
 
 /**

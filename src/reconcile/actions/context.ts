@@ -10,7 +10,9 @@ import type { CrOptions } from '../annotations.js';
 import { canonicalJson } from '../fingerprint.js';
 import type { Tenant } from '../identity.js';
 import type { CustomResource, KeepResult, StoredRevision } from '../model.js';
-import { Reasons } from '../names.js';
+import { findCondition } from '../conditions.js';
+import { contestMessage, warnText } from '../drift-report.js';
+import { ConditionTypes, Reasons } from '../names.js';
 import type { Progress } from '../plan.js';
 import type { Confinement, CrWriter, EventSink, ReleaseActions, ReleaseKeeperPort, ReleaseStore, ServiceAccountLookup } from '../ports.js';
 import { nextStatus, onlyRolloutProgress, type Outcome } from '../status.js';
@@ -188,10 +190,18 @@ export class ActionContext {
       impersonate: this.impersonate,
       ownerUid: this.cr.metadata.uid ?? '',
       confinement: this.confinement,
+      ...(this.target.driftDetection === undefined ? {} : { driftDetection: this.target.driftDetection }),
     });
     for (const r of kept.repaired) {
       const what = r.action === 'created' ? 'was missing; recreated it' : `had drifted (${r.fields.slice(0, 5).join(', ')}); set it back`;
       this.deps.events.emit(this.cr, 'Warning', Reasons.driftRepaired, `${r.object} ${what} as the chart says (revision ${at.revision} unchanged)`);
+    }
+    for (const c of kept.contests ?? []) if (c.announce) this.deps.events.emit(this.cr, 'Warning', Reasons.driftContested, contestMessage(c));
+    // Warn mode tells drift once per change of what differs: the Drifted condition remembers what was told.
+    if (kept.unrepaired !== undefined && kept.unrepaired.length > 0) {
+      const text = warnText(kept.unrepaired);
+      const told = findCondition(this.cr.status?.conditions, ConditionTypes.drifted)?.message ?? '';
+      if (!told.includes(text)) this.deps.events.emit(this.cr, 'Warning', Reasons.driftDetected, `${text} (revision ${at.revision})`);
     }
     return kept;
   }
