@@ -437,3 +437,105 @@ describe('ReleaseKeeper.kindScopes', () => {
     assert.equal(api.calls[0]?.opts.accept, AGGREGATED_DISCOVERY_ACCEPT);
   });
 });
+
+describe('ReleaseKeeper.keep with driftDetection', () => {
+  function keeperWith(opts: { now?: () => number } = {}) {
+    const api = new ObjectApi();
+    const watcher = new FakeWatcher();
+    const { log } = capturingLogger();
+    const keeper = new ReleaseKeeper({
+      client: api,
+      watcher,
+      scopes: new ScopeMap({ client: api }),
+      log,
+      syncTimeoutMs: 1_000,
+      catchUpTimeoutMs: 300,
+      readManifest: () => Promise.resolve(MANIFEST),
+      contestPolicy: { repairs: 2, windowMs: 60_000 },
+      ...opts,
+    });
+    inSync(api, watcher);
+    return { api, watcher, keeper };
+  }
+
+  /** The Deployment scaled to `replicas` by an HPA (the scale subresource's manager), in the cache and on the server. */
+  function scaledByHpa(api: ObjectApi, watcher: FakeWatcher, replicas: number): void {
+    const d = deployment(2);
+    (d.spec as { replicas: number }).replicas = replicas;
+    d.metadata.managedFields = [{ manager: 'kube-controller-manager', operation: 'Update', subresource: 'scale', fieldsV1: { 'f:spec': { 'f:replicas': {} } } }];
+    watcher.put(d);
+    api.put(deployments, d);
+  }
+
+  const writes = (api: ObjectApi): string[] => api.requests.filter((r) => r.startsWith('PATCH'));
+
+  it('warn: tells what differs (a missing object too) from the cache, and sends nothing', async () => {
+    const { api, watcher, keeper } = keeperWith();
+    scaledByHpa(api, watcher, 5);
+    watcher.cache.delete('v1/ConfigMap/ns1/extra');
+    const kept = await keeper.keep(input({ repair: true, driftDetection: { mode: 'warn', ignore: [] } }));
+    assert.deepEqual(kept.unrepaired, [
+      { object: 'Deployment web', fields: ['spec.replicas'] },
+      { object: 'ConfigMap extra', fields: [] },
+    ]);
+    assert.deepEqual(kept.repaired, []);
+    assert.deepEqual(api.requests, [], 'no read, no write');
+  });
+
+  it('off: compares nothing and writes nothing, and still tells readiness', async () => {
+    const { api, watcher, keeper } = keeperWith();
+    scaledByHpa(api, watcher, 5);
+    const kept = await keeper.keep(input({ repair: true, driftDetection: { mode: 'off', ignore: [] } }));
+    assert.deepEqual([kept.repaired, kept.unrepaired, kept.contests], [[], [], []]);
+    assert.deepEqual(kept.readiness, { ready: false, failed: false, reason: 'DeploymentNotAvailable', message: 'Deployment web: 2/5 replicas updated' });
+    assert.deepEqual(api.requests, []);
+  });
+
+  it('an ignore rule leaves a field to its owner: no read, no write, nothing told', async () => {
+    const { api, watcher, keeper } = keeperWith();
+    scaledByHpa(api, watcher, 5);
+    const kept = await keeper.keep(input({ repair: true, driftDetection: { mode: 'repair', ignore: [{ paths: ['/spec/replicas'], target: { kind: 'Deployment' } }] } }));
+    assert.deepEqual([kept.repaired, kept.unrepaired, kept.contests], [[], [], []]);
+    assert.deepEqual(api.requests, []);
+  });
+
+  it('a field set back again and again is given up to the other manager: bounded writes, told once, named in every pass after', async () => {
+    let now = 0;
+    const { api, watcher, keeper } = keeperWith({ now: () => now });
+    const pass = () => keeper.keep(input({ repair: true, manifest: undefined }));
+    await keeper.keep(input()); // parses the record
+    for (let round = 1; round <= 2; round++) {
+      scaledByHpa(api, watcher, 5);
+      const kept = await pass();
+      assert.deepEqual(kept.repaired, [{ object: 'Deployment web', action: 'updated', fields: ['spec.replicas'] }], `round ${String(round)}`);
+      assert.equal(writes(api).length, round);
+      now += 15_000;
+    }
+    scaledByHpa(api, watcher, 5);
+    const given = await pass();
+    assert.deepEqual(given.repaired, []);
+    assert.deepEqual(given.contests, [
+      { object: 'Deployment web', kind: 'Deployment', field: 'spec.replicas', pointer: '/spec/replicas', managers: ['kube-controller-manager (scale)'], repairs: 2, withinMs: 30_000, announce: true },
+    ]);
+    const after = await pass();
+    assert.deepEqual(after.contests?.map((c) => c.announce), [false], 'still named, not announced again');
+    assert.equal(writes(api).length, 2, 'no write after giving up');
+
+    // Other drift on the same object is still set back, and the given-up field is left out of the body.
+    const drifted = deployment(2);
+    drifted.spec = { replicas: 5, paused: true };
+    watcher.put(drifted);
+    api.put(deployments, { ...drifted, metadata: { ...drifted.metadata, managedFields: [{ manager: 'kube-controller-manager', operation: 'Update', subresource: 'scale', fieldsV1: { 'f:spec': { 'f:replicas': {} } } }] } });
+    const web = MANIFEST.replace('  replicas: 2', '  replicas: 2\n  paused: false');
+    const repaired = await keeper.keep(input({ repair: true, manifest: web }));
+    assert.equal(writes(api).length, 3);
+    assert.deepEqual(repaired.repaired.map((r) => r.fields), [['spec.replicas', 'spec.paused']], 'a new record starts afresh');
+  });
+
+  it('judges nothing right after a deploy (repair: false): unrepaired and contests are not told', async () => {
+    const { keeper } = keeperWith();
+    const kept = await keeper.keep(input({ driftDetection: { mode: 'warn', ignore: [] } }));
+    assert.equal(kept.unrepaired, undefined);
+    assert.equal(kept.contests, undefined);
+  });
+});

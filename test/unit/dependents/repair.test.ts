@@ -166,3 +166,73 @@ describe('repairObject', () => {
     await assert.rejects(repairObject(client, services, { ...desiredService, namespace: undefined }, 'helm'), /namespaced but has no namespace/);
   });
 });
+
+describe('repairObject leaving fields to others: what the API server receives', () => {
+  const deployments: ApiResource = { group: 'apps', version: 'v1', apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true };
+  const rendered: DesiredObject = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    namespace: 'ns',
+    name: 'web',
+    object: {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web' },
+      spec: { replicas: 1, template: { spec: { containers: [{ name: 'app', image: 'a:1' }] } } },
+    },
+  };
+  const liveWith = (replicasOwner: { manager: string; operation: string; subresource?: string }): KubeObject => ({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: {
+      name: 'web',
+      namespace: 'ns',
+      resourceVersion: '41',
+      managedFields: [
+        { manager: 'helm', operation: 'Apply', fieldsV1: { 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"app"}': { 'f:image': {} } } } } } } },
+        { ...replicasOwner, fieldsV1: { 'f:spec': { 'f:replicas': {} } } },
+      ],
+    },
+    spec: { replicas: 3, template: { spec: { containers: [{ name: 'app', image: 'a:2' }] } } },
+  });
+  const sent = async (live: KubeObject, leaveAlone: string[][]): Promise<KubeObject> => {
+    const calls: Call[] = [];
+    await repairObject(fakeClient(live, '42', calls), deployments, rendered, HELM_FIELD_MANAGER, { current: live, leaveAlone });
+    const patch = calls.find((c) => c.method === 'PATCH');
+    assert.ok(patch);
+    assert.equal(patch.opts.query?.['force'], true);
+    return patch.opts.body as KubeObject;
+  };
+
+  it('leaves a field another manager owns out of the apply, so it is neither set back nor taken over', async () => {
+    const body = await sent(liveWith({ manager: 'kube-controller-manager', operation: 'Update', subresource: 'scale' }), [['spec', 'replicas']]);
+    assert.deepEqual(body.spec, { template: { spec: { containers: [{ name: 'app', image: 'a:1' }] } } }, 'no replicas; the drifted image is set back');
+    assert.equal(body.metadata.resourceVersion, undefined, 'nothing copied from the live object: no precondition needed');
+  });
+
+  it('sends the live value of a field our manager still owns (leaving it out would delete it), on the live resourceVersion', async () => {
+    const body = await sent(liveWith({ manager: 'helm', operation: 'Apply' }), [['spec', 'replicas']]);
+    assert.equal((body.spec as { replicas: number }).replicas, 3, 'the live value, not the chart’s 1');
+    assert.equal(body.metadata.resourceVersion, '41', 'a change since the read makes the apply fail instead of setting it back');
+  });
+
+  it('does not count an Update under our manager’s name, or our manager on a subresource, as our apply', async () => {
+    for (const owner of [{ manager: 'helm', operation: 'Update' }, { manager: 'helm', operation: 'Apply', subresource: 'scale' }]) {
+      const body = await sent(liveWith(owner), [['spec', 'replicas']]);
+      assert.equal((body.spec as { replicas?: number }).replicas, undefined, JSON.stringify(owner));
+    }
+  });
+
+  it('removes list items and nested fields by pointer, and ignores pointers the body does not have', async () => {
+    const live = liveWith({ manager: 'x', operation: 'Update' });
+    live.metadata.managedFields = live.metadata.managedFields?.slice(1); // helm owns none of them
+    const body = await sent(live, [['spec', 'template', 'spec', 'containers', '0', 'image'], ['spec', 'paused'], ['metadata', 'annotations', 'a']]);
+    assert.deepEqual(body.spec, { replicas: 1, template: { spec: { containers: [{ name: 'app' }] } } });
+  });
+
+  it('recreates a missing object as the chart renders it, ignored fields included (nobody else has set them)', async () => {
+    const calls: Call[] = [];
+    await repairObject(fakeClient(null, '1', calls), deployments, rendered, HELM_FIELD_MANAGER, { current: null, leaveAlone: [['spec', 'replicas']] });
+    assert.equal(((calls.find((c) => c.method === 'PATCH')?.opts.body as KubeObject).spec as { replicas: number }).replicas, 1);
+  });
+});
