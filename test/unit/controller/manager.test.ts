@@ -17,7 +17,7 @@ import { HelmWorld } from '../fakes/helm-world.js';
 import { RecordingEvents } from '../fakes/reconcile-ports.js';
 import { watchEntry } from './watch-entry-fixture.js';
 import type { RemoteChart } from '../../../src/config/types.js';
-import type { ReconcileTarget } from '../../../src/reconcile/target.js';
+import { sameTarget, type ReconcileTarget } from '../../../src/reconcile/target.js';
 import { ChartSourceError } from '../../../src/registry/errors.js';
 import type { ResolvedChart } from '../../../src/registry/resolver.js';
 import { FakeClock } from '../fakes/clock.js';
@@ -154,6 +154,16 @@ describe('targetFor', () => {
     const chartPath = await chartDir(t);
     assert.equal((await targetFor(watchEntry('WebApp', { chartPath }), DEFAULT_PERIOD_MS)).reconcilePeriodMs, DEFAULT_PERIOD_MS);
     assert.equal((await targetFor(watchEntry('WebApp', { chartPath, reconcilePeriodMs: 0 }), DEFAULT_PERIOD_MS)).reconcilePeriodMs, 0);
+  });
+
+  it('carries the entry’s driftDetection, so a reload that changes it re-checks the kind’s CRs', async (t) => {
+    const chartPath = await chartDir(t);
+    const driftDetection = { mode: 'warn' as const, ignore: [{ paths: ['/spec/replicas'], target: { kind: 'Deployment' } }] };
+    const before = await targetFor(watchEntry('WebApp', { chartPath }), DEFAULT_PERIOD_MS);
+    const after = await targetFor(watchEntry('WebApp', { chartPath, driftDetection }), DEFAULT_PERIOD_MS);
+    assert.equal(before.driftDetection, undefined);
+    assert.deepEqual(after.driftDetection, driftDetection);
+    assert.equal(sameTarget(before, after), false);
   });
 
   it('names a kind without a group by its kind alone', () => {
