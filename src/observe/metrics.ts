@@ -8,8 +8,11 @@
  * metrics in one process, and a library we load can never leak series into our endpoint.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { WorkQueueMetrics } from '../controller/workqueue.js';
+import type { Lane, WorkQueueMetrics } from '../controller/workqueue.js';
 import type { HelmCallEvent } from '../helm/cli-client.js';
+import { ResourceMetrics, type ResourceRef } from './resource-metrics.js';
+
+export type { ResourceRef } from './resource-metrics.js';
 
 export type ReconcileResult = 'success' | 'error' | 'requeue' | 'requeue_after';
 
@@ -24,6 +27,8 @@ const RECONCILE_BUCKETS = [
 const WORKQUEUE_BUCKETS = [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 10];
 /** A helm call ranges from a quick `status` to an install that waits minutes for hooks. */
 const HELM_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+/** Waits a person notices: from immediate to the minutes a wave of installs can take. */
+const LANE_WAIT_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300];
 const KUBE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /** A custom resource of a watched kind, as resource_created_at_seconds labels it. */
@@ -76,6 +81,11 @@ export class OperatorMetrics {
   private readonly ansibleResults: Gauge<'GVK' | 'result'>;
   private readonly ansibleReconciles: Histogram<'GVK'>;
   private readonly ansibleRuns: Counter<'GVK' | 'trigger' | 'result'>;
+  private readonly registryRequests: Counter<'method' | 'outcome'>;
+  private readonly laneDepth: Gauge<'name' | 'lane'>;
+  private readonly laneWait: Histogram<'name' | 'lane'>;
+  /** Per-CR series: conditions, release, timestamps, drift repairs. */
+  readonly resources: ResourceMetrics;
 
   constructor(opts: OperatorMetricsOptions) {
     const registers = [this.registry];
@@ -198,6 +208,26 @@ export class OperatorMetrics {
       labelNames: ['name', 'namespace', 'group', 'version', 'kind'],
       registers,
     });
+    this.registryRequests = new Counter({
+      name: 'chartpilot_registry_requests_total',
+      help: 'Requests to chart registries (OCI, Helm repositories) by method and outcome (ok, not_modified, unauthorized, not_found, rate_limited, client_error, server_error, unreachable)',
+      labelNames: ['method', 'outcome'],
+      registers,
+    });
+    this.laneDepth = new Gauge({
+      name: 'chartpilot_workqueue_lane_depth',
+      help: 'Keys waiting in a work queue lane (change, delete, followUp)',
+      labelNames: ['name', 'lane'],
+      registers,
+    });
+    this.laneWait = new Histogram({
+      name: 'chartpilot_workqueue_lane_wait_seconds',
+      help: 'How long a key waited in a work queue lane before a worker took it',
+      labelNames: ['name', 'lane'],
+      buckets: LANE_WAIT_BUCKETS,
+      registers,
+    });
+    this.resources = new ResourceMetrics(this.registry);
     if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
   }
 
@@ -233,6 +263,7 @@ export class OperatorMetrics {
     this.queueDepth.labels(labels).set(0);
     this.queueAdds.labels(labels).inc(0);
     this.queueRetries.labels(labels).inc(0);
+    for (const lane of QUEUE_LANES) this.laneDepth.labels({ name, lane }).set(0);
     return {
       onAdd: () => {
         this.queueAdds.labels(labels).inc();
@@ -243,8 +274,12 @@ export class OperatorMetrics {
       onRetry: () => {
         this.queueRetries.labels(labels).inc();
       },
-      onQueueLatency: (ms) => {
+      onLaneDepth: (lane, depth) => {
+        this.laneDepth.labels({ name, lane }).set(depth);
+      },
+      onQueueLatency: (ms, lane) => {
         this.queueDuration.labels(labels).observe(ms / 1000);
+        if (lane !== undefined) this.laneWait.labels({ name, lane }).observe(ms / 1000);
         this.activeWorkers.labels(controller).inc();
       },
       onWorkDuration: (ms) => {
@@ -266,7 +301,27 @@ export class OperatorMetrics {
     this.kubeDuration.labels({ method }).observe(durationMs / 1000);
   }
 
-  /** `leader_election_master_status`: 1 while this process holds the lease `name`, else 0. */
+  /** The chart resolver's `onRequest` hook: `status` 0 when no response arrived. The URL is left out (a series per chart). */
+  registryRequest(method: string, status: number): void {
+    this.registryRequests.labels({ method, outcome: registryOutcome(status) }).inc();
+  }
+
+  /**
+   * A watched CR exists with this status (added or updated): its per-CR series. `resourcePresent`
+   * is operator-sdk's creation-time gauge, kept apart.
+   */
+  resourceStatus(ref: ResourceRef, status: unknown): void {
+    this.resources.observe(ref, status);
+  }
+
+  /**
+   * One drift repair of an object of `objectKind` belonging to `ref`'s release (called by the
+   * drift repair code; counted per object kind, removed with the CR).
+   */
+  driftRepaired(ref: ResourceRef, objectKind: string): void {
+    this.resources.driftRepaired(ref, objectKind);
+  }
+
   /** A watched CR exists: its series holds its creation time (unknown → 0, as operator-sdk reports). */
   resourcePresent(r: WatchedResource): void {
     const created = r.createdAt === undefined ? Number.NaN : Date.parse(r.createdAt);
@@ -276,6 +331,7 @@ export class OperatorMetrics {
   /** A watched CR is gone (or no longer watched): its series goes too. */
   resourceGone(r: WatchedResource): void {
     this.resourceCreatedAt.remove(resourceLabels(r));
+    this.resources.gone({ kind: r.kind, namespace: r.namespace ?? '', name: r.name });
   }
 
   /** One Ansible run ended; `gvk` as ansible-operator labels it (`group/version, Kind=Kind`). */
@@ -285,6 +341,7 @@ export class OperatorMetrics {
     this.ansibleRuns.inc({ GVK: gvk, trigger: run.trigger, result: run.succeeded ? 'succeeded' : 'failed' });
   }
 
+  /** `leader_election_master_status`: 1 while this process holds the lease `name`, else 0. */
   leader(name: string, isLeader: boolean): void {
     this.leaderStatus.labels({ name }).set(isLeader ? 1 : 0);
   }
@@ -293,4 +350,18 @@ export class OperatorMetrics {
   async render(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
+}
+
+const QUEUE_LANES: readonly Lane[] = ['change', 'delete', 'followUp'];
+
+/** An HTTP status of a registry request as the outcome an operator acts on; 0 = no response. */
+export function registryOutcome(status: number): string {
+  if (status === 0) return 'unreachable';
+  if (status === 304) return 'not_modified';
+  if (status >= 200 && status < 400) return 'ok';
+  if (status === 401 || status === 403) return 'unauthorized';
+  if (status === 404) return 'not_found';
+  if (status === 429) return 'rate_limited';
+  if (status >= 500) return 'server_error';
+  return 'client_error';
 }
