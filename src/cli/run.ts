@@ -337,6 +337,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
     secretNamespace: operatorNamespace(io.env),
     env: io.env,
     onRequest: (method, url, status) => {
+      metrics.registryRequest(method, status);
       log.debug({ method, url, status }, 'registry request');
     },
   });
@@ -385,8 +386,12 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
     },
     onResource: (resource, change, obj) => {
       const r = { group: resource.group, version: resource.version, kind: resource.kind, namespace: obj.metadata.namespace, name: obj.metadata.name, createdAt: obj.metadata.creationTimestamp };
-      if (change === 'present') metrics.resourcePresent(r);
-      else metrics.resourceGone(r);
+      if (change === 'gone') {
+        metrics.resourceGone(r);
+        return;
+      }
+      metrics.resourcePresent(r);
+      metrics.resourceStatus({ kind: r.kind, namespace: r.namespace ?? '', name: r.name }, obj.status);
     },
   });
   const reportConcurrency = (): void => {

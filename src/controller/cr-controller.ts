@@ -37,7 +37,7 @@ export interface CrControllerOptions {
   readonly queueMetrics?: WorkQueueMetrics;
   /** Schedules the queue's requeues and retry backoffs; the process clock unless a test drives time. */
   readonly clock?: Clock;
-  /** A CR appeared in or left the cache (also when the controller stops): per-CR metrics. */
+  /** A CR appeared in, changed in (`present` again) or left the cache (also when the controller stops): per-CR metrics. */
   readonly onResource?: (change: 'present' | 'gone', obj: KubeObject) => void;
   /** Called after every reconcile (for metrics). */
   readonly onReconciled?: (result: 'success' | 'error' | 'requeue_after', durationMs: number) => void;
@@ -170,6 +170,8 @@ export class CrController {
           },
           onUpdate: (oldObj, newObj) => {
             this.track(newObj);
+            // Per-CR series follow the status (conditions, release) as the cache sees it.
+            this.opts.onResource?.('present', newObj);
             // Every update consumes the own writes it shows, status-only echoes included: only
             // then is the list of own writes as short as the writes the cache has not shown yet.
             const own = this.caughtUpWithOwnWrite(newObj);

@@ -55,8 +55,10 @@ export interface WorkQueueMetrics {
   onDepth?(depth: number): void;
   /** A failed key was scheduled for a retry. */
   onRetry?(key: string): void;
-  /** Time a key waited from being queued to a worker taking it. */
-  onQueueLatency?(ms: number): void;
+  /** Keys waiting in `lane`, after every change of that lane. */
+  onLaneDepth?(lane: Lane, depth: number): void;
+  /** Time a key waited from being queued to a worker taking it, and the lane it was taken from. */
+  onQueueLatency?(ms: number, lane?: Lane): void;
   /** Time a handler took. */
   onWorkDuration?(ms: number): void;
 }
@@ -260,6 +262,7 @@ export class WorkQueue {
     this.scheduled.clear();
     for (const lane of LANES) this.ready[lane].drain();
     this.queuedAt.clear();
+    for (const lane of LANES) this.metrics.onLaneDepth?.(lane, 0);
     this.dirty.clear();
     this.softDirty.clear();
     this.softLater.clear();
@@ -280,27 +283,32 @@ export class WorkQueue {
     this.queuedAt.set(key, this.clock.now());
     this.metrics.onAdd?.(key);
     this.metrics.onDepth?.(this.queuedAt.size);
+    this.metrics.onLaneDepth?.(lane, this.ready[lane].size);
   }
 
   /** Moves a key waiting in the change lane to `lane`, where its turn comes sooner. */
   private promote(key: string, lane: Lane): void {
     const group = this.groupOf(key);
-    if (this.ready.change.remove(group, key)) this.ready[lane].push(group, key);
+    if (!this.ready.change.remove(group, key)) return;
+    this.ready[lane].push(group, key);
+    this.metrics.onLaneDepth?.('change', this.ready.change.size);
+    this.metrics.onLaneDepth?.(lane, this.ready[lane].size);
   }
 
   /**
    * The next waiting key for a shared worker: from the first lane, from the current turn on, that
    * has a key of a group below its share of the shared workers; the turn then moves past it.
    */
-  private takeNext(): string | undefined {
+  private takeNext(): { key: string; lane: Lane } | undefined {
     const cap = shareCap(this.concurrency);
     const mayTake = (group: string): boolean => (this.sharedByGroup.get(group) ?? 0) < cap;
     for (let i = 0; i < LANES.length; i++) {
       const index = (this.turn + i) % LANES.length;
-      const next = this.ready[LANES[index] as Lane].take(mayTake);
+      const lane = LANES[index] as Lane;
+      const next = this.ready[lane].take(mayTake);
       if (next === undefined) continue;
       this.turn = (index + 1) % LANES.length;
-      return next.item;
+      return { key: next.item, lane };
     }
     return undefined;
   }
@@ -319,22 +327,23 @@ export class WorkQueue {
     while (this.onFollowUpWorker.size < this.followUpWorkers) {
       const next = this.ready.followUp.take((group) => (this.followUpByGroup.get(group) ?? 0) < followUpCap);
       if (next === undefined) break;
-      this.launch(next.item, true);
+      this.launch(next.item, 'followUp', true);
     }
     while (this.running.size - this.onFollowUpWorker.size < this.concurrency) {
-      const key = this.takeNext();
-      if (key === undefined) break;
-      this.launch(key, false);
+      const next = this.takeNext();
+      if (next === undefined) break;
+      this.launch(next.key, next.lane, false);
     }
   }
 
-  private launch(key: string, followUpWorker: boolean): void {
+  private launch(key: string, lane: Lane, followUpWorker: boolean): void {
     const queued = this.queuedAt.get(key) ?? this.clock.now();
     this.queuedAt.delete(key);
     if (followUpWorker) this.onFollowUpWorker.add(key);
     count(followUpWorker ? this.followUpByGroup : this.sharedByGroup, this.groupOf(key), 1);
     this.metrics.onDepth?.(this.queuedAt.size);
-    this.metrics.onQueueLatency?.(this.clock.now() - queued);
+    this.metrics.onLaneDepth?.(lane, this.ready[lane].size);
+    this.metrics.onQueueLatency?.(this.clock.now() - queued, lane);
     const done = this.process(key)
       .catch((err: unknown) => {
         // Only a throwing metrics hook gets here; the key's own failure was handled in process().

@@ -29,6 +29,8 @@ export interface DeployedRelease {
   readonly chart?: string;
   readonly version?: string;
   readonly appVersion?: string;
+  /** When the last successful install or upgrade ended (RFC 3339): the per-CR metrics' last deploy. */
+  readonly deployedAt?: string;
   /** Kept only where a user opts in (operator-sdk wrote the whole manifest here). */
   readonly manifest?: string;
   /** Which objects the release consists of (not their content, which would bloat the status). */

@@ -79,14 +79,16 @@ export function nextStatus(current: CrStatus | undefined, outcome: Outcome, gene
       set(ConditionTypes.deployed, 'True', reason, outcome.release.notes);
       conditions = removeCondition(conditions, ConditionTypes.releaseFailed);
       conditions = removeCondition(conditions, ConditionTypes.irreconcilable);
-      release = deployedRelease(outcome.release);
+      release = { ...deployedRelease(outcome.release), deployedAt: now };
       break;
     }
     case 'current': {
       if (outcome.release !== undefined) {
         const reason = outcome.release.revision > 1 ? Reasons.upgradeSuccessful : Reasons.installSuccessful;
         set(ConditionTypes.deployed, 'True', reason, outcome.release.notes);
-        release = deployedRelease(outcome.release);
+        // A status repaired from the release keeps the deploy time it knew (nothing was deployed now).
+        const deployedAt = release?.deployedAt;
+        release = { ...deployedRelease(outcome.release), ...(deployedAt === undefined ? {} : { deployedAt }) };
       }
       conditions = removeCondition(conditions, ConditionTypes.releaseFailed);
       conditions = removeCondition(conditions, ConditionTypes.irreconcilable);

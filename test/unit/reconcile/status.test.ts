@@ -23,3 +23,17 @@ describe('status: ChartUnavailable', () => {
     }
   });
 });
+
+describe('status: deployedRelease.deployedAt', () => {
+  it('is the time of each successful install or upgrade, and a status repaired from the release keeps it', () => {
+    const LATER = '2026-01-01T02:00:00Z';
+    const installed = nextStatus(undefined, { kind: 'deployed', action: 'install', release, kept: undefined }, 1, NOW);
+    assert.equal(installed.deployedRelease?.deployedAt, NOW);
+    const upgraded = nextStatus(installed, { kind: 'deployed', action: 'upgrade', release: { ...release, revision: 2 }, kept: undefined }, 2, LATER);
+    assert.equal(upgraded.deployedRelease?.deployedAt, LATER);
+    // Deployed stayed True, so its lastTransitionTime still says the first install.
+    assert.equal(upgraded.conditions?.find((c) => c.type === 'Deployed')?.lastTransitionTime, NOW);
+    const repaired = nextStatus(upgraded, { kind: 'current', release: { ...release, revision: 2 }, kept: undefined }, 2, '2026-01-01T05:00:00Z');
+    assert.equal(repaired.deployedRelease?.deployedAt, LATER);
+  });
+});

@@ -145,7 +145,17 @@ describe('deploy: success', () => {
     assert.equal(writer.statuses.length, 1);
     const status = writer.last;
     assert.equal(status?.observedGeneration, 3);
-    assert.deepEqual(status.deployedRelease, { name: 'demo', namespace: 'ns1', revision: 1, chart: 'webapp', version: '0.1.0', appVersion: '1.0', inventory });
+    // deployedAt: when this deploy ended, the per-CR metrics' last successful deploy.
+    assert.deepEqual(status.deployedRelease, {
+      name: 'demo',
+      namespace: 'ns1',
+      revision: 1,
+      chart: 'webapp',
+      version: '0.1.0',
+      appVersion: '1.0',
+      deployedAt: writtenCondition(writer, 'Deployed').lastTransitionTime,
+      inventory,
+    });
     assert.deepEqual(conditionSummary(writtenCondition(writer, 'Deployed')), { status: 'True', reason: 'InstallSuccessful', message: 'Visit http://demo' });
     assert.deepEqual(conditionSummary(writtenCondition(writer, 'Ready')), { status: 'True', reason: 'AllResourcesReady', message: 'all 1 resource is ready' });
     assert.equal(ctx.failure, undefined);
