@@ -384,6 +384,9 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
     onReconciled: (controller, result, ms) => {
       metrics.reconciled(controller, result, ms);
     },
+    onDriftRepaired: (resource, cr, objectKind) => {
+      metrics.driftRepaired({ kind: resource.kind, namespace: cr.metadata.namespace ?? '', name: cr.metadata.name }, objectKind);
+    },
     onResource: (resource, change, obj) => {
       const r = { group: resource.group, version: resource.version, kind: resource.kind, namespace: obj.metadata.namespace, name: obj.metadata.name, createdAt: obj.metadata.creationTimestamp };
       if (change === 'gone') {

@@ -60,6 +60,8 @@ export interface ManagerOptions {
   readonly onReconciled?: (controller: string, result: 'success' | 'error' | 'requeue_after', durationMs: number) => void;
   /** A CR of a watched kind appeared or went (per-CR metrics); `resource` says which kind. */
   readonly onResource?: (resource: ApiResource, change: 'present' | 'gone', obj: KubeObject) => void;
+  /** A drift repair of one of a CR's objects (per-CR metrics); `resource` says which kind the CR is. */
+  readonly onDriftRepaired?: (resource: ApiResource, cr: { readonly metadata: { readonly namespace?: string; readonly name: string } }, objectKind: string) => void;
   /** Charts from registries: how they are resolved and pulled, and how often by default. */
   readonly charts?: { readonly resolver: Pick<ChartResolver, 'resolve' | 'cached'>; readonly defaultRefreshIntervalMs: number; readonly clock?: Clock };
   /** Builds each kind's controller; a plain CrController unless a test substitutes one. */
@@ -224,6 +226,7 @@ export class Manager {
       historyMax: opts.historyMax,
       target: () => current.target,
       keeper: this.keeper,
+      onDriftRepaired: (cr, objectKind) => opts.onDriftRepaired?.(resource, cr, objectKind),
       serviceAccounts: this.serviceAccounts,
       statusPaceMs: this.statusPaceMs,
       // The cache keeps no specs; a reconcile reads one when it must derive values from it.

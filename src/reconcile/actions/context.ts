@@ -31,6 +31,8 @@ export interface ReconcilerDeps {
   readonly historyMax: number;
   /** Drift, readiness and inventory; without it releases are only installed and upgraded. */
   readonly keeper?: ReleaseKeeperPort | undefined;
+  /** Told of each drift repair (per-CR metrics), with the repaired object's kind. */
+  readonly onDriftRepaired?: ((cr: CustomResource, objectKind: string) => void) | undefined;
   /** operator-sdk's --suppress-override-values: no OverrideValuesInUse events. */
   readonly suppressOverrideValues?: boolean | undefined;
   /** How watches.yaml overrideValues lay over a spec (Helm's --set semantics, from config/). */
@@ -195,6 +197,8 @@ export class ActionContext {
     for (const r of kept.repaired) {
       const what = r.action === 'created' ? 'was missing; recreated it' : `had drifted (${r.fields.slice(0, 5).join(', ')}); set it back`;
       this.deps.events.emit(this.cr, 'Warning', Reasons.driftRepaired, `${r.object} ${what} as the chart says (revision ${at.revision} unchanged)`);
+      // Repair.object is "<Kind> <name>" (dependents/types.ts describeRef).
+      this.deps.onDriftRepaired?.(this.cr, r.object.split(' ')[0] ?? '');
     }
     for (const c of kept.contests ?? []) if (c.announce) this.deps.events.emit(this.cr, 'Warning', Reasons.driftContested, contestMessage(c));
     // Warn mode tells drift once per change of what differs: the Drifted condition remembers what was told.

@@ -69,6 +69,7 @@ export interface FixtureOptions {
   /** false → no keeper (dependents not kept). */
   readonly keeper?: boolean;
   readonly suppressOverrideValues?: boolean;
+  readonly onDriftRepaired?: ReconcilerDeps['onDriftRepaired'];
   readonly progress?: Partial<Progress>;
   readonly failure?: FailedDeploy;
 }
@@ -102,6 +103,7 @@ export function actionContext(o: FixtureOptions = {}): Fixture {
     historyMax: HISTORY_MAX,
     keeper: o.keeper === false ? undefined : keeper,
     suppressOverrideValues: o.suppressOverrideValues,
+    onDriftRepaired: o.onDriftRepaired,
     applyOverrides,
   };
   const target = { ...TARGET, ...o.target };

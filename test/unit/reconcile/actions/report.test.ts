@@ -74,8 +74,9 @@ describe('current', () => {
     assert.equal(writtenCondition(writer, 'Initialized').status, 'True');
   });
 
-  it('announces each repair as DriftRepaired, naming at most five fields', async () => {
-    const { ctx, keeper, events } = actionContext();
+  it('announces each repair as DriftRepaired, naming at most five fields, and counts it by object kind', async () => {
+    const counted: string[] = [];
+    const { ctx, keeper, events } = actionContext({ onDriftRepaired: (cr, objectKind) => counted.push(`${cr.metadata.name}:${objectKind}`) });
     keeper.keepResult = {
       inventory,
       repaired: [
@@ -89,6 +90,7 @@ describe('current', () => {
       { type: 'Warning', reason: 'DriftRepaired', message: 'Deployment web had drifted (spec.replicas, a, b, c, d); set it back as the chart says (revision 4 unchanged)' },
       { type: 'Warning', reason: 'DriftRepaired', message: 'ConfigMap cfg was missing; recreated it as the chart says (revision 4 unchanged)' },
     ]);
+    assert.deepEqual(counted, [`${ctx.cr.metadata.name}:Deployment`, `${ctx.cr.metadata.name}:ConfigMap`]);
   });
 
   it("reads and repairs as the namespace's ServiceAccount when the kind names one", async () => {
