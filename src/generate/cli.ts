@@ -15,6 +15,7 @@ import { writeFiles } from './write-files.js';
 import { helmRenderer } from './helm-render.js';
 import { BUNDLE_HELP, bundleCommand, CATALOG_HELP, catalogCommand } from './bundle-cli.js';
 import { dirProblems, NEW_HELP, newProject } from './new.js';
+import { MONITORING_HELP, monitoringCommand } from './monitoring-cli.js';
 import { NEW_ANSIBLE_HELP, newAnsibleProject } from './new-ansible.js';
 import { clusterResolver, crdYaml, deployYaml, renderBundle, renderCrds, renderRbac, renderSamples } from './render.js';
 
@@ -44,6 +45,7 @@ Prints Kubernetes manifests (multi-document YAML) for the kinds in watches.yaml.
   all      all of the above as files in --output-dir, with a Kustomization
   bundle   an Operator Lifecycle Manager bundle (ClusterServiceVersion, CRDs, metadata, bundle.Dockerfile)
   catalog  a file-based OLM catalog over bundles, for opm serve or a catalog image
+  monitoring  alerts (a PrometheusRule or a plain rule file) and a Grafana dashboard
 
 Run "chartpilot generate <what> --help" for the flags of each.
 Exit codes: 0 ok, 2 bad flags, watches.yaml, chart or role, 3 environment (helm cannot run, files cannot be written).`;
@@ -113,6 +115,8 @@ Flags:
 ${OPERATOR_FLAGS}
   --image <ref>                the image holding chartpilot, watches.yaml and the charts
                                (default <name>:${defaultImage().split(':')[1] ?? ''})
+  --with-prometheus-rule       also the alerts of "generate monitoring" as a PrometheusRule (needs
+                               the Prometheus Operator's CRDs; the ServiceMonitor is in comments)
   --ansible                    kinds are served by Ansible roles: the Deployment's settings for
                                ansible-runner (ANSIBLE_GATHERING, memory, a larger /tmp); build the
                                image FROM ${ANSIBLE_IMAGE_NAME} (generate all and bundle see this from watches.yaml)
@@ -130,7 +134,9 @@ ${WATCHES_FLAG}
 Writes everything that runs the operator for watches.yaml into <dir>: namespace.yaml,
 crds/<group>_<plural>.yaml, service-account.yaml, rbac.yaml (cluster-wide), operator.yaml,
 operator-metrics.yaml (the metrics Service and roles), samples/<kind>.yaml and a Kustomization
-(kubectl apply -k <dir>). Existing files are replaced.
+(kubectl apply -k <dir>), and, outside the Kustomization, monitoring/ (the alerts as a
+PrometheusRule and as a plain rule file, a Grafana dashboard: see generate monitoring --help).
+Existing files are replaced.
 
 Flags:
   --output-dir <dir>           where to write (required)
@@ -141,6 +147,7 @@ ${CLUSTER_FLAGS}
   -h, --help                   show this help`,
   bundle: BUNDLE_HELP,
   catalog: CATALOG_HELP,
+  monitoring: MONITORING_HELP,
 };
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -328,6 +335,7 @@ const COMMANDS: Record<string, Command> = {
   all: allCommand,
   bundle: bundleCommand,
   catalog: catalogCommand,
+  monitoring: monitoringCommand,
 };
 
 async function crdCommand(argv: readonly string[], io: CommandIo): Promise<number> {
@@ -400,8 +408,8 @@ function deployOptions(values: Values): DeployOptions {
 }
 
 function deployCommand(argv: readonly string[], io: CommandIo): Promise<number> {
-  const { values } = parseFlags(argv, { ...OPERATOR_OPTIONS, image: { type: 'string' }, ansible: { type: 'boolean' } });
-  io.stdout(deployYaml({ ...deployOptions(values), ansible: values['ansible'] === true }));
+  const { values } = parseFlags(argv, { ...OPERATOR_OPTIONS, image: { type: 'string' }, ansible: { type: 'boolean' }, 'with-prometheus-rule': { type: 'boolean' } });
+  io.stdout(deployYaml({ ...deployOptions(values), ansible: values['ansible'] === true, withPrometheusRule: values['with-prometheus-rule'] === true }));
   return Promise.resolve(ExitCode.ok);
 }
 

@@ -17,7 +17,9 @@ import { generateCrds, type GeneratedCrd } from './crd.js';
 import { ansibleSampleYaml, DEFAULTS, kustomizationYaml, namespaceYaml, operatorYaml, sampleCrYaml, serviceAccountYaml, type DeployOptions } from './deploy.js';
 import { InputError } from './errors.js';
 import { helmRenderer } from './helm-render.js';
-import { metricsYaml } from './metrics.js';
+import { metricsNames, metricsYaml } from './metrics.js';
+import { monitoringFiles } from './monitoring-cli.js';
+import { DEFAULT_RUNBOOK_URL, prometheusRuleYaml, type MonitoringOptions } from './monitoring.js';
 import { pullRemoteCharts } from './remote-charts.js';
 import { withComment, yamlStream } from './output.js';
 import { tableLookup } from './resource-table.js';
@@ -208,8 +210,11 @@ export async function clusterResolver(offline: boolean, kubeconfig: string | und
   }
 }
 
-export function deployYaml(o: DeployOptions): string {
-  return [namespaceYaml(o), serviceAccountYaml(o), operatorYaml(o), metricsYaml(o)].join('---\n');
+/** `withPrometheusRule`: also the alerts of `generate monitoring` (needs the Prometheus Operator's CRDs). */
+export function deployYaml(o: DeployOptions & { readonly withPrometheusRule?: boolean }): string {
+  const docs = [namespaceYaml(o), serviceAccountYaml(o), operatorYaml(o), metricsYaml(o)];
+  if (o.withPrometheusRule === true) docs.push(prometheusRuleYaml(monitoringDefaults(o)));
+  return docs.join('---\n');
 }
 
 export interface SampleFile {
@@ -270,6 +275,13 @@ export async function renderBundle(o: BundleOptions, env: Env): Promise<{ files:
   files.set('operator-metrics.yaml', metricsYaml(o));
   for (const s of samples) files.set(`samples/${s.fileName}`, s.yaml);
   files.set('Kustomization', kustomizationYaml([...files.keys()].filter((f) => !f.startsWith('samples/'))));
+  // Optional, outside the Kustomization: a PrometheusRule needs the Prometheus Operator's CRDs.
+  for (const [file, text] of monitoringFiles(monitoringDefaults(o))) files.set(`monitoring/${file}`, text);
   const notes = [...builtIn, ...crds.flatMap((c) => c.notes.map((n) => `${c.name}: ${n}`))];
   return { files, warnings: rbac.warnings, notes };
+}
+
+/** The monitoring an operator deployed as `o` gets unless `generate monitoring` is told otherwise. */
+export function monitoringDefaults(o: { readonly name: string; readonly namespace: string }): MonitoringOptions {
+  return { name: o.name, namespace: o.namespace, job: metricsNames(o.name).service, runbookUrl: DEFAULT_RUNBOOK_URL };
 }
