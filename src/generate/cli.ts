@@ -134,9 +134,7 @@ ${WATCHES_FLAG}
 Writes everything that runs the operator for watches.yaml into <dir>: namespace.yaml,
 crds/<group>_<plural>.yaml, service-account.yaml, rbac.yaml (cluster-wide), operator.yaml,
 operator-metrics.yaml (the metrics Service and roles), samples/<kind>.yaml and a Kustomization
-(kubectl apply -k <dir>), and, outside the Kustomization, monitoring/ (the alerts as a
-PrometheusRule and as a plain rule file, a Grafana dashboard: see generate monitoring --help).
-Existing files are replaced.
+(kubectl apply -k <dir>). Existing files are replaced. (Alerts and a dashboard: generate monitoring.)
 
 Flags:
   --output-dir <dir>           where to write (required)

@@ -18,7 +18,6 @@ import { ansibleSampleYaml, DEFAULTS, kustomizationYaml, namespaceYaml, operator
 import { InputError } from './errors.js';
 import { helmRenderer } from './helm-render.js';
 import { metricsNames, metricsYaml } from './metrics.js';
-import { monitoringFiles } from './monitoring-cli.js';
 import { DEFAULT_RUNBOOK_URL, prometheusRuleYaml, type MonitoringOptions } from './monitoring.js';
 import { pullRemoteCharts } from './remote-charts.js';
 import { withComment, yamlStream } from './output.js';
@@ -275,8 +274,6 @@ export async function renderBundle(o: BundleOptions, env: Env): Promise<{ files:
   files.set('operator-metrics.yaml', metricsYaml(o));
   for (const s of samples) files.set(`samples/${s.fileName}`, s.yaml);
   files.set('Kustomization', kustomizationYaml([...files.keys()].filter((f) => !f.startsWith('samples/'))));
-  // Optional, outside the Kustomization: a PrometheusRule needs the Prometheus Operator's CRDs.
-  for (const [file, text] of monitoringFiles(monitoringDefaults(o))) files.set(`monitoring/${file}`, text);
   const notes = [...builtIn, ...crds.flatMap((c) => c.notes.map((n) => `${c.name}: ${n}`))];
   return { files, warnings: rbac.warnings, notes };
 }

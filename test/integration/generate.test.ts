@@ -284,6 +284,9 @@ describe('chartpilot new', () => {
       'deploy/rbac.yaml',
       'deploy/samples/shop.yaml',
       'deploy/service-account.yaml',
+      'monitoring/grafana-dashboard.json',
+      'monitoring/prometheus-rule.yaml',
+      'monitoring/rules.yml',
       'watches.yaml',
     ]);
     assert.ok(filesUnder(join(dir, 'charts/webapp')).includes('values.schema.json'));
