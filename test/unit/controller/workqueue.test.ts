@@ -553,6 +553,37 @@ describe('WorkQueue', () => {
     assert.deepEqual(seen.depth, [1, 0]);
   });
 
+  it('reports depth and wait per lane', async () => {
+    const depth: string[] = [];
+    const waits: string[] = [];
+    const { clock, h, q } = setup({
+      concurrency: 1,
+      metrics: {
+        onLaneDepth: (lane, n) => depth.push(`${lane}=${String(n)}`),
+        onQueueLatency: (ms, lane) => waits.push(`${lane ?? '?'}:${String(ms)}`),
+      },
+    });
+    q.add('ns/a');
+    q.add('ns/b', { lane: 'delete' });
+    q.add('ns/c', { respectBackoff: true });
+    await clock.advance(100);
+    q.start();
+    await settle();
+    await h.finish('ns/a');
+    await settle();
+    await h.finish('ns/b');
+    await settle();
+    await h.finish('ns/c');
+    assert.deepEqual(depth, ['change=1', 'delete=1', 'followUp=1', 'change=0', 'delete=0', 'followUp=0']);
+    // Turns go round the lanes: change, delete, then followUp, each having waited since it was added.
+    assert.equal(waits.length, 3);
+    assert.deepEqual(
+      waits.map((w) => w.split(':')[0]),
+      ['change', 'delete', 'followUp'],
+    );
+    assert.equal(waits[0], 'change:100');
+  });
+
   it('a handler that throws synchronously is retried like a rejection', async () => {
     const clock = new FakeClock();
     let calls = 0;
