@@ -12,6 +12,8 @@ export const EXPORTED_CONDITIONS = [
   'Irreconcilable',
   'Paused',
   'ChartUnavailable',
+  // driftDetection's warn mode (drift left in place)
+  'Drifted',
   // Ansible kinds (ansible-operator's types)
   'Running',
   'Successful',
