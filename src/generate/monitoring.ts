@@ -82,7 +82,8 @@ export function alertRules(o: MonitoringOptions): RuleGroup[] {
       'ResourceNotReady',
       'warning',
       '15m',
-      `(chartpilot_resource_condition{type="Ready",status!="True"} == 1) and on (kind, namespace, name) (${condition('Deployed')}) unless on (kind, namespace, name) (${condition('Paused')})`,
+      // Not Unknown: that is a kind whose readiness is not tracked (watchDependentResources: false), for good.
+      `(${condition('Ready', 'False')}) and on (kind, namespace, name) (${condition('Deployed')}) unless on (kind, namespace, name) (${condition('Paused')})`,
       `${CR} is deployed but not Ready`,
       `${CR} was deployed, but its workloads have not been Ready for a while. Its Ready condition names the object that is not ready and why.`,
     ),

@@ -37,7 +37,7 @@ async function generate(argv: readonly string[]): Promise<string> {
 async function promtool(args: readonly string[], cwd: string): Promise<string> {
   const r = await execa('promtool', [...args], { cwd, reject: false, all: true });
   if (r.failed && (r as { code?: string }).code === 'ENOENT') {
-    assert.fail('promtool is not installed: install Debian\'s prometheus package (apt-get install prometheus; .ci/run and devcluster/provision.sh list it)');
+    assert.fail('promtool is not installed: install Debian\'s prometheus package (apt-get install prometheus; .ci/run installs it)');
   }
   assert.equal(r.exitCode, 0, `promtool ${args.join(' ')}:\n${r.all}`);
   return r.all;
