@@ -144,14 +144,18 @@ describe('per-CR series', () => {
     }
     // What a scrape waits for: GET /metrics on the operator's metrics server (plain HTTP on loopback).
     const server = await startMetricsServer({ host: '127.0.0.1', port: 0, text: '127.0.0.1:0' }, m, { maxConnections: 8 });
-    const times: number[] = [];
+    const wall: number[] = [];
+    const cpu: number[] = [];
     let body = '';
     try {
       for (let i = 0; i < 7; i++) {
         const start = performance.now();
+        const used = process.cpuUsage();
         const res = await fetch(`http://${server.address}/metrics`);
         body = await res.text();
-        times.push(performance.now() - start);
+        const spent = process.cpuUsage(used);
+        wall.push(performance.now() - start);
+        cpu.push((spent.user + spent.system) / 1000);
         assert.equal(res.status, 200);
       }
     } finally {
@@ -159,13 +163,14 @@ describe('per-CR series', () => {
     }
     const lines = body.split('\n').filter((l) => l !== '' && !l.startsWith('#')).length;
     const perCr = (lines - empty) / n;
-    times.sort((a, b) => a - b);
-    const median = times[3] ?? Number.NaN;
+    const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[3] ?? Number.NaN;
     // Deployed, Ready, info, revision, two timestamps: 6 (+ operator-sdk's resource_created_at_seconds).
     assert.equal(perCr, 7);
-    assert.ok(median < 500, `GET /metrics with ${n} CRs took ${median.toFixed(1)} ms`);
+    // CPU time (server and client are this process), not wall time: on a shared machine the wall
+    // clock says how busy the neighbours are.
+    assert.ok(median(cpu) < 500, `GET /metrics with ${n} CRs took ${median(cpu).toFixed(1)} ms of CPU`);
     console.log(
-      `# 1000 CRs: ${perCr} series per CR (6 chartpilot_* + resource_created_at_seconds), ${lines} sample lines, ${body.length} bytes; GET /metrics median ${median.toFixed(1)} ms, max ${(times[6] ?? 0).toFixed(1)} ms`,
+      `# 1000 CRs: ${perCr} series per CR (6 chartpilot_* + resource_created_at_seconds), ${lines} sample lines, ${body.length} bytes; GET /metrics median ${median(wall).toFixed(1)} ms wall, ${median(cpu).toFixed(1)} ms CPU (max ${Math.max(...wall).toFixed(1)} ms wall)`,
     );
   });
 });
