@@ -58,7 +58,7 @@ export interface ManagerOptions {
   readonly suppressOverrideValues?: boolean;
   readonly queueMetrics?: (controller: string) => WorkQueueMetrics;
   readonly onReconciled?: (controller: string, result: 'success' | 'error' | 'requeue_after', durationMs: number) => void;
-  /** A CR of a watched kind appeared or went (per-CR metrics); `resource` says which kind. */
+  /** A CR of a watched kind appeared, changed (`present` again) or went (per-CR metrics); `resource` says which kind. */
   readonly onResource?: (resource: ApiResource, change: 'present' | 'gone', obj: KubeObject) => void;
   /** A drift repair of one of a CR's objects (per-CR metrics); `resource` says which kind the CR is. */
   readonly onDriftRepaired?: (resource: ApiResource, cr: { readonly metadata: { readonly namespace?: string; readonly name: string } }, objectKind: string) => void;
