@@ -131,6 +131,16 @@ export class CrController {
    * version of them the cache still shows until their deletion arrives.
    */
   private readonly released = new Set<string>();
+  /**
+   * Keys the first LIST found that have not finished a reconcile yet; undefined once every one
+   * has (a restart or failover is over then: logged once, with how long it took).
+   */
+  private unchecked: Set<string> | undefined = new Set();
+  private listedAtStart = 0;
+  private failedAtStart = 0;
+  private startedAt = 0;
+  /** Every informer's first LIST is in the cache (the informers' own flag turns before their adds are told). */
+  private listedAll = false;
 
   constructor(private readonly opts: CrControllerOptions) {
     this.queue = new WorkQueue({
@@ -166,6 +176,10 @@ export class CrController {
           onAdd: (obj) => {
             this.track(obj);
             this.opts.onResource?.('present', obj);
+            if (this.unchecked !== undefined && !this.listedAll) {
+              this.unchecked.add(keyOf(obj));
+              this.listedAtStart++;
+            }
             this.queue.add(keyOf(obj), { lane: laneOf(obj) });
           },
           onUpdate: (oldObj, newObj) => {
@@ -183,6 +197,7 @@ export class CrController {
               this.released.delete(obj.metadata.uid);
             }
             this.ownWrites.delete(keyOf(obj));
+            this.checked(keyOf(obj));
             this.opts.onResource?.('gone', obj);
             // Nothing to do for a deleted CR: with our finalizer, deletion arrives as an update.
           },
@@ -191,7 +206,30 @@ export class CrController {
       this.informers.set(namespace ?? '', informer);
       informer.start();
     }
+    this.startedAt = performance.now();
     this.queue.start();
+    // No CR at all, or all checked before the last informer synced: told once synced.
+    this.waitForSync().then(
+      () => {
+        this.listedAll = true;
+        this.checked(undefined);
+      },
+      () => undefined, // stopped before syncing
+    );
+  }
+
+  /**
+   * `key` finished its first reconcile since start (or went). Once every CR the first LIST found
+   * has, says so once: how long a restart or a failover took to look at everything.
+   */
+  private checked(key: string | undefined, failed = false): void {
+    const unchecked = this.unchecked;
+    if (unchecked === undefined) return;
+    if (key !== undefined && unchecked.delete(key) && failed) this.failedAtStart++;
+    if (unchecked.size > 0 || !this.listedAll) return;
+    this.unchecked = undefined;
+    const seconds = Math.round(performance.now() - this.startedAt) / 1000;
+    this.opts.log.info({ resources: this.listedAtStart, failed: this.failedAtStart, seconds }, 'every resource checked since start');
   }
 
   async stop(drainTimeoutMs: number): Promise<void> {
@@ -310,7 +348,10 @@ export class CrController {
     const cr = this.get(key);
     if (cr === undefined) return {};
     // We removed its finalizer: only its deletion is left to arrive.
-    if (cr.metadata.uid !== undefined && this.released.has(cr.metadata.uid)) return {};
+    if (cr.metadata.uid !== undefined && this.released.has(cr.metadata.uid)) {
+      this.checked(key);
+      return {};
+    }
     // The cache still shows a version our own write replaced (typically a follow-up queued right
     // after a status write): look again once the cache has caught up.
     if (this.behindOwnWrite(key, cr)) {
@@ -322,6 +363,7 @@ export class CrController {
     try {
       const result = await this.opts.reconciler.reconcile(cr, log, signal);
       this.opts.onReconciled?.(result.requeueAfterMs === undefined ? 'success' : 'requeue_after', performance.now() - started);
+      this.checked(key);
       return result;
     } catch (err) {
       // A CR deleted while this reconcile ran (typically a queued reconcile of a CR whose
@@ -329,6 +371,7 @@ export class CrController {
       if (this.isGone(err, cr)) {
         log.debug('the custom resource is gone; nothing to reconcile');
         this.opts.onReconciled?.('success', performance.now() - started);
+        this.checked(key);
         return {};
       }
       // Stopped while helm ran (the drain time was up): the release may be left failed or
@@ -343,6 +386,7 @@ export class CrController {
         return {};
       }
       this.opts.onReconciled?.('error', performance.now() - started);
+      this.checked(key, true);
       throw err;
     }
   }

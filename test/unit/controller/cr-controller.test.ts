@@ -82,6 +82,40 @@ describe('CrController', () => {
     assert.equal(clock.pending, 0, 'no requeue was asked for');
   });
 
+  it('says once, when every CR of the first LIST finished a reconcile, how many there were (a restart is over)', async (t) => {
+    const s = setup(t);
+    for (const name of ['a', 'b', 'c']) s.api.put(name, { mode: 'fast' }, 'ns1', { generation: 1 });
+    const checkedLines = (): Record<string, unknown>[] =>
+      s.logged().split('\n').filter((l) => l.includes('every resource checked since start')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    s.controller.start();
+    await until('3 reconciles', () => s.reconciler.seen.length === 3);
+    await until('the line', () => checkedLines().length === 1);
+    assert.equal(checkedLines()[0]?.resources, 3);
+    assert.equal(checkedLines()[0]?.failed, 0);
+    assert.equal(typeof checkedLines()[0]?.seconds, 'number');
+    // A CR created later is not part of the start: no second line.
+    await until('watch open', () => s.api.current !== undefined);
+    s.api.put('d', { mode: 'fast' }, 'ns1', { generation: 1 });
+    await until('4 reconciles', () => s.reconciler.seen.length === 4);
+    await settle();
+    assert.equal(checkedLines().length, 1);
+  });
+
+  it('counts a first reconcile that failed as checked, and says how many failed; with no CR at all it says so at sync', async (t) => {
+    const s = setup(t);
+    for (const name of ['a', 'b']) s.api.put(name, { mode: 'fast' }, 'ns1', { generation: 1 });
+    s.reconciler.outcome = new Error('helm is down');
+    s.controller.start();
+    await until('the line', () => s.logged().includes('every resource checked since start'));
+    const line = JSON.parse(s.logged().split('\n').find((l) => l.includes('every resource checked since start')) ?? '{}') as Record<string, unknown>;
+    assert.deepEqual([line.resources, line.failed], [2, 2]);
+
+    const empty = setup(t);
+    empty.controller.start();
+    await until('the line for none', () => empty.logged().includes('every resource checked since start'));
+    assert.match(empty.logged(), /"resources":0,"failed":0/);
+  });
+
   it('lists and watches with the entry’s label selector', async (t) => {
     const { api } = await started(t, ['a'], { labelSelector: 'team=web,tier in (frontend)' });
     await until('watch open', () => api.current !== undefined);
