@@ -26,7 +26,14 @@ export interface BenchOptions {
   chartSource: 'local' | 'oci';
   /** chartpilot's --chart-refresh-interval with --chart-source oci. */
   chartRefreshSeconds: number;
+  /** Which scenarios run, in this order (create first). */
+  scenarios: BenchScenario[];
 }
+
+/** Every scenario --scenarios may name; `restart` is opt-in. */
+export const KNOWN_SCENARIOS = ['create', 'upgrade', 'idle', 'delete', 'restart'] as const;
+export type BenchScenario = (typeof KNOWN_SCENARIOS)[number];
+const DEFAULT_SCENARIOS: readonly BenchScenario[] = ['create', 'upgrade', 'idle', 'delete'];
 
 export const USAGE = `Usage: npm run bench -- [flags]
 
@@ -54,6 +61,13 @@ fresh local control plane: create N releases, upgrade all N, idle, delete all N.
                               idle then also counts registry requests per minute (operator-sdk and
                               the floor keep the local chart)
   --chart-refresh-seconds S   with --chart-source oci: chartpilot's --chart-refresh-interval (default 600)
+  --scenarios a,b,c           which scenarios run, in order (default create,upgrade,idle,delete);
+                              restart (opt-in, operators only): SIGTERM the operator with every CR
+                              converged, start it again, and measure until it has checked every CR
+                              (its "every resource checked since start" line): time, helm
+                              processes, API requests by verb and resource, peak RSS, CPU.
+                              The 10,000-CR figure: --n 10000 --contenders chartpilot
+                              --scenarios create,restart
   --keep                      keep the scratch dir (logs of every process) after the run
   --render FILE               print the markdown of an earlier results-*.json, run nothing
   -h, --help                  this text
@@ -92,6 +106,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
         chart: { type: 'string' },
         'chart-source': { type: 'string' },
         'chart-refresh-seconds': { type: 'string' },
+        scenarios: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -110,6 +125,13 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
   const chartSource = values['chart-source'] ?? 'local';
   if (chartSource !== 'local' && chartSource !== 'oci') throw new UsageError(`--chart-source must be local or oci, got ${JSON.stringify(chartSource)}`);
   if (new Set(contenders).size !== contenders.length || contenders.length === 0) throw new UsageError('--contenders must name each contender at most once');
+  const scenarios = values.scenarios === undefined ? [...DEFAULT_SCENARIOS] : values.scenarios.split(',').map((x) => x.trim()).filter((x) => x !== '');
+  for (const x of scenarios) {
+    if (!(KNOWN_SCENARIOS as readonly string[]).includes(x)) throw new UsageError(`unknown scenario ${JSON.stringify(x)} (known: ${KNOWN_SCENARIOS.join(', ')})`);
+  }
+  if (scenarios[0] !== 'create' || new Set(scenarios).size !== scenarios.length) {
+    throw new UsageError('--scenarios must start with create (the others need the releases it makes) and name each scenario at most once');
+  }
   return {
     n,
     concurrency: positiveInt('concurrency', values.concurrency, 10),
@@ -126,5 +148,6 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
     chart: chart as ChartName,
     chartSource,
     chartRefreshSeconds: positiveInt('chart-refresh-seconds', values['chart-refresh-seconds'], 600),
+    scenarios: scenarios as BenchScenario[],
   };
 }

@@ -10,7 +10,7 @@
  *   chartpilot    node bin/chartpilot.js run (one helm process per Helm action)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, closeSync, cpSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, cpSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify as toYaml } from 'yaml';
@@ -85,6 +85,14 @@ export interface Contender {
   progress(phase: Phase, names: readonly string[]): Promise<Progress>;
   /** Why the contender cannot go on (operator exited), or undefined. */
   failure(): string | undefined;
+  /**
+   * Operators: SIGTERM the process, wait for its exit, run `between`, start a new one with the same
+   * flags; resolves once the new one logs that it started (the restart scenario). `cpu()` and
+   * `logLine()` then tell the new one.
+   */
+  restart?(between: () => Promise<void>): Promise<void>;
+  /** Operators: the first line the current process logged that matches `re`, or undefined. */
+  logLine?(re: RegExp): string | undefined;
   stop(): Promise<void>;
   logTail(): string;
 }
@@ -289,12 +297,29 @@ function operator(env: Env, spec: OperatorSpec): Contender {
   let exited: string | undefined;
   let pid: number | undefined;
   let lastCpu = { self: 0, children: 0 };
+  /** Where the current process's log starts in the file (a restart appends to it). */
+  let logOffset = 0;
 
   const logs = (): string => {
     try {
       return readFileSync(logFile, 'utf8');
     } catch {
       return '';
+    }
+  };
+  /** The current process's log: read from its offset, not whole (10,000 CRs log megabytes). */
+  const ownLogs = (): string => {
+    let fd: number | undefined;
+    try {
+      fd = openSync(logFile, 'r');
+      const size = fstatSync(fd).size;
+      const buf = Buffer.alloc(Math.max(0, size - logOffset));
+      readSync(fd, buf, 0, buf.length, logOffset);
+      return buf.toString('utf8');
+    } catch {
+      return '';
+    } finally {
+      if (fd !== undefined) closeSync(fd);
     }
   };
 
@@ -318,7 +343,7 @@ function operator(env: Env, spec: OperatorSpec): Contender {
       child.on('exit', (code, signal) => { exited = `exited with ${signal ?? String(code)}`; });
       child.on('error', (err) => { exited = `could not start: ${err.message}`; });
       const deadline = Date.now() + 120_000;
-      while (!spec.startedWhen.test(logs())) {
+      while (!spec.startedWhen.test(ownLogs())) {
         if (exited !== undefined) throw new Error(`${spec.name} ${exited} before it started:\n${this.logTail()}`);
         if (Date.now() > deadline) throw new Error(`${spec.name} did not log ${String(spec.startedWhen)} within 120 s:\n${this.logTail()}`);
         await sleep(100);
@@ -346,6 +371,21 @@ function operator(env: Env, spec: OperatorSpec): Contender {
       const timer = setTimeout(() => { child?.kill('SIGKILL'); }, 15_000);
       await done;
       clearTimeout(timer);
+    },
+    async restart(between) {
+      await this.stop();
+      try {
+        logOffset = statSync(logFile).size;
+      } catch {
+        logOffset = 0;
+      }
+      exited = undefined;
+      lastCpu = { self: 0, children: 0 };
+      await between();
+      await this.start();
+    },
+    logLine(re) {
+      return ownLogs().split('\n').find((l) => re.test(l));
     },
     logTail: () => logs().split('\n').slice(-30).join('\n'),
   };

@@ -147,11 +147,13 @@ export interface RequestCounters {
   writes: number;
   /** `VERB group/resource` → count, writes only: shows where idle writes come from. */
   writesByResource: Record<string, number>;
+  /** The same for every verb (LIST, GET, WATCH too): shows whether a restart reads per CR or lists once. */
+  requestsByResource: Record<string, number>;
 }
 
 /** Parses Prometheus text; sums apiserver_request_total over all label sets. */
 export function parseRequestCounters(text: string): RequestCounters {
-  const out: RequestCounters = { total: 0, writes: 0, writesByResource: {} };
+  const out: RequestCounters = { total: 0, writes: 0, writesByResource: {}, requestsByResource: {} };
   for (const line of text.split('\n')) {
     if (!line.startsWith('apiserver_request_total{')) continue;
     const close = line.lastIndexOf('}');
@@ -161,11 +163,12 @@ export function parseRequestCounters(text: string): RequestCounters {
     for (const m of line.slice(line.indexOf('{') + 1, close).matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels.set(m[1] ?? '', m[2] ?? '');
     out.total += value;
     const verb = labels.get('verb') ?? '';
+    const group = labels.get('group') ?? '';
+    const sub = labels.get('subresource') ?? '';
+    const key = `${verb} ${group === '' ? 'core' : group}/${labels.get('resource') ?? ''}${sub === '' ? '' : `/${sub}`}`;
+    out.requestsByResource[key] = (out.requestsByResource[key] ?? 0) + value;
     if (WRITE_VERBS.has(verb)) {
       out.writes += value;
-      const group = labels.get('group') ?? '';
-      const sub = labels.get('subresource') ?? '';
-      const key = `${verb} ${group === '' ? 'core' : group}/${labels.get('resource') ?? ''}${sub === '' ? '' : `/${sub}`}`;
       out.writesByResource[key] = (out.writesByResource[key] ?? 0) + value;
     }
   }
@@ -179,10 +182,18 @@ export async function scrapeRequestCounters(kube: BenchKube): Promise<RequestCou
 }
 
 export function diffCounters(after: RequestCounters, before: RequestCounters): RequestCounters {
-  const writesByResource: Record<string, number> = {};
-  for (const [k, v] of Object.entries(after.writesByResource)) {
-    const d = v - (before.writesByResource[k] ?? 0);
-    if (d > 0) writesByResource[k] = d;
-  }
-  return { total: after.total - before.total, writes: after.writes - before.writes, writesByResource };
+  const delta = (a: Record<string, number>, b: Record<string, number>): Record<string, number> => {
+    const out: Record<string, number> = {};
+    for (const [k, v] of Object.entries(a)) {
+      const d = v - (b[k] ?? 0);
+      if (d > 0) out[k] = d;
+    }
+    return out;
+  };
+  return {
+    total: after.total - before.total,
+    writes: after.writes - before.writes,
+    writesByResource: delta(after.writesByResource, before.writesByResource),
+    requestsByResource: delta(after.requestsByResource, before.requestsByResource),
+  };
 }

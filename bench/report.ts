@@ -10,7 +10,7 @@ export interface BenchResults {
   startedAt: string;
   finishedAt: string;
   command: string;
-  parameters: { n: number; concurrency: number; idleSeconds: number; settleSeconds: number; contenders: ContenderName[]; chartSource?: string; chart?: string };
+  parameters: { n: number; scenarios?: readonly string[]; concurrency: number; idleSeconds: number; settleSeconds: number; contenders: ContenderName[]; chartSource?: string; chart?: string };
   machine: { cores: number; cpuModel: string; memoryMiB: number; kernel: string };
   versions: { node: string; helm: string; kubernetes: string; helmOperator: string; chartpilot: string };
   helmOperatorBuild?: { cached: boolean; ok: boolean; seconds?: number; error?: string };
@@ -136,6 +136,7 @@ export function toMarkdown(results: BenchResults): string {
     lines.push(...measureSections(s, ok, p.n));
   }
 
+  lines.push(...restartSection(ok, p.n));
   lines.push('## Overall peak RSS');
   lines.push('');
   lines.push('| contender | operator (MiB) | operator + children (MiB) | RSS after start-up (MiB) | start-up (s) |');
@@ -191,4 +192,40 @@ export function toMarkdown(results: BenchResults): string {
     + 'Ready lag and the per-CR timeline come from the bench\'s watches (when it saw a Deployment available and a CR Ready) and the audit log (when each write took effect).');
   lines.push('');
   return lines.join('\n');
+}
+
+/**
+ * The restart scenario: an operator started again with every CR converged, until it has checked
+ * each once. API requests by verb and resource tell whether it reads per CR or lists once.
+ */
+function restartSection(ok: readonly ContenderResult[], n: number): string[] {
+  const measured = ok.filter((c) => c.scenarios.some((x) => x.scenario === 'restart'));
+  if (measured.length === 0) return [];
+  const of = (c: ContenderResult): ScenarioResult | undefined => c.scenarios.find((x) => x.scenario === 'restart');
+  const out: string[] = ['## restart', ''];
+  out.push(`SIGTERM with all ${String(n)} CRs converged, a new process with the same flags, until it logs \`every resource checked since start\`.`, '');
+  out.push(`| figure | ${measured.map((c) => c.name).join(' | ')} |`, `|---|${measured.map(() => '---:').join('|')}|`);
+  const row = (label: string, pick: (r: ScenarioResult) => number | null | undefined, digits = 1): void => {
+    out.push(`| ${label} | ${measured.map((c) => { const r = of(c); return r === undefined ? '–' : fmt(pick(r), digits); }).join(' | ')} |`);
+  };
+  row('new process → every CR checked (s)', (r) => r.wallSeconds);
+  row('… of which until it logged that its controllers started (s)', (r) => r.restart?.startupSeconds);
+  row('… the operator\'s own figure: controller start → every CR checked (s)', (r) => r.restart?.operatorSeconds, 2);
+  row('CRs checked', (r) => r.restart?.resources);
+  row('… of which failed', (r) => r.restart?.failed);
+  row('helm processes', (r) => r.helmProcesses);
+  row('API requests (all clients but the bench)', (r) => r.apiRequests);
+  row('API writes', (r) => r.apiWrites);
+  row('CPU, operator + helm (s)', (r) => r.cpuSeconds);
+  row('peak RSS, operator (MiB)', (r) => r.peakRssMiB);
+  row('machine CPU busy, all processes (s)', (r) => r.machineBusySeconds);
+  const notConverged = measured.flatMap((c) => { const r = of(c); return r !== undefined && !r.converged ? [`${c.name}: ${r.detail ?? ''}`] : []; });
+  if (notConverged.length > 0) out.push('', `Did not complete: ${notConverged.join('; ')}`);
+  out.push('', 'Requests during the restart by verb and resource (the 20 largest; all clients but the bench, so the control plane\'s own are in):', '');
+  for (const c of measured) {
+    const by = Object.entries(of(c)?.requestsByResource ?? {}).sort((x, y) => y[1] - x[1]).slice(0, 20);
+    out.push(`- ${c.name}: ${by.map(([k, v]) => `${k} ${String(v)}`).join(', ')}`);
+  }
+  out.push('');
+  return out;
 }

@@ -79,6 +79,7 @@ async function runContender(c: Contender, opts: BenchOptions, env: Env, kind: Ki
     const { scenarios, overall } = await runScenarios(c, {
       kube: env.kube,
       n: opts.n,
+      scenarios: opts.scenarios,
       idleSeconds: opts.idleSeconds,
       settleSeconds: opts.settleSeconds,
       phaseTimeoutMs: opts.phaseTimeoutSeconds * 1000,
@@ -250,7 +251,7 @@ async function main(argv: string[]): Promise<number> {
       startedAt: startedAt.toISOString(),
       finishedAt: new Date().toISOString(),
       command: `npm run bench --${argv.length === 0 ? '' : ` ${argv.join(' ')}`}`,
-      parameters: { n: opts.n, concurrency: opts.concurrency, idleSeconds: opts.idleSeconds, settleSeconds: opts.settleSeconds, contenders: opts.contenders, chart: `${chartInfo.name} ${chartInfo.version}`, ...(opts.chartSource === 'oci' ? { chartSource: `oci, refresh every ${String(opts.chartRefreshSeconds)} s` } : {}) },
+      parameters: { n: opts.n, scenarios: opts.scenarios, concurrency: opts.concurrency, idleSeconds: opts.idleSeconds, settleSeconds: opts.settleSeconds, contenders: opts.contenders, chart: `${chartInfo.name} ${chartInfo.version}`, ...(opts.chartSource === 'oci' ? { chartSource: `oci, refresh every ${String(opts.chartRefreshSeconds)} s` } : {}) },
       machine: { cores: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memoryMiB: totalmem() / 2 ** 20, kernel: release() },
       versions,
       ...(buildInfo === undefined ? {} : { helmOperatorBuild: buildInfo }),

@@ -15,7 +15,7 @@ import { startPhaseWatch, type PhaseWatch } from './phase-watch.js';
 import { machineBusySeconds, RssSampler, type RssPeaks } from './proc.js';
 import { errorMessage } from '../src/lib/errors.js';
 
-export type ScenarioName = Phase | 'idle';
+export type ScenarioName = Phase | 'idle' | 'restart';
 
 export interface ScenarioResult extends RssPeaks, PhaseMeasures {
   scenario: ScenarioName;
@@ -42,6 +42,13 @@ export interface ScenarioResult extends RssPeaks, PhaseMeasures {
   /** Idle only: the same figures per minute, and where the writes went. */
   perMinute?: { cpuSeconds: number; helmProcesses: number; apiRequests: number; apiWrites: number; apiWritesExclHeartbeats: number; chartRequests?: number };
   writesByResource?: Record<string, number>;
+  /** Restart only: every request by `VERB group/resource` (reads too), all clients but the bench. */
+  requestsByResource?: Record<string, number>;
+  /**
+   * Restart only: seconds from spawning the new operator process to its "every resource checked
+   * since start" line as the bench saw it (wallSeconds), and the operator's own figures from it.
+   */
+  restart?: { startupSeconds: number; checkedSeconds: number; operatorSeconds: number; resources: number; failed: number };
   /** The machine's 1-minute load average at the end: shows when something else competed for the cores. */
   loadAverage: number;
   /** CPU seconds the whole machine was busy meanwhile (control plane, bench and anything else included). */
@@ -56,6 +63,8 @@ export interface ScenarioOptions {
   /** Quiet time between the upgrade converging and the idle window, not measured. */
   settleSeconds: number;
   phaseTimeoutMs: number;
+  /** Which scenarios, in order (bench/args.ts). */
+  scenarios: readonly ScenarioName[];
   /** The CR spec (the floor: the values) per phase, from the chart (bench/charts.ts). */
   specs: Readonly<Record<Phase, Readonly<Record<string, unknown>>>>;
   log: (line: string) => void;
@@ -114,13 +123,23 @@ function between(a: Mark, b: Mark): Pick<ScenarioResult, 'wallSeconds' | 'cpuSec
 export async function runScenarios(c: Contender, opts: ScenarioOptions): Promise<{ scenarios: ScenarioResult[]; overall: RssPeaks }> {
   const { kube, log } = opts;
   const names = releaseNames(opts.n);
-  const rss = new RssSampler(c.pid, c.tree);
+  let rss = new RssSampler(c.pid, c.tree);
   rss.start();
   const scenarios: ScenarioResult[] = [];
   let overall: RssPeaks;
+  /** Peaks of operator processes a restart ended. */
+  let before: RssPeaks | undefined;
   try {
-    for (const phase of ['create', 'upgrade', 'idle', 'delete'] as const) {
+    for (const phase of opts.scenarios) {
       if (opts.signal.aborted) break;
+      if (phase === 'restart') {
+        before = maxPeaks(before, rss.stop());
+        const result = await runRestart(c, opts);
+        rss = result.rss;
+        scenarios.push(result.result);
+        if (!result.result.converged) break;
+        continue;
+      }
       if (phase === 'idle') {
         // Let the rollout's tail (pods replaced, late status writes) pass before measuring quiet.
         await sleep(opts.settleSeconds * 1000, undefined, { signal: opts.signal }).catch(() => undefined);
@@ -157,9 +176,79 @@ export async function runScenarios(c: Contender, opts: ScenarioOptions): Promise
     }
   } finally {
     // Overall peak while the operator is still alive (VmHWM is gone once it exits).
-    overall = rss.stop();
+    overall = maxPeaks(before, rss.stop());
   }
   return { scenarios, overall };
+}
+
+function maxPeaks(a: RssPeaks | undefined, b: RssPeaks): RssPeaks {
+  if (a === undefined) return b;
+  return { peakRssMiB: Math.max(a.peakRssMiB ?? 0, b.peakRssMiB ?? 0), peakTreeRssMiB: Math.max(a.peakTreeRssMiB, b.peakTreeRssMiB) };
+}
+
+/** The operator's line once every CR its first LIST found has been reconciled (controller/cr-controller.ts). */
+const CHECKED_LINE = /"msg":"every resource checked since start"/;
+
+/**
+ * With every CR converged: SIGTERM the operator, start it again, and measure until it says it has
+ * reconciled every CR once — the wall time, helm processes (the goal is none: nothing changed),
+ * API requests by verb and resource (one read per CR, or listed once?), its CPU and peak RSS.
+ * The new process gets a sampler of its own, returned for the scenarios after this one.
+ */
+async function runRestart(c: Contender, opts: ScenarioOptions): Promise<{ result: ScenarioResult; rss: RssSampler }> {
+  if (c.restart === undefined || c.logLine === undefined) {
+    const rss = new RssSampler(c.pid, c.tree);
+    const result: ScenarioResult = {
+      scenario: 'restart', converged: false, done: 0, wallSeconds: 0, cpuSeconds: 0, cpuOperatorSeconds: 0, helmProcesses: 0, apiRequests: 0, apiWrites: 0,
+      machineBusySeconds: 0, loadAverage: loadavg()[0] ?? 0, ...rss.takePhase(), detail: `${c.name} has no operator process to restart`,
+    };
+    return { result, rss };
+  }
+  // The marks start once the old process is gone: its way out is not the new one's cost.
+  let a: Mark | undefined;
+  let spawned = 0;
+  await c.restart(async () => {
+    a = await mark(c, opts.kube);
+    spawned = Date.now();
+  });
+  if (a === undefined) throw new Error('restart did not mark its start');
+  const startupSeconds = (Date.now() - spawned) / 1000;
+  const rss = new RssSampler(c.pid, c.tree);
+  rss.start();
+  opts.log(`${c.name}: restarted (pid ${String(c.pid)}) in ${startupSeconds.toFixed(1)} s; waiting until it has checked every CR`);
+  const deadline = spawned + opts.phaseTimeoutMs;
+  let line: string | undefined;
+  let failure: string | undefined;
+  while (!opts.signal.aborted) {
+    line = c.logLine(CHECKED_LINE);
+    if (line !== undefined) break;
+    failure = c.failure();
+    if (failure === undefined && Date.now() > deadline) failure = `timed out after ${opts.phaseTimeoutMs / 1000} s without the line "every resource checked since start"`;
+    if (failure !== undefined) break;
+    await sleep(250);
+  }
+  const checkedAt = Date.now();
+  const b = await mark(c, opts.kube);
+  const f = between(a, b);
+  const said = line === undefined ? undefined : (JSON.parse(line) as { resources?: number; failed?: number; seconds?: number });
+  const converged = said !== undefined && said.resources === opts.n && said.failed === 0;
+  const result: ScenarioResult = {
+    scenario: 'restart',
+    converged,
+    done: said?.resources ?? 0,
+    ...f,
+    // From spawning the new process until the bench read its line (the polling adds ≤ 0.25 s).
+    wallSeconds: (checkedAt - spawned) / 1000,
+    requestsByResource: diffCounters(b.counters, a.counters).requestsByResource,
+    ...(said === undefined ? {} : {
+      restart: { startupSeconds, checkedSeconds: (checkedAt - spawned) / 1000, operatorSeconds: said.seconds ?? Number.NaN, resources: said.resources ?? 0, failed: said.failed ?? 0 },
+    }),
+    ...rss.takePhase(),
+    loadAverage: loadavg()[0] ?? 0,
+    ...(converged ? {} : { detail: failure ?? (said === undefined ? 'interrupted' : `it checked ${String(said.resources)} CRs (${String(said.failed)} failed), not ${String(opts.n)}`) }),
+  };
+  opts.log(`${c.name}: restart: every CR checked ${result.wallSeconds.toFixed(1)} s after the new process started, ${result.helmProcesses} helm processes, ${result.apiRequests} API requests, cpu ${result.cpuSeconds.toFixed(1)} s`);
+  return { result, rss };
 }
 
 async function runPhase(c: Contender, phase: Phase, names: string[], opts: ScenarioOptions, rss: RssSampler): Promise<ScenarioResult> {
@@ -233,7 +322,8 @@ async function converge(c: Contender, phase: Phase, names: string[], opts: Scena
       opts.log(`${c.name}: ${phase}: ${progress.detail}`);
       lastLog = Date.now();
     }
-    await sleep(1000);
+    // Each look lists every CR and release record: at 10,000 of them, once a second would be load of its own.
+    await sleep(names.length > 2000 ? 5000 : 1000);
   }
   const b = await mark(c, opts.kube);
   const f = between(a, b);

@@ -39,6 +39,12 @@ export interface CrControllerOptions {
   readonly clock?: Clock;
   /** A CR appeared in, changed in (`present` again) or left the cache (also when the controller stops): per-CR metrics. */
   readonly onResource?: (change: 'present' | 'gone', obj: KubeObject) => void;
+  /**
+   * Sees each CR in full as list or watch delivers it, with its spec's summary, before the cache
+   * drops the spec (the reconciler derives its fingerprint there: no GET per CR at a restart).
+   * Must not throw; it runs inside the informer.
+   */
+  readonly onSpec?: (cr: CustomResource) => void;
   /** Called after every reconcile (for metrics). */
   readonly onReconciled?: (result: 'success' | 'error' | 'requeue_after', durationMs: number) => void;
 }
@@ -171,7 +177,7 @@ export class CrController {
         ...(this.opts.labelSelector === undefined ? {} : { labelSelector: this.opts.labelSelector }),
         log: this.opts.log,
         pageBudget: CR_PAGE_BUDGET,
-        transform: withoutSpec,
+        transform: (obj) => this.slim(obj),
         handlers: {
           onAdd: (obj) => {
             this.track(obj);
@@ -338,6 +344,21 @@ export class CrController {
     const { namespace, name } = splitKey(key);
     const informer = this.informers.get(namespace ?? '') ?? this.informers.get('');
     return informer?.get(namespace, name);
+  }
+
+  /** What the cache keeps of a CR (no spec); `onSpec` sees it whole first. */
+  private slim(obj: KubeObject): KubeObject {
+    const slim = withoutSpec(obj);
+    const onSpec = this.opts.onSpec;
+    if (onSpec !== undefined) {
+      try {
+        onSpec({ ...(obj as CustomResource), specSummary: (slim as CustomResource).specSummary });
+      } catch (err) {
+        // Only an optimisation: the reconcile reads the spec itself then.
+        this.opts.log.warn({ err: errorMessage(err) }, 'cannot derive from a spec as it arrived; the reconcile reads it');
+      }
+    }
+    return slim;
   }
 
   private track(obj: KubeObject): void {

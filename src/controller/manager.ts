@@ -246,6 +246,10 @@ export class Manager {
         helm.stop();
       },
       reconciler,
+      // Each CR's fingerprint derived as it arrives: a restart reads no CR again to check it.
+      onSpec: (cr) => {
+        reconciler.sawSpec(cr);
+      },
       log,
       ...this.controllerHooks(name, resource, reconciler),
     });

@@ -60,6 +60,34 @@ export class Reconciler {
     this.derived.delete(uid);
   }
 
+  /**
+   * A CR seen in full as it arrives (list or watch), before the cache drops its spec: derive its
+   * fingerprint now, so its reconcile needs no GET of the CR. After a restart or failover this is
+   * what makes checking every CR cost no read per CR. Nothing is derived for a spec this process
+   * already derived (a status-only update), nor for one over the size limit (begin refuses it).
+   */
+  sawSpec(cr: CustomResource): void {
+    const uid = cr.metadata.uid ?? '';
+    const summary = cr.specSummary;
+    if (uid === '' || this.opts.specs === undefined || cr.spec === undefined || summary === undefined || summary.digest === '') return;
+    if (summary.bytes > MAX_VALUES_BYTES) return;
+    const target = this.opts.target();
+    const known = this.derived.get(uid);
+    if (known !== undefined && known.digest === summary.digest && known.target === target) return;
+    // Kept without the values themselves: memory stays a fingerprint per CR.
+    const { desiredFingerprint, problem, reason } = this.deriveFromSpec(cr.spec, target, uid, summary.digest);
+    this.derived.set(uid, { digest: summary.digest, target, desiredFingerprint, problem, reason });
+  }
+
+  private deriveFromSpec(spec: unknown, target: ReconcileTarget, uid: string, digest: string): DerivedFromSpec & { values: Record<string, unknown> | undefined } {
+    // mergeValues measures the spec (depth, size) before anything walks it.
+    const values = mergeValues(spec, target.overrides, this.opts.applyOverrides);
+    const desiredFingerprint = values.ok ? this.desiredFingerprint(target, uid, values.values) : '';
+    return values.ok
+      ? { digest, target, values: values.values, desiredFingerprint, problem: undefined, reason: undefined }
+      : { digest, target, values: undefined, desiredFingerprint, problem: values.problem, reason: values.reason };
+  }
+
   /** `signal` aborted → the running helm call is stopped and the reconcile rejects with HelmCallInterrupted. */
   async reconcile(cached: CustomResource, log: Logger, signal?: AbortSignal): Promise<ReconcileOutcome> {
     let ctx = await this.begin(cached, log, signal);
@@ -130,14 +158,10 @@ export class Reconciler {
     }
     if (fromSpec === undefined) {
       summary ??= summarizeSpec(cr.spec);
-      // mergeValues measures the spec (depth, size) before anything walks it.
-      const values = mergeValues(cr.spec, target.overrides, this.opts.applyOverrides);
-      const desiredFingerprint = values.ok ? this.desiredFingerprint(target, uid, values.values) : '';
-      fromSpec = values.ok
-        ? { values: values.values, desiredFingerprint, problem: undefined, reason: undefined }
-        : { values: undefined, desiredFingerprint, problem: values.problem, reason: values.reason };
+      const { values, desiredFingerprint, problem, reason } = this.deriveFromSpec(cr.spec, target, uid, summary.digest);
+      fromSpec = { values, desiredFingerprint, problem, reason };
       if (uid !== '' && this.opts.specs !== undefined) {
-        this.derived.set(uid, { digest: summary.digest, target, desiredFingerprint, problem: fromSpec.problem, reason: fromSpec.reason });
+        this.derived.set(uid, { digest: summary.digest, target, desiredFingerprint, problem, reason });
       }
     }
     const parsed = parseCrOptions(cr.metadata.annotations);

@@ -49,3 +49,20 @@ describe('bench arguments: --contenders', () => {
       err instanceof UsageError && err.message === 'unknown contender "flux" (known: floor, floor-postrender, operator-sdk, chartpilot)');
   });
 });
+
+describe('bench arguments: --scenarios', () => {
+  it('runs create, upgrade, idle and delete by default; restart only when named, after create', () => {
+    assert.deepEqual(options([]).scenarios, ['create', 'upgrade', 'idle', 'delete']);
+    assert.deepEqual(options(['--scenarios', 'create,restart']).scenarios, ['create', 'restart']);
+    assert.deepEqual(options(['--scenarios', 'create, upgrade ,restart,delete']).scenarios, ['create', 'upgrade', 'restart', 'delete']);
+  });
+
+  it('refuses an unknown scenario, one named twice, or a list that does not start with create', () => {
+    assert.throws(() => parseBenchArgs(['--scenarios', 'create,failover']), (err: unknown) =>
+      err instanceof UsageError && err.message === 'unknown scenario "failover" (known: create, upgrade, idle, delete, restart)');
+    for (const bad of ['restart', 'upgrade,create', 'create,restart,restart', '']) {
+      assert.throws(() => parseBenchArgs(['--scenarios', bad]), (err: unknown) =>
+        err instanceof UsageError && err.message.startsWith('--scenarios must start with create'), bad);
+    }
+  });
+});

@@ -32,6 +32,7 @@ interface SetupOptions {
   readonly labelSelector?: string;
   readonly resource?: ApiResource;
   readonly onStopping?: () => void;
+  readonly onSpec?: (cr: CustomResource) => void;
 }
 
 /** A controller of ConfigMaps (the kind FakeApi serves) with a fake reconciler and a hand-driven clock. */
@@ -57,6 +58,7 @@ function setup(t: TestContext, o: SetupOptions = {}) {
     onReconciled: (result) => results.push(result),
     onResource: (change, obj) => resources.push(`${change} ${obj.metadata.namespace ?? ''}/${obj.metadata.name}`),
     ...(o.onStopping === undefined ? {} : { onStopping: o.onStopping }),
+    ...(o.onSpec === undefined ? {} : { onSpec: o.onSpec }),
   });
   t.after(() => controller.stop(0));
   return { api, clock, reconciler, controller, results, retries, resources, logged: text };
@@ -114,6 +116,20 @@ describe('CrController', () => {
     empty.controller.start();
     await until('the line for none', () => empty.logged().includes('every resource checked since start'));
     assert.match(empty.logged(), /"resources":0,"failed":0/);
+  });
+
+  it('shows onSpec each CR whole with its spec summary as it arrives, while the cache keeps no spec; a throwing onSpec changes nothing', async (t) => {
+    const seen: CustomResource[] = [];
+    const s = setup(t, { onSpec: (cr) => { seen.push(cr); if (cr.metadata.name === 'b') throw new Error('boom'); } });
+    s.api.put('a', { mode: 'fast' }, 'ns1', { generation: 1 });
+    s.api.objects.set('ns1/b', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'b', namespace: 'ns1', uid: 'uid-b', resourceVersion: '7', generation: 1 }, spec: { replicas: 2 } });
+    s.controller.start();
+    await until('2 reconciles', () => s.reconciler.seen.length === 2);
+    const b = seen.find((cr) => cr.metadata.name === 'b');
+    assert.deepEqual(b?.spec, { replicas: 2 });
+    assert.equal(typeof b?.specSummary.digest, 'string');
+    assert.equal(s.controller.get('ns1/b')?.spec, undefined, 'the cache drops the spec');
+    assert.ok(s.controller.get('ns1/b')?.specSummary !== undefined);
   });
 
   it('lists and watches with the entry’s label selector', async (t) => {

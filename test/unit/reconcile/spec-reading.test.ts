@@ -54,7 +54,10 @@ describe('Reconciler with a spec-less cache', () => {
       allowCrossNamespace: false,
       serviceAccount: undefined,
     };
-    reconciler = new Reconciler({
+    reconciler = new Reconciler(reconcilerOptions());
+  });
+
+  const reconcilerOptions = (): ConstructorParameters<typeof Reconciler>[0] => ({
       helm: world.helm,
       releases: world.store,
       writer,
@@ -71,7 +74,6 @@ describe('Reconciler with a spec-less cache', () => {
           return Promise.resolve(stored);
         },
       },
-    });
   });
 
   it('reads the spec once to install; a converged CR is then checked from its digest alone', async () => {
@@ -114,6 +116,35 @@ describe('Reconciler with a spec-less cache', () => {
     assert.equal(reads, 2);
     assert.deepEqual(world.calls, ['upgradeInstall ns1/demo', 'upgradeInstall ns1/demo']);
     assert.deepEqual(world.history('ns1', 'demo').at(-1)?.values, { replicas: 1 });
+  });
+
+  it('a restarted process that saw each CR whole as it arrived (sawSpec) checks a converged CR without reading it', async () => {
+    await reconciler.reconcile(cached(stored), log);
+    const status = writer.last;
+    // A new process: nothing derived yet, the same release storage.
+    const restarted = new Reconciler({ ...reconcilerOptions(), specs: { read: () => { reads++; return Promise.resolve(stored); } } });
+    reads = 0;
+    restarted.sawSpec({ ...stored, specSummary: summarizeSpec(stored.spec) });
+    await restarted.reconcile(cached(stored, status), log);
+    assert.equal(reads, 0, 'no GET of the CR');
+    assert.deepEqual(world.calls, ['upgradeInstall ns1/demo'], 'and no helm: the release is current');
+  });
+
+  it('sawSpec derives nothing from a spec over the size limit or without a summary; a changed spec it saw is upgraded after one read', async () => {
+    await reconciler.reconcile(cached(stored), log);
+    reads = 0;
+    const big = full({ blob: 'x'.repeat(MAX_VALUES_BYTES + 1) });
+    reconciler.sawSpec({ ...big, specSummary: summarizeSpec(big.spec) });
+    reconciler.sawSpec(full({ replicas: 9 }));
+    await reconciler.reconcile(cached(stored, writer.last), log);
+    assert.equal(reads, 0, 'what it knew of the spec was kept');
+    assert.equal(world.calls.length, 1);
+    // Seen changed: the fingerprint differs, and helm needs the values, so the spec is read once.
+    stored = full({ replicas: 2 });
+    reconciler.sawSpec({ ...stored, specSummary: summarizeSpec(stored.spec) });
+    await reconciler.reconcile(cached(stored, writer.last), log);
+    assert.equal(reads, 1);
+    assert.deepEqual(world.history('ns1', 'demo').at(-1)?.values, { replicas: 2 });
   });
 
   it('a spec over the size limit is refused from its summary: Irreconcilable ValuesTooLarge, a Warning, no GET, no helm', async () => {
