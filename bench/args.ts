@@ -47,9 +47,11 @@ fresh local control plane: create N releases, upgrade all N, idle, delete all N.
   --contenders a,b,c          subset and order of floor,operator-sdk,chartpilot (default all three);
                               floor-postrender (the floor through a post-renderer that only runs
                               cat) is opt-in
-  --chart webapp|podinfo      the chart every contender installs: charts/webapp (default), or the
+  --chart webapp|podinfo|configmap
+                              the chart every contender installs: charts/webapp (default), or the
                               public podinfo chart 6.9.2, fetched once from the Go module proxy and
-                              checked against a pinned sha256 (the shape of Flux's published benchmark)
+                              checked against a pinned sha256 (the shape of Flux's published benchmark),
+                              or bench/charts/configmap (one ConfigMap: the 10,000-CR restart figure)
   --phase-timeout-seconds S   give up on a scenario after S (default max(600, 6×N))
   --out-dir DIR               where results-<timestamp>.{json,md} go (default bench/out)
   --bin-dir DIR               control-plane binaries (default: provision them, as npm test does)

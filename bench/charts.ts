@@ -9,8 +9,8 @@ import { parse as parseYaml } from 'yaml';
 import type { Phase } from './contenders.js';
 import { moduleChartDir, type ModuleChart } from './module-chart.js';
 
-export type ChartName = 'webapp' | 'podinfo';
-export const CHART_NAMES: readonly ChartName[] = ['webapp', 'podinfo'];
+export type ChartName = 'webapp' | 'podinfo' | 'configmap';
+export const CHART_NAMES: readonly ChartName[] = ['webapp', 'podinfo', 'configmap'];
 
 export interface BenchChart {
   readonly name: ChartName;
@@ -52,6 +52,18 @@ export const BENCH_CHARTS: Readonly<Record<ChartName, BenchChart>> = {
       create: { replicaCount: 1, ui: { message: 'bench revision 1' } },
       // ui.message is the container's PODINFO_UI_MESSAGE env var: a new pod template, a rollout.
       upgrade: { replicaCount: 1, ui: { message: 'bench revision 2' } },
+      delete: {},
+    },
+  },
+  // One ConfigMap, nothing for the control plane to roll out: 10,000 of them fit a shared 2-core
+  // machine in one create wave, which is what the restart figure at that size needs.
+  configmap: {
+    name: 'configmap',
+    source: { dir: 'bench/charts/configmap' },
+    kindPrefix: 'Config',
+    specs: {
+      create: { message: 'bench revision 1' },
+      upgrade: { message: 'bench revision 2' },
       delete: {},
     },
   },

@@ -170,7 +170,7 @@ export async function runScenarios(c: Contender, opts: ScenarioOptions): Promise
       }
       const result = await runPhase(c, phase, names, opts, rss);
       scenarios.push(result);
-      log(`${c.name}: ${phase} ${result.converged ? 'converged' : 'DID NOT converge'} in ${result.wallSeconds.toFixed(1)} s, cpu ${result.cpuSeconds.toFixed(1)} s, ${result.helmProcesses} helm processes, ${result.apiRequests} API requests`);
+      log(`${c.name}: ${phase} ${result.converged ? 'converged' : 'DID NOT converge'} in ${result.wallSeconds.toFixed(1)} s, cpu ${result.cpuSeconds.toFixed(1)} s, ${result.helmProcesses} helm processes, ${result.apiRequests} API requests, peak RSS ${(result.peakRssMiB ?? 0).toFixed(0)} MiB`);
       // Without a converged create/upgrade the later scenarios would measure leftovers.
       if (!result.converged) break;
     }
@@ -247,7 +247,7 @@ async function runRestart(c: Contender, opts: ScenarioOptions): Promise<{ result
     loadAverage: loadavg()[0] ?? 0,
     ...(converged ? {} : { detail: failure ?? (said === undefined ? 'interrupted' : `it checked ${String(said.resources)} CRs (${String(said.failed)} failed), not ${String(opts.n)}`) }),
   };
-  opts.log(`${c.name}: restart: every CR checked ${result.wallSeconds.toFixed(1)} s after the new process started, ${result.helmProcesses} helm processes, ${result.apiRequests} API requests, cpu ${result.cpuSeconds.toFixed(1)} s`);
+  opts.log(`${c.name}: restart: every CR checked ${result.wallSeconds.toFixed(1)} s after the new process started, ${result.helmProcesses} helm processes, ${result.apiRequests} API requests, cpu ${result.cpuSeconds.toFixed(1)} s, peak RSS ${(result.peakRssMiB ?? 0).toFixed(0)} MiB; requests: ${JSON.stringify(result.requestsByResource)}`);
   return { result, rss };
 }
 

@@ -25,13 +25,13 @@ describe('bench arguments: --chart', () => {
   it('refuses any other chart, naming the known ones', () => {
     for (const bad of ['nginx', 'Podinfo', '', 'charts/webapp']) {
       assert.throws(() => parseBenchArgs(['--chart', bad]), (err: unknown) =>
-        err instanceof UsageError && err.message === `--chart must be one of webapp, podinfo, got ${JSON.stringify(bad)}`, bad);
+        err instanceof UsageError && err.message === `--chart must be one of webapp, podinfo, configmap, got ${JSON.stringify(bad)}`, bad);
     }
     assert.throws(() => parseBenchArgs(['--chart']), UsageError);
   });
 
   it('gives each chart its own CRD kinds and an upgrade spec that differs from the create spec', () => {
-    assert.deepEqual(Object.values(BENCH_CHARTS).map((c) => c.kindPrefix), ['WebApp', 'Podinfo']);
+    assert.deepEqual(Object.values(BENCH_CHARTS).map((c) => c.kindPrefix), ['WebApp', 'Podinfo', 'Config']);
     for (const c of Object.values(BENCH_CHARTS)) assert.notDeepEqual(c.specs.upgrade, c.specs.create, c.name);
     assert.deepEqual(BENCH_CHARTS.podinfo.specs.create, { replicaCount: 1, ui: { message: 'bench revision 1' } });
     assert.deepEqual(BENCH_CHARTS.podinfo.specs.upgrade, { replicaCount: 1, ui: { message: 'bench revision 2' } });
