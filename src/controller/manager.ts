@@ -7,6 +7,7 @@ import { applyOverrides } from '../config/overrides.js';
 import { apiVersionOf, gvkKey, isAnsibleEntry, type AnsibleSource, type WatchEntry } from '../config/types.js';
 import { createReleaseStore } from '../helm/storage.js';
 import { RecordVerdicts } from '../helm/record-verdicts.js';
+import { StartupRecords } from '../helm/startup-records.js';
 import type { HelmClient } from '../helm/types.js';
 import type { KubeClient } from '../kube/rest.js';
 import type { ApiResource, KubeObject } from '../kube/types.js';
@@ -153,7 +154,9 @@ export class Manager {
     this.statusPaceMs = opts.statusPaceMs ?? STATUS_PACE_MS;
     this.stoppedCalls = opts.stoppedCalls ?? new StoppedCalls();
     const origins = new RecordVerdicts(opts.client, { masterKey: opts.masterKey });
-    this.releases = createReleaseStore(opts.client, origins);
+    // The first look at each CR after a start or takeover reads the records of one LIST of them all.
+    const startup = new StartupRecords({ client: opts.client, namespaces: opts.watchNamespaces, log: opts.log.child({ controller: 'releases' }) });
+    this.releases = createReleaseStore(opts.client, origins, startup);
     const log = opts.log.child({ controller: 'dependents' });
     this.dependents = new DependentWatcher({
       client: opts.client,

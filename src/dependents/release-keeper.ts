@@ -21,7 +21,7 @@ import { findObject } from '../kube/objects.js';
 import type { KubeClient } from '../kube/rest.js';
 import type { KubeObject } from '../kube/types.js';
 import { DEFAULT_DRIFT_DETECTION, type Contest, type DriftDetection, type KeepResult, type ObjectRef, type Readiness, type Repair, type UnrepairedDrift } from '../reconcile/model.js';
-import type { Confinement, KeepInput, KindScopes, ReleaseKeeperPort } from '../reconcile/ports.js';
+import type { Confinement, KeepInput, KindScopes, RecordVersion, ReleaseKeeperPort } from '../reconcile/ports.js';
 import { isAllowedTarget, type ObjectScope } from '../reconcile/confinement.js';
 import { errorMessage } from '../lib/errors.js';
 import { formatPointer, isWithin, parsePointer } from '../lib/json-pointer.js';
@@ -45,7 +45,7 @@ export interface ReleaseKeeperOptions {
    * The manifest of one revision, only from a record that proves it was written for the CR
    * `ownerUid` (storage.ts readOwnManifest); rejects otherwise, undefined when there is none.
    */
-  readonly readManifest: (at: { namespace: string; release: string; revision: number; ownerUid: string }) => Promise<string | undefined>;
+  readonly readManifest: (at: { namespace: string; release: string; revision: number; ownerUid: string; version?: RecordVersion | undefined }) => Promise<string | undefined>;
   /** Milliseconds on a monotonic scale, for telling a fight from drift; performance.now() by default. */
   readonly now?: () => number;
   /** When a field set back again and again is given up to another manager; DEFAULT_CONTEST_POLICY by default. */
@@ -233,7 +233,7 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
     }
     const manifest =
       input.manifest ??
-      (await this.opts.readManifest({ namespace: input.namespace, release: input.release, revision: input.revision, ownerUid: input.ownerUid })) ??
+      (await this.opts.readManifest({ namespace: input.namespace, release: input.release, revision: input.revision, ownerUid: input.ownerUid, version: input.recordVersion })) ??
       '';
     const objects = parseManifest(manifest, input.namespace, (apiVersion, kind) => this.opts.scopes.isNamespaced(apiVersion, kind));
     // Another record (a deploy, a new revision): fields given up under the old one get a fresh start.

@@ -6,6 +6,7 @@
  */
 import type { KubeClient } from '../kube/rest.js';
 import type { StoredRevision } from '../reconcile/model.js';
+import type { RecordVersion } from '../reconcile/ports.js';
 import { resolveManifestObjects } from './postrender/resolve.js';
 import { isOurRecord, type ManifestObjects } from './record-origin.js';
 import { deriveSealKey } from './seal.js';
@@ -20,6 +21,9 @@ export interface RecordVerdictsOptions {
   readonly maxEntries?: number;
 }
 
+/** Manifests judged and not yet taken: about as many as reconciles run at once, with room to spare. */
+const MAX_JUDGED_MANIFESTS = 256;
+
 /** Ten revisions for each of several thousand releases. */
 const DEFAULT_MAX_ENTRIES = 50_000;
 
@@ -33,6 +37,11 @@ export class RecordVerdicts {
   private readonly maxEntries: number;
   private readonly keys = new Map<string, Buffer>();
   private readonly verdicts = new Map<string, boolean>();
+  /**
+   * The manifest of the newest record each judging read found ours, by owner and record version,
+   * until ownManifest takes it: a first look after a restart reads each record once, not twice.
+   */
+  private readonly judgedManifests = new Map<string, string>();
 
   constructor(
     private readonly client: KubeClient,
@@ -50,6 +59,7 @@ export class RecordVerdicts {
   /** Which of `revisions` chartpilot did not write for the CR `ownerUid`; reads only versions not judged before. */
   async foreignRevisions(namespace: string, release: string, ownerUid: string, revisions: readonly StoredRevision[]): Promise<StoredRevision[]> {
     const foreign: StoredRevision[] = [];
+    const newest = Math.max(0, ...revisions.map((r) => r.revision));
     for (const r of revisions) {
       const listed = r.uid !== undefined && r.resourceVersion !== undefined ? `${ownerUid}\0${r.uid}\0${r.resourceVersion}` : undefined;
       let ours = listed === undefined ? undefined : this.verdicts.get(listed);
@@ -64,7 +74,12 @@ export class RecordVerdicts {
         } else {
           ours = isOurRecord(this.keyOf(ownerUid), read, { releaseName: release, namespace }, this.parse);
           // Under the version that was read, which may be newer than the LIST's.
-          if (read.uid !== undefined && read.resourceVersion !== undefined) this.remember(`${ownerUid}\0${read.uid}\0${read.resourceVersion}`, ours);
+          if (read.uid !== undefined && read.resourceVersion !== undefined) {
+            const version = `${ownerUid}\0${read.uid}\0${read.resourceVersion}`;
+            this.remember(version, ours);
+            // The keeper asks for the newest one's manifest next (drift, readiness).
+            if (ours && r.revision === newest) this.keepManifest(version, read.record.release.manifest);
+          }
         }
       }
       if (!ours) foreign.push(r);
@@ -77,7 +92,22 @@ export class RecordVerdicts {
    * (read again here, so a record replaced since it was judged is judged anew); undefined when
    * the record does not exist. Throws ForeignRecordError otherwise.
    */
-  async ownManifest(at: { readonly namespace: string; readonly release: string; readonly revision: number; readonly ownerUid: string }): Promise<string | undefined> {
+  async ownManifest(at: {
+    readonly namespace: string;
+    readonly release: string;
+    readonly revision: number;
+    readonly ownerUid: string;
+    /** The record version the caller's LIST showed: one judged ours at exactly it is not read again. */
+    readonly version?: RecordVersion | undefined;
+  }): Promise<string | undefined> {
+    if (at.version !== undefined && at.ownerUid !== '') {
+      const version = `${at.ownerUid}\0${at.version.uid}\0${at.version.resourceVersion}`;
+      const judged = this.judgedManifests.get(version);
+      if (judged !== undefined) {
+        this.judgedManifests.delete(version);
+        return judged;
+      }
+    }
     const secretName = releaseSecretName(at.release, at.revision);
     const read = await readRecord(this.client, at.namespace, secretName);
     if (read === 'missing') return undefined;
@@ -95,6 +125,12 @@ export class RecordVerdicts {
       if (this.keys.size > this.maxEntries) this.keys.delete(this.keys.keys().next().value as string);
     }
     return key;
+  }
+
+  private keepManifest(version: string, manifest: string): void {
+    this.judgedManifests.set(version, manifest);
+    // Taken moments later by the same reconcile; one that never asks (no keeper) must not pile up.
+    if (this.judgedManifests.size > MAX_JUDGED_MANIFESTS) this.judgedManifests.delete(this.judgedManifests.keys().next().value as string);
   }
 
   private remember(key: string, ours: boolean): void {

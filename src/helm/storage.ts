@@ -64,8 +64,13 @@ export function revisionFromLabels(
  * removal; whether a record was written by chartpilot for a CR comes from `origin`
  * (record-verdicts.ts).
  */
-export function createReleaseStore(client: KubeClient, origin: Pick<ReleaseStore, 'foreignRevisions' | 'sealKey'>): ReleaseStore {
+export function createReleaseStore(
+  client: KubeClient,
+  origin: Pick<ReleaseStore, 'foreignRevisions' | 'sealKey'>,
+  startup?: { take(namespace: string, release: string): Promise<StoredRevision[] | undefined> },
+): ReleaseStore {
   return {
+    ...(startup === undefined ? {} : { startupRevisions: (namespace: string, release: string) => startup.take(namespace, release) }),
     foreignRevisions: (namespace, release, ownerUid, revisions) => origin.foreignRevisions(namespace, release, ownerUid, revisions),
     sealKey: (ownerUid) => origin.sealKey(ownerUid),
     async revisions(namespace, release) {

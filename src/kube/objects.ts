@@ -84,6 +84,8 @@ export interface ListOptions extends CallOptions {
   readonly labelSelector?: string | undefined;
   readonly fieldSelector?: string | undefined;
   readonly limit?: number | undefined;
+  /** The next page of a paged LIST (the previous page's `metadata.continue`). */
+  readonly continue?: string | undefined;
   /** Only metadata (PartialObjectMetadataList): much smaller for Secrets and large objects. */
   readonly metadataOnly?: boolean | undefined;
 }
@@ -95,7 +97,7 @@ export async function listObjects<T extends KubeObject = KubeObject>(
   namespace: string | undefined,
   o: ListOptions = {},
 ): Promise<KubeList<T>> {
-  const query: Query = { labelSelector: o.labelSelector, fieldSelector: o.fieldSelector, limit: o.limit };
+  const query: Query = { labelSelector: o.labelSelector, fieldSelector: o.fieldSelector, limit: o.limit, continue: o.continue };
   // An empty metadata-only list comes back with `items: null`.
   const list = await client.request<Omit<KubeList<T>, 'items'> & { items: T[] | null }>('GET', client.pathFor(resource, namespace), {
     query,

@@ -125,6 +125,12 @@ export interface ReleaseActions {
 /** Helm's release records, read from their metadata (no helm process). */
 export interface ReleaseStore {
   revisions(namespace: string, release: string): Promise<StoredRevision[]>;
+  /**
+   * The release's revisions as one LIST of every record found them when the process started, the
+   * first time they are asked for; undefined afterwards (or without such a snapshot). Good for a
+   * first look that finds nothing to do, never for acting: helm/startup-records.ts.
+   */
+  startupRevisions?(namespace: string, release: string): Promise<StoredRevision[] | undefined>;
   /** Delete one stored revision (used to clear a crashed operation's pending-* lock), as `impersonate` when given. */
   deleteRevision(namespace: string, revision: StoredRevision, impersonate?: string): Promise<void>;
   /**
@@ -157,6 +163,12 @@ export interface EventSink {
   emit(cr: CustomResource, type: EventType, reason: string, message: string): void;
 }
 
+/** A release record's Secret uid and resourceVersion: together they name one exact content. */
+export interface RecordVersion {
+  readonly uid: string;
+  readonly resourceVersion: string;
+}
+
 export interface KeepInput {
   readonly namespace: string;
   readonly release: string;
@@ -170,6 +182,11 @@ export interface KeepInput {
   readonly recordCreatedAt?: string | undefined;
   /** Our fingerprint of the record (its label, or what a deploy just wrote). */
   readonly fingerprint?: string | undefined;
+  /**
+   * The record's Secret uid and resourceVersion as the storage LIST showed them: one exact content,
+   * so a record read and judged ours at that version moments ago need not be read again.
+   */
+  readonly recordVersion?: RecordVersion | undefined;
   /** The kind that owns the release (Kind.group), so a kind removed by hot reload is forgotten. */
   readonly ownerKind?: string | undefined;
   /** watchDependentResources: without it there are no caches, so no repairs and no readiness. */

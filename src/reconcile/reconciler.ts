@@ -95,7 +95,7 @@ export class Reconciler {
     let unchanged: Observed | undefined;
     for (let step = 0; ; step++) {
       // A step that does not touch helm's storage leaves what the last look saw; no second LIST.
-      const observed = unchanged ?? (await this.observe(ctx));
+      const observed = unchanged ?? (await this.observe(ctx, step === 0));
       const { revisions } = observed;
       unchanged = undefined;
       const next = plan({
@@ -120,6 +120,9 @@ export class Reconciler {
         progress: ctx.progress,
       });
       log.debug({ plan: next.kind, step }, 'planned');
+      // The start's snapshot of the records serves a first look that finds nothing to do; for
+      // anything else look again, fresh, before acting.
+      if (observed.fromStartup && next.kind !== 'none') continue;
       if ((next.kind === 'install' || next.kind === 'upgrade') && ctx.derived.values === undefined && ctx.derived.problem === undefined) {
         // Known from the spec's digest so far; helm needs the values themselves: read the CR, plan again.
         ctx = await this.begin(await this.readSpec(ctx.cr), log, signal, ctx);
@@ -236,15 +239,16 @@ export class Reconciler {
    * a failed deploy, a failure to read them is part of that failure's story (remediation is then
    * skipped), not a new error.
    */
-  private async observe(ctx: ActionContext): Promise<Observed> {
+  private async observe(ctx: ActionContext, first: boolean): Promise<Observed> {
     try {
-      const revisions = await this.opts.releases.revisions(ctx.namespace, ctx.name);
+      const startup = first ? await this.opts.releases.startupRevisions?.(ctx.namespace, ctx.name) : undefined;
+      const revisions = startup ?? (await this.opts.releases.revisions(ctx.namespace, ctx.name));
       const foreign = await ctx.foreignRevisions(revisions);
-      return { revisions, foreign };
+      return { revisions, foreign, fromStartup: startup !== undefined };
     } catch (err) {
       if (ctx.failure === undefined) throw err;
       remediationFailed(ctx, err);
-      return { revisions: [], foreign: [] };
+      return { revisions: [], foreign: [], fromStartup: false };
     }
   }
 }
@@ -257,6 +261,8 @@ const MAX_PERIOD_WARNINGS = 10_000;
 interface Observed {
   readonly revisions: StoredRevision[];
   readonly foreign: StoredRevision[];
+  /** From the start's snapshot of every record: a first look only (ReleaseStore.startupRevisions). */
+  readonly fromStartup: boolean;
 }
 
 /** Steps that write only the CR, never a release record. */

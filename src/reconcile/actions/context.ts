@@ -14,7 +14,7 @@ import { findCondition } from '../conditions.js';
 import { contestMessage, warnText } from '../drift-report.js';
 import { ConditionTypes, Reasons } from '../names.js';
 import type { Progress } from '../plan.js';
-import type { Confinement, CrWriter, EventSink, ReleaseActions, ReleaseKeeperPort, ReleaseStore, ServiceAccountLookup } from '../ports.js';
+import type { Confinement, CrWriter, EventSink, RecordVersion, ReleaseActions, ReleaseKeeperPort, ReleaseStore, ServiceAccountLookup } from '../ports.js';
 import { nextStatus, onlyRolloutProgress, type Outcome } from '../status.js';
 import type { ReconcileTarget } from '../target.js';
 
@@ -173,6 +173,7 @@ export class ActionContext {
     manifest?: string;
     recordCreatedAt?: string | undefined;
     fingerprint?: string | undefined;
+    recordVersion?: RecordVersion | undefined;
     repair: boolean;
     awaitCaches?: boolean;
   }): Promise<KeepResult | undefined> {
@@ -185,6 +186,7 @@ export class ActionContext {
       manifest: at.manifest,
       recordCreatedAt: at.recordCreatedAt,
       fingerprint: at.fingerprint,
+      ...(at.recordVersion === undefined ? {} : { recordVersion: at.recordVersion }),
       ownerKind: this.target.ownerKind,
       watch: this.target.watchDependentResources,
       repair: at.repair,

@@ -20,7 +20,13 @@ export async function current(ctx: ActionContext, revisions: readonly StoredRevi
     kept =
       latest === undefined
         ? undefined
-        : await ctx.keep({ revision: latest.revision, recordCreatedAt: latest.createdAt, fingerprint: latest.fingerprint, repair: true });
+        : await ctx.keep({
+            revision: latest.revision,
+            recordCreatedAt: latest.createdAt,
+            fingerprint: latest.fingerprint,
+            recordVersion: latest.uid === undefined || latest.resourceVersion === undefined ? undefined : { uid: latest.uid, resourceVersion: latest.resourceVersion },
+            repair: true,
+          });
   } catch (err) {
     // A repair RBAC refused (the tenant lacks a right the release needs) is the CR's to show;
     // anything else is retried with backoff as before.

@@ -255,6 +255,30 @@ describe('storage: records with hooks, and the verdict cache', () => {
     assert.equal(gets.length, read, 'an unreadable record is not read again at the same version');
   });
 
+  it('hands the keeper the newest record it judged ours without a second GET, only for the very version the LIST showed', async () => {
+    const v1 = record([sealed(KEY_A, configMap('cfg', { v: '1' }))], [], { revision: 1 });
+    const v2 = record([sealed(KEY_A, configMap('cfg', { v: '2' }))], [], { revision: 2 });
+    const secrets = new Map([
+      ['sh.helm.release.v1.web.v1', { data: secretData(v1), rv: '10' }],
+      ['sh.helm.release.v1.web.v2', { data: secretData(v2), rv: '20' }],
+    ]);
+    const { client, gets } = recordsClient(secrets);
+    const store = new RecordVerdicts(client, { masterKey: MASTER });
+    assert.deepEqual(await store.foreignRevisions('team-a', 'web', 'uid-a', [rev(1, '10'), rev(2, '20')]), []);
+    assert.equal(gets.length, 2);
+    const at = { namespace: 'team-a', release: 'web', revision: 2, ownerUid: 'uid-a' };
+    const manifest = await store.ownManifest({ ...at, version: { uid: 'uid-of-sh.helm.release.v1.web.v2', resourceVersion: '20' } });
+    assert.match(manifest ?? '', /"v": "2"|v: "2"/);
+    assert.equal(gets.length, 2, 'no second GET of the record just judged');
+    // Taken once; another CR, another version or no version named: read (and judged) again.
+    await store.ownManifest({ ...at, version: { uid: 'uid-of-sh.helm.release.v1.web.v2', resourceVersion: '20' } });
+    assert.equal(gets.length, 3);
+    await store.foreignRevisions('team-a', 'web', 'uid-b', [rev(2, '20')]);
+    await assert.rejects(store.ownManifest({ ...at, ownerUid: 'uid-b', version: { uid: 'uid-of-sh.helm.release.v1.web.v2', resourceVersion: '20' } }), /was not written by chartpilot/);
+    secrets.set('sh.helm.release.v1.web.v2', { data: secretData(record([configMap('cfg', {}, 'kube-system')], [], { revision: 2 })), rv: '21' });
+    await assert.rejects(store.ownManifest({ ...at, version: { uid: 'uid-of-sh.helm.release.v1.web.v2', resourceVersion: '20' } }), /was not written by chartpilot/, 'replaced since: judged anew');
+  });
+
   it('the seal key the post-renderer gets is the derived per-CR key', () => {
     const store = new RecordVerdicts(recordsClient(new Map()).client, { masterKey: MASTER });
     assert.equal(store.sealKey('uid-a'), KEY_A.toString('base64'));

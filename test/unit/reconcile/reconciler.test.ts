@@ -146,6 +146,46 @@ describe('Reconciler', () => {
     assert.equal(writer.statuses.length, 0);
   });
 
+  it('takes a first look from the start’s snapshot of the records when it finds nothing to do: no LIST, no helm', async () => {
+    await reconciler.reconcile(cr(), log);
+    const status = writer.last;
+    const snapshot = world.history('ns1', 'demo').map(({ values: _v, ...r }) => r);
+    const taken: string[] = [];
+    const restarted = makeReconciler({
+      releases: { ...world.store, startupRevisions: (ns, name) => { taken.push(`${ns}/${name}`); return Promise.resolve(taken.length === 1 ? snapshot : undefined); } },
+    });
+    world.calls.length = 0;
+    world.revisionReads = 0;
+    await restarted.reconcile(cr({}, { replicas: 1 }, status), log);
+    assert.deepEqual(taken, ['ns1/demo']);
+    assert.equal(world.revisionReads, 0, 'no LIST of its own');
+    assert.deepEqual(world.calls, []);
+    // The next look is a fresh LIST.
+    await restarted.reconcile(cr({}, { replicas: 1 }, status), log);
+    assert.equal(world.revisionReads, 1);
+  });
+
+  it('never acts on the start’s snapshot: a first look that would act LISTs again and acts on what that shows', async () => {
+    await reconciler.reconcile(cr(), log);
+    const status = writer.last;
+    // The snapshot still shows revision 1 while storage has moved on to a current revision 2
+    // (as when our own upgrade landed after it was taken): no second upgrade.
+    const stale = world.history('ns1', 'demo').map(({ values: _v, ...r }) => ({ ...r, fingerprint: 'an older one' }));
+    const restarted = makeReconciler({ releases: { ...world.store, startupRevisions: () => Promise.resolve(stale) } });
+    world.calls.length = 0;
+    world.revisionReads = 0;
+    await restarted.reconcile(cr({}, { replicas: 1 }, status), log);
+    assert.equal(world.revisionReads, 1, 'looked again, fresh');
+    assert.deepEqual(world.calls, [], 'and found the release current');
+    // A snapshot with no record at all: the fresh look decides (here: current, nothing to install).
+    const empty = makeReconciler({ releases: { ...world.store, startupRevisions: () => Promise.resolve([]) } });
+    await empty.reconcile(cr({}, { replicas: 1 }, status), log);
+    assert.deepEqual(world.calls, []);
+    // And a release that really needs an upgrade gets exactly one, after the fresh LIST.
+    await empty.reconcile(cr({ generation: 2 }, { replicas: 2 }, status), log);
+    assert.deepEqual((world.calls as string[]).filter((c) => c.startsWith('upgradeInstall')), ['upgradeInstall ns1/demo']);
+  });
+
   it('upgrades on a spec change and on a chart change', async () => {
     await reconciler.reconcile(cr(), log);
     await reconciler.reconcile(cr({ generation: 2 }, { replicas: 2 }, writer.last), log);

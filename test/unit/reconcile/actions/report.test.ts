@@ -55,6 +55,13 @@ describe('current', () => {
     assert.deepEqual(conditionSummary(writtenCondition(writer, 'Deployed')), { status: 'True', reason: 'UpgradeSuccessful', message: 'upgraded notes' });
   });
 
+  it('names the latest record’s Secret version to the keeper, so a record just judged is not read again', async () => {
+    const { ctx, keeper } = actionContext();
+    keeper.keepResult = notReady;
+    await current(ctx, [storedRevision(1, 'superseded', { uid: 'u1', resourceVersion: '7' }), storedRevision(2, 'deployed', { uid: 'u2', resourceVersion: '9' })], false);
+    assert.deepEqual(keeper.kept.map((k) => k.recordVersion), [{ uid: 'u2', resourceVersion: '9' }]);
+  });
+
   it('writes nothing when the status already says all of it', async () => {
     const first = actionContext();
     first.keeper.keepResult = notReady;
