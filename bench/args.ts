@@ -28,6 +28,8 @@ export interface BenchOptions {
   chartRefreshSeconds: number;
   /** Which scenarios run, in this order (create first). */
   scenarios: BenchScenario[];
+  /** chartpilot processes sharing the CRs (`run --shards`); 1 = one operator, no ring. */
+  replicas: number;
 }
 
 /** Every scenario --scenarios may name; `restart` is opt-in. */
@@ -70,6 +72,9 @@ fresh local control plane: create N releases, upgrade all N, idle, delete all N.
                               processes, API requests by verb and resource, peak RSS, CPU.
                               The 10,000-CR figure: --n 10000 --contenders chartpilot
                               --scenarios create,restart
+  --replicas R                chartpilot as R replicas sharing the CRs (run --shards, one ring,
+                              POD_NAME chartpilot-0…R-1; default 1: one operator, no ring); the
+                              results add each replica's CPU and peak RSS
   --keep                      keep the scratch dir (logs of every process) after the run
   --render FILE               print the markdown of an earlier results-*.json, run nothing
   -h, --help                  this text
@@ -109,6 +114,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
         'chart-source': { type: 'string' },
         'chart-refresh-seconds': { type: 'string' },
         scenarios: { type: 'string' },
+        replicas: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -151,5 +157,6 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
     chartSource,
     chartRefreshSeconds: positiveInt('chart-refresh-seconds', values['chart-refresh-seconds'], 600),
     scenarios: scenarios as BenchScenario[],
+    replicas: positiveInt('replicas', values.replicas, 1),
   };
 }

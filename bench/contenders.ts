@@ -20,7 +20,7 @@ import { releaseLabelFlags, uninstallArgs, upgradeArgs } from '../src/helm/argv.
 import { dialectFor } from '../src/helm/dialect.js';
 import { ReleaseLabels } from '../src/reconcile/names.js';
 import type { BenchKube } from './kube.js';
-import { readStat } from './proc.js';
+import { readStat, statusKiB } from './proc.js';
 
 export type ContenderName = 'floor' | 'floor-postrender' | 'operator-sdk' | 'chartpilot';
 /** Run by default, in this order. */
@@ -93,8 +93,16 @@ export interface Contender {
   restart?(between: () => Promise<void>): Promise<void>;
   /** Operators: the first line the current process logged that matches `re`, or undefined. */
   logLine?(re: RegExp): string | undefined;
+  /** chartpilot with --replicas: each replica's CPU and peak RSS so far (read before stop). */
+  replicaFigures?(): ReplicaFigure[];
   stop(): Promise<void>;
   logTail(): string;
+}
+
+export interface ReplicaFigure {
+  readonly name: string;
+  readonly cpuSeconds: number;
+  readonly peakRssMiB: number;
 }
 
 /** A shell wrapper around helm that counts its invocations (exec: it becomes helm, one process). */
@@ -416,7 +424,13 @@ export function operatorSdk(env: Env, bin: string): Contender {
   });
 }
 
-export function chartpilot(env: Env, binJs: string): Contender {
+/** One member of a ring of chartpilot replicas (`run --shards`): its name (POD_NAME) and the ring's Lease namespace. */
+interface ShardMember {
+  readonly podName: string;
+  readonly ring: string;
+}
+
+export function chartpilot(env: Env, binJs: string, member?: ShardMember): Contender {
   const cpuProfDir = process.env.CHARTPILOT_BENCH_CPU_PROF;
   return operator(env, {
     name: 'chartpilot',
@@ -433,9 +447,65 @@ export function chartpilot(env: Env, binJs: string): Contender {
       '--max-concurrent-reconciles', String(env.concurrency),
       '--metrics-bind-address', '0',
       '--health-probe-bind-address', '0',
+      ...(member === undefined ? [] : ['--shards', '--leader-election-id', member.ring, '--leader-election-namespace', env.namespace]),
     ],
-    extraEnv: (wrapper) => ({ HELM_BIN: wrapper }),
+    extraEnv: (wrapper) => ({ HELM_BIN: wrapper, ...(member === undefined ? {} : { POD_NAME: member.podName }) }),
     startedWhen: /controller started/,
     countsHelm: true,
   });
+}
+
+/**
+ * `replicas` chartpilot processes sharing the CRs (`run --shards`, one ring named after the bench,
+ * its Leases in the bench namespace; each replica its own POD_NAME, log, helm counter and copy of
+ * the chart). Figures are summed over the replicas (CPU, helm processes); RSS samples follow the
+ * first replica, and replicaFigures() gives each one's CPU and peak RSS. The CRs are written and
+ * progress measured once, through the first replica's view of the cluster.
+ */
+export function chartpilotReplicas(env: Env, binJs: string, replicas: number): Contender {
+  const members = Array.from({ length: replicas }, (_, i) =>
+    chartpilot({ ...env, dir: join(env.dir, `replica-${String(i)}`) }, binJs, { podName: `chartpilot-${String(i)}`, ring: 'bench-ring' }));
+  const first = members[0];
+  if (first === undefined) throw new Error('--replicas must be at least 1');
+  const peaks = new Map<number, number>();
+  let sampler: NodeJS.Timeout | undefined;
+  const sample = (): void => {
+    for (const m of members) {
+      const pid = m.pid;
+      if (pid === undefined) continue;
+      const kib = Math.max(statusKiB(pid, 'VmRSS') ?? 0, statusKiB(pid, 'VmHWM') ?? 0);
+      peaks.set(pid, Math.max(peaks.get(pid) ?? 0, kib));
+    }
+  };
+  return {
+    name: 'chartpilot',
+    get pid() { return first.pid; },
+    get tree() { return first.tree; },
+    async start() {
+      await Promise.all(members.map((m) => m.start()));
+      sampler ??= setInterval(sample, 1000);
+      sampler.unref();
+    },
+    cpu() {
+      const all = members.map((m) => m.cpu());
+      return { self: all.reduce((t, c) => t + c.self, 0), children: all.reduce((t, c) => t + c.children, 0) };
+    },
+    helmProcesses: () => members.reduce((t, m) => t + m.helmProcesses(), 0),
+    act: (phase, names, spec) => first.act(phase, names, spec),
+    progress: (phase, names) => first.progress(phase, names),
+    failure: () => members.map((m) => m.failure()).find((f) => f !== undefined),
+    replicaFigures() {
+      sample();
+      return members.map((m, i) => {
+        const c = m.cpu();
+        return { name: `chartpilot-${String(i)}`, cpuSeconds: c.self + c.children, peakRssMiB: (peaks.get(m.pid ?? -1) ?? 0) / 1024 };
+      });
+    },
+    async stop() {
+      if (sampler !== undefined) clearInterval(sampler);
+      sampler = undefined;
+      await Promise.all(members.map((m) => m.stop()));
+    },
+    logTail: () => members.map((m, i) => `--- replica ${String(i)}\n${m.logTail()}`).join('\n'),
+  };
 }

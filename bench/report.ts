@@ -10,7 +10,7 @@ export interface BenchResults {
   startedAt: string;
   finishedAt: string;
   command: string;
-  parameters: { n: number; scenarios?: readonly string[]; concurrency: number; idleSeconds: number; settleSeconds: number; contenders: ContenderName[]; chartSource?: string; chart?: string };
+  parameters: { n: number; scenarios?: readonly string[]; replicas?: number; concurrency: number; idleSeconds: number; settleSeconds: number; contenders: ContenderName[]; chartSource?: string; chart?: string };
   machine: { cores: number; cpuModel: string; memoryMiB: number; kernel: string };
   versions: { node: string; helm: string; kubernetes: string; helmOperator: string; chartpilot: string };
   helmOperatorBuild?: { cached: boolean; ok: boolean; seconds?: number; error?: string };
@@ -137,6 +137,13 @@ export function toMarkdown(results: BenchResults): string {
   }
 
   lines.push(...restartSection(ok, p.n));
+  for (const c of ok.filter((x) => x.replicas !== undefined)) {
+    const reps = c.replicas ?? [];
+    lines.push(`## ${c.name}: ${String(reps.length)} replicas sharing the CRs (run --shards)`, '');
+    lines.push('| replica | CPU, whole run (s) | peak RSS (MiB) |', '|---|---:|---:|');
+    for (const r of reps) lines.push(`| ${r.name} | ${fmt(r.cpuSeconds)} | ${fmt(r.peakRssMiB)} |`);
+    lines.push('');
+  }
   lines.push('## Overall peak RSS');
   lines.push('');
   lines.push('| contender | operator (MiB) | operator + children (MiB) | RSS after start-up (MiB) | start-up (s) |');

@@ -1,5 +1,5 @@
 /** One contender's measured results: shared by the report and its sections (no import cycle between them). */
-import type { ContenderName } from './contenders.js';
+import type { ContenderName, ReplicaFigure } from './contenders.js';
 import type { RssPeaks } from './proc.js';
 import type { ScenarioResult } from './scenario.js';
 
@@ -13,4 +13,6 @@ export interface ContenderResult {
   startupRssMiB?: number;
   scenarios: ScenarioResult[];
   overall?: RssPeaks;
+  /** chartpilot with --replicas: each replica's CPU (whole run) and peak RSS. */
+  replicas?: ReplicaFigure[];
 }

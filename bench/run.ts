@@ -16,7 +16,7 @@ import { parseBenchArgs, USAGE, UsageError, type BenchOptions } from './args.js'
 import { AuditLog } from './audit-log.js';
 import { BENCH_CHARTS, chartDir as chartDirOf, chartMeta } from './charts.js';
 import { deleteCrd, deleteNamespace, createNamespace, listCrs, type Kind } from './cluster-ops.js';
-import { chartpilot, floor, operatorKind, operatorSdk, type Contender, type Env } from './contenders.js';
+import { chartpilot, chartpilotReplicas, floor, operatorKind, operatorSdk, type Contender, type Env } from './contenders.js';
 import { buildHelmOperator, cachedHelmOperator, HELM_OPERATOR_VERSION, type BuildResult } from './helm-operator.js';
 import { createBenchKube, type BenchKube } from './kube.js';
 import { cpuSeconds, statusKiB } from './proc.js';
@@ -90,6 +90,9 @@ async function runContender(c: Contender, opts: BenchOptions, env: Env, kind: Ki
     });
     result.scenarios = scenarios;
     result.overall = overall;
+    // Before stop: a replica's VmHWM is gone once it exits.
+    const replicas = c.replicaFigures?.();
+    if (replicas !== undefined) result.replicas = replicas;
     const failure = c.failure();
     if (failure !== undefined) {
       result.status = 'failed';
@@ -232,7 +235,7 @@ async function main(argv: string[]): Promise<number> {
       if (name === 'floor' || name === 'floor-postrender') {
         c = floor(env, name === 'floor-postrender');
       } else if (name === 'chartpilot') {
-        c = chartpilot(env, join(root, 'bin', 'chartpilot.js'));
+        c = opts.replicas > 1 ? chartpilotReplicas(env, join(root, 'bin', 'chartpilot.js'), opts.replicas) : chartpilot(env, join(root, 'bin', 'chartpilot.js'));
         kind = operatorKind('chartpilot', benchChart.kindPrefix);
       } else if (helmOperatorBin !== undefined) {
         c = operatorSdk(env, helmOperatorBin);
@@ -251,7 +254,7 @@ async function main(argv: string[]): Promise<number> {
       startedAt: startedAt.toISOString(),
       finishedAt: new Date().toISOString(),
       command: `npm run bench --${argv.length === 0 ? '' : ` ${argv.join(' ')}`}`,
-      parameters: { n: opts.n, scenarios: opts.scenarios, concurrency: opts.concurrency, idleSeconds: opts.idleSeconds, settleSeconds: opts.settleSeconds, contenders: opts.contenders, chart: `${chartInfo.name} ${chartInfo.version}`, ...(opts.chartSource === 'oci' ? { chartSource: `oci, refresh every ${String(opts.chartRefreshSeconds)} s` } : {}) },
+      parameters: { n: opts.n, scenarios: opts.scenarios, ...(opts.replicas > 1 ? { replicas: opts.replicas } : {}), concurrency: opts.concurrency, idleSeconds: opts.idleSeconds, settleSeconds: opts.settleSeconds, contenders: opts.contenders, chart: `${chartInfo.name} ${chartInfo.version}`, ...(opts.chartSource === 'oci' ? { chartSource: `oci, refresh every ${String(opts.chartRefreshSeconds)} s` } : {}) },
       machine: { cores: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memoryMiB: totalmem() / 2 ** 20, kernel: release() },
       versions,
       ...(buildInfo === undefined ? {} : { helmOperatorBuild: buildInfo }),

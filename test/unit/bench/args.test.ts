@@ -66,3 +66,11 @@ describe('bench arguments: --scenarios', () => {
     }
   });
 });
+
+describe('bench arguments: --replicas', () => {
+  it('runs one chartpilot process by default; --replicas R shares the CRs among R (run --shards)', () => {
+    assert.equal(options([]).replicas, 1);
+    assert.equal(options(['--replicas', '3', '--contenders', 'chartpilot']).replicas, 3);
+    assert.throws(() => parseBenchArgs(['--replicas', '0']), (err: unknown) => err instanceof UsageError && err.message === '--replicas must be an integer ≥ 1, got "0"');
+  });
+});
