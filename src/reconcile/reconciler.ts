@@ -120,9 +120,10 @@ export class Reconciler {
         progress: ctx.progress,
       });
       log.debug({ plan: next.kind, step }, 'planned');
-      // The start's snapshot of the records serves a first look that finds nothing to do; for
+      // The start's snapshot of the records serves a first look that finds nothing to do and
+      // agrees with the revision the CR's status names (what its last owner saw last); for
       // anything else look again, fresh, before acting.
-      if (observed.fromStartup && next.kind !== 'none') continue;
+      if (observed.fromStartup && !(next.kind === 'none' && !next.refreshStatus)) continue;
       if ((next.kind === 'install' || next.kind === 'upgrade') && ctx.derived.values === undefined && ctx.derived.problem === undefined) {
         // Known from the spec's digest so far; helm needs the values themselves: read the CR, plan again.
         ctx = await this.begin(await this.readSpec(ctx.cr), log, signal, ctx);

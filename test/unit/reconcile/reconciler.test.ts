@@ -177,6 +177,12 @@ describe('Reconciler', () => {
     await restarted.reconcile(cr({}, { replicas: 1 }, status), log);
     assert.equal(world.revisionReads, 1, 'looked again, fresh');
     assert.deepEqual(world.calls, [], 'and found the release current');
+    // A snapshot older than the CR's status (its last owner deployed since): looked again, fresh.
+    const behind = world.history('ns1', 'demo').map(({ values: _v, ...r }) => ({ ...r, revision: 0 }));
+    world.revisionReads = 0;
+    await makeReconciler({ releases: { ...world.store, startupRevisions: () => Promise.resolve(behind) } }).reconcile(cr({}, { replicas: 1 }, status), log);
+    assert.equal(world.revisionReads, 1, 'a snapshot behind the status is not trusted');
+    assert.deepEqual(world.calls, []);
     // A snapshot with no record at all: the fresh look decides (here: current, nothing to install).
     const empty = makeReconciler({ releases: { ...world.store, startupRevisions: () => Promise.resolve([]) } });
     await empty.reconcile(cr({}, { replicas: 1 }, status), log);
