@@ -19,6 +19,8 @@ export interface BenchChart {
   /** The operators' CRD kinds are `<kindPrefix>Osdk` and `<kindPrefix>Chartpilot`. */
   readonly kindPrefix: string;
   readonly specs: Readonly<Record<Phase, Readonly<Record<string, unknown>>>>;
+  /** false: the chart has no Deployment, so there is no rollout to wait for after convergence. */
+  readonly rollsOut?: boolean;
 }
 
 export const BENCH_CHARTS: Readonly<Record<ChartName, BenchChart>> = {
@@ -61,6 +63,7 @@ export const BENCH_CHARTS: Readonly<Record<ChartName, BenchChart>> = {
     name: 'configmap',
     source: { dir: 'bench/charts/configmap' },
     kindPrefix: 'Config',
+    rollsOut: false,
     specs: {
       create: { message: 'bench revision 1' },
       upgrade: { message: 'bench revision 2' },

@@ -80,6 +80,7 @@ async function runContender(c: Contender, opts: BenchOptions, env: Env, kind: Ki
       kube: env.kube,
       n: opts.n,
       scenarios: opts.scenarios,
+      rollsOut: BENCH_CHARTS[opts.chart].rollsOut ?? true,
       idleSeconds: opts.idleSeconds,
       settleSeconds: opts.settleSeconds,
       phaseTimeoutMs: opts.phaseTimeoutSeconds * 1000,

@@ -63,6 +63,8 @@ export interface ScenarioOptions {
   /** Quiet time between the upgrade converging and the idle window, not measured. */
   settleSeconds: number;
   phaseTimeoutMs: number;
+  /** false when the chart has no Deployment: no settled wait after convergence. */
+  rollsOut?: boolean;
   /** Which scenarios, in order (bench/args.ts). */
   scenarios: readonly ScenarioName[];
   /** The CR spec (the floor: the values) per phase, from the chart (bench/charts.ts). */
@@ -265,7 +267,7 @@ async function runPhase(c: Contender, phase: Phase, names: string[], opts: Scena
     rss.takePhase();
     ({ result, end: converged } = await converge(c, phase, names, opts, a, rss));
     // The equal window: whatever the contender's own criterion, wait for the workload too.
-    if (watch !== undefined && result.converged && phase !== 'delete') {
+    if (watch !== undefined && result.converged && phase !== 'delete' && opts.rollsOut !== false) {
       settled = await awaitSettled(c, phase, watch, converged, a.at + opts.phaseTimeoutMs, opts);
     }
   } finally {
