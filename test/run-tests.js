@@ -42,7 +42,14 @@ function matches(file, filter) {
   return file.includes(needle);
 }
 
-const selected = filters.length === 0 ? files : files.filter((f) => filters.some((flt) => matches(f, flt)));
+// Files that use the OLM tools (they import olm-tools.ts) start last: on a cold machine .ci/run
+// builds those tools while the rest of the suite runs, and these files wait for that build.
+// node --test starts files in the order given.
+const usesOlmTools = (f) => /from '\.\/olm-tools\.js'/u.test(readFileSync(resolve(root, f.replace(/^dist\//, '').replace(/\.js$/, '.ts')), 'utf8'));
+const selected = (filters.length === 0 ? files : files.filter((f) => filters.some((flt) => matches(f, flt))))
+  .map((f) => ({ f, last: usesOlmTools(f) }))
+  .sort((a, b) => Number(a.last) - Number(b.last))
+  .map(({ f }) => f);
 if (selected.length === 0) {
   console.error(filters.length === 0
     ? 'no compiled tests under dist/test/{unit,integration}: run `npm run build` first'

@@ -22,9 +22,11 @@ import { newCommand } from '../../src/generate/cli.js';
 import { crdYaml, renderCrds, renderSamples } from '../../src/generate/render.js';
 import { established } from './crd.js';
 import { newNamespace, testCluster, type RunResult, type TestCluster } from './harness.js';
-import { generate, HUB_FLAGS, ICON_SVG, olmTools } from './olm-tools.js';
+import { generate, HUB_FLAGS, ICON_SVG, olmToolsBeforeAll } from './olm-tools.js';
 import { runAnsible, taskResult } from './ansible-run.js';
 import { toSnake } from '../../src/config/paramconv.js';
+
+const olmTools = olmToolsBeforeAll(['operator-sdk']);
 
 function deleteAfter(t: TestContext, cluster: TestCluster, args: string[]): void {
   t.after(async () => {
@@ -219,7 +221,7 @@ describe('the role chartpilot new --ansible scaffolds', () => {
 
 describe('an OLM bundle of an Ansible project', () => {
   it('passes operator-sdk bundle validate, default and suite=operatorframework', async () => {
-    const tools = await olmTools(['operator-sdk']);
+    const tools = olmTools();
     const dir = join(await mkdtemp(join(tmpdir(), 'chartpilot-olm-ansible-')), 'greeting-operator');
     const made = await newAnsible(dir, ['--group', 'demo.chartpilot.io', '--kind', 'Greeting']);
     assert.equal(made.code, 0, made.output);

@@ -9,11 +9,13 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { execa } from 'execa';
 import { parseAllDocuments } from 'yaml';
 import { BIN, fixtureChart, REPO_ROOT, SAMPLE_CHART } from './fixtures.js';
-import { generate, helmEnv, HUB_FLAGS, ICON_SVG, olmTools, type OlmTools } from './olm-tools.js';
+import { generate, helmEnv, HUB_FLAGS, ICON_SVG, olmToolsBeforeAll } from './olm-tools.js';
+
+const olmTools = olmToolsBeforeAll(['operator-sdk', 'opm']);
 
 /** Writes watches.yaml and an icon into a new directory. */
 async function project(watches: string): Promise<string> {
@@ -45,16 +47,14 @@ const CASES: Record<string, string> = {
 };
 
 describe('OLM bundles, validated by operator-sdk', () => {
-  let tools: OlmTools;
-  before(async () => { tools = await olmTools(['operator-sdk', 'opm']); });
 
   for (const [name, watches] of Object.entries(CASES)) {
     it(`passes operator-sdk bundle validate, default and suite=operatorframework: ${name}`, async () => {
       const dir = await project(watches);
       await generate(dir, ['bundle', '--version', '0.1.0', '--offline', '--package', 'webapp-operator', '--icon', 'icon.svg', ...HUB_FLAGS]);
       const csv = await readFile(join(dir, 'bundle/manifests/webapp-operator.clusterserviceversion.yaml'), 'utf8');
-      await validate(tools.operatorSdk, join(dir, 'bundle'));
-      await validate(tools.operatorSdk, join(dir, 'bundle'), ['--select-optional', 'suite=operatorframework']);
+      await validate(olmTools().operatorSdk, join(dir, 'bundle'));
+      await validate(olmTools().operatorSdk, join(dir, 'bundle'), ['--select-optional', 'suite=operatorframework']);
       if (name === 'impersonation') assert.match(csv, /- impersonate/u, 'the operator may impersonate the kind\'s ServiceAccount');
       if (name === 'several kinds') {
         const owned = csv.match(/^ {6}- name: \S+\n {8}version: \S+/gmu) ?? [];
@@ -69,17 +69,15 @@ describe('OLM bundles, validated by operator-sdk', () => {
     const { stderr } = await generate(dir, ['bundle', '--version', '0.1.0', '--offline']);
     assert.match(stderr, /warning: the bundle has no provider .* --provider/u);
     assert.match(stderr, /warning: the bundle has no icon .*--icon/u);
-    const r = await execa(tools.operatorSdk, ['bundle', 'validate', join(dir, 'bundle'), '--select-optional', 'suite=operatorframework'], { reject: false, all: true });
+    const r = await execa(olmTools().operatorSdk, ['bundle', 'validate', join(dir, 'bundle'), '--select-optional', 'suite=operatorframework'], { reject: false, all: true });
     assert.notEqual(r.exitCode, 0);
     assert.match(r.all, /Provider.Name not specified/u);
     // The default checks (what OLM itself needs) pass regardless.
-    await validate(tools.operatorSdk, join(dir, 'bundle'));
+    await validate(olmTools().operatorSdk, join(dir, 'bundle'));
   });
 });
 
 describe('OLM catalog, validated by opm', () => {
-  let tools: OlmTools;
-  before(async () => { tools = await olmTools(['operator-sdk', 'opm']); });
 
   it('renders each bundle with opm and validates a catalog over 0.1.0 → 0.2.0', async () => {
     const dir = await project(CASES['sample'] ?? '');
@@ -88,11 +86,11 @@ describe('OLM catalog, validated by opm', () => {
     await generate(dir, ['bundle', '--version', '0.2.0', '--output-dir', 'v0.2.0', '--replaces', '0.1.0', '--skip-range', '>=0.1.0 <0.2.0', ...common]);
     await generate(dir, ['catalog', 'v0.1.0', 'v0.2.0', '--output-dir', 'catalog']);
 
-    const validated = await execa(tools.opm, ['validate', join(dir, 'catalog')], { reject: false, all: true });
+    const validated = await execa(olmTools().opm, ['validate', join(dir, 'catalog')], { reject: false, all: true });
     assert.equal(validated.exitCode, 0, validated.all);
 
     // opm's own rendering of a bundle directory: the same bundle as our catalog's olm.bundle.
-    const rendered = await execa(tools.opm, ['render', join(dir, 'v0.2.0/bundle'), '-o', 'yaml'], { reject: false, all: true });
+    const rendered = await execa(olmTools().opm, ['render', join(dir, 'v0.2.0/bundle'), '-o', 'yaml'], { reject: false, all: true });
     assert.equal(rendered.exitCode, 0, rendered.all);
     interface Blob { schema: string; name: string; package?: string; properties?: { type: string; value: unknown }[]; entries?: unknown[] }
     const opmBundle = parseAllDocuments(rendered.stdout).map((d) => d.toJS() as Blob).find((b) => b.schema === 'olm.bundle');
@@ -126,6 +124,6 @@ describe('OLM catalog, validated by opm', () => {
       env: helmEnv(),
     });
     assert.equal(r.exitCode, 0, r.stderr);
-    await validate(tools.operatorSdk, join(dir, 'bundle'), ['--select-optional', 'suite=operatorframework']);
+    await validate(olmTools().operatorSdk, join(dir, 'bundle'), ['--select-optional', 'suite=operatorframework']);
   });
 });

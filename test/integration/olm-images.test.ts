@@ -13,7 +13,7 @@ import { execa } from 'execa';
 import { buildImage, containerEnv, ensureContainerTools, writeArchive } from '../../devcluster/images.js';
 import { bundleImageSpec, CATALOG_CONFIGS_LABEL, catalogImageSpec } from '../../devcluster/olm-images.js';
 import { SAMPLE_CHART } from './fixtures.js';
-import { generate, HUB_FLAGS, ICON_SVG, olmTools } from './olm-tools.js';
+import { generate, HUB_FLAGS, ICON_SVG, olmToolsBeforeAll } from './olm-tools.js';
 
 const log = (line: string): void => { process.stderr.write(`[olm images] ${line}\n`); };
 
@@ -28,9 +28,11 @@ async function unpack(archive: string, ref: string, into: string, env: Record<st
   return { labels: config.config?.Labels ?? {} };
 }
 
+const olmTools = olmToolsBeforeAll(['operator-sdk', 'opm']);
+
 describe('OLM images', () => {
   it('builds the bundle and catalog images FROM scratch into an archive whose contents the OLM tools accept', { timeout: 10 * 60_000 }, async () => {
-    const tools = await olmTools(['operator-sdk', 'opm']);
+    const tools = olmTools();
     await ensureContainerTools(log);
     const env = await containerEnv();
     const dir = mkdtempSync(join(tmpdir(), 'chartpilot-olm-images-'));

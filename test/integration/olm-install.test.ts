@@ -24,7 +24,7 @@ import { established } from './crd.js';
 import { SAMPLE_CHART } from './fixtures.js';
 import { applyYaml, getJson, newNamespace, testCluster, type TestCluster } from './harness.js';
 import { serviceAccountToken, tokenKubeconfig } from './identity.js';
-import { generate, HUB_FLAGS, ICON_SVG, olmTools } from './olm-tools.js';
+import { generate, HUB_FLAGS, ICON_SVG, olmToolsBeforeAll } from './olm-tools.js';
 import { startOperator } from './operator.js';
 import { explained, waitFor } from './wait.js';
 
@@ -56,10 +56,12 @@ function background(t: TestContext, dir: string, name: string, file: string, arg
 interface Csv { metadata: { name: string; annotations?: Record<string, string> }; status?: { phase?: string; message?: string } }
 interface InstallPlan { metadata: { name: string }; spec: { approved: boolean; clusterServiceVersionNames: string[] }; status?: { phase?: string } }
 
+const olmTools = olmToolsBeforeAll();
+
 describe('OLM installs the generated bundle', () => {
   it('Subscription → CSV Succeeded; chartpilot as the ServiceAccount OLM made reconciles the example; 0.1.0 → 0.2.0 keeps CR and release', async (t) => {
     const cluster = await testCluster();
-    const tools = await olmTools();
+    const tools = olmTools();
     const ns = await newNamespace(t, 'olm');
     const dir = mkdtempSync(join(tmpdir(), 'chartpilot-olm-install-'));
     const group = `olm${randomBytes(3).toString('hex')}.test.chartpilot.io`;

@@ -2,6 +2,7 @@
 // olm-tools), and `chartpilot generate` as those tests run it.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import { before } from 'node:test';
 import { execa } from 'execa';
 import { provision } from '../../devcluster/provision.js';
 import { BIN } from './fixtures.js';
@@ -28,6 +29,27 @@ export async function olmTools(components: readonly string[] = ['olm-tools']): P
     log: (line) => { if (!/: cached$|^provisioned in|^\//u.test(line)) process.stderr.write(`[olm tools] ${line}\n`); },
   });
   return { operatorSdk: join(bin, 'operator-sdk'), opm: join(bin, 'opm'), bin };
+}
+
+/**
+ * How long a test file may wait for the tools: on a cold machine .ci/run builds them while the
+ * rest of the suite runs (test/run-tests.js starts these files last), and that build may still be
+ * going. Below test/run-tests.js's 20-minute per-file watchdog, so a build that never ends fails here.
+ */
+export const TOOLS_BUILD_WAIT_MS = 18 * 60_000;
+
+/**
+ * Call at the top level of a test file (not inside describe): provisions the tools in a file-level
+ * before hook whose own timeout covers waiting for their build, so every test keeps the runner's
+ * 5-minute timeout for its own work. Returns the tools, for use inside the tests.
+ */
+export function olmToolsBeforeAll(components?: readonly string[]): () => OlmTools {
+  let tools: OlmTools | undefined;
+  before(async () => { tools = await olmTools(components); }, { timeout: TOOLS_BUILD_WAIT_MS });
+  return () => {
+    assert.ok(tools !== undefined, 'the OLM tools are provisioned by the file\'s before hook');
+    return tools;
+  };
 }
 
 /** helm for the generators' chart rendering: the test run's, when it has one. */
