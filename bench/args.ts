@@ -26,6 +26,8 @@ export interface BenchOptions {
   chartSource: 'local' | 'oci';
   /** chartpilot's --chart-refresh-interval with --chart-source oci. */
   chartRefreshSeconds: number;
+  /** chartpilot's --helm-mode; undefined: its default. */
+  helmMode: 'warm' | 'cli' | undefined;
 }
 
 export const USAGE = `Usage: npm run bench -- [flags]
@@ -54,6 +56,8 @@ fresh local control plane: create N releases, upgrade all N, idle, delete all N.
                               idle then also counts registry requests per minute (operator-sdk and
                               the floor keep the local chart)
   --chart-refresh-seconds S   with --chart-source oci: chartpilot's --chart-refresh-interval (default 600)
+  --helm-mode warm|cli        chartpilot's --helm-mode (default: its own, warm when chartpilot-helm is
+                              in the bin dir); floor and chartpilot run chartpilot-helm when it is there
   --keep                      keep the scratch dir (logs of every process) after the run
   --render FILE               print the markdown of an earlier results-*.json, run nothing
   -h, --help                  this text
@@ -92,6 +96,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
         chart: { type: 'string' },
         'chart-source': { type: 'string' },
         'chart-refresh-seconds': { type: 'string' },
+        'helm-mode': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -110,6 +115,8 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
   const chartSource = values['chart-source'] ?? 'local';
   if (chartSource !== 'local' && chartSource !== 'oci') throw new UsageError(`--chart-source must be local or oci, got ${JSON.stringify(chartSource)}`);
   if (new Set(contenders).size !== contenders.length || contenders.length === 0) throw new UsageError('--contenders must name each contender at most once');
+  const helmMode = values['helm-mode'];
+  if (helmMode !== undefined && helmMode !== 'warm' && helmMode !== 'cli') throw new UsageError(`--helm-mode must be warm or cli, got ${JSON.stringify(helmMode)}`);
   return {
     n,
     concurrency: positiveInt('concurrency', values.concurrency, 10),
@@ -126,5 +133,6 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
     chart: chart as ChartName,
     chartSource,
     chartRefreshSeconds: positiveInt('chart-refresh-seconds', values['chart-refresh-seconds'], 600),
+    helmMode,
   };
 }
