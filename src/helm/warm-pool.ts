@@ -230,6 +230,21 @@ export class WarmHelmPool {
     } finally {
       clearTimeout(killTimer);
     }
+    // A worker that said it is going (a cancel it could not take in-process answers 143, a panic
+    // 2 with the stack) gets no other call: it is waited for (SIGKILL after the grace) and replaced.
+    if (reply !== undefined && gone === undefined && !killed.byUs && isLastWords(reply)) {
+      const timer = setTimeout(() => {
+        worker.kill();
+      }, grace);
+      gone = await worker.exited;
+      clearTimeout(timer);
+      this.workers.delete(worker);
+      this.emit({ event: 'exited', pid: worker.pid, how: describeExit(gone), why: c.aborted ? 'stopped' : c.timedOut ? 'timeout' : 'died' });
+      this.replace(worker.pid);
+      this.dispatch();
+      c.finish(this.outcome(c, reply, gone, false));
+      return;
+    }
     // The worker has answered or exited: nothing of this call runs on.
     if (gone !== undefined || killed.byUs) {
       const exit = gone ?? (await worker.exited);
@@ -241,7 +256,7 @@ export class WarmHelmPool {
       this.idle.push(worker);
     }
     this.dispatch();
-    c.finish(this.outcome(c, reply, gone));
+    c.finish(this.outcome(c, reply, gone, killed.byUs));
   }
 
   /** A new worker for a dead one, now, so the next call finds a warm one. */
@@ -258,11 +273,11 @@ export class WarmHelmPool {
   }
 
   /** What runHelm would have returned or thrown for this call. */
-  private outcome(c: PendingCall, reply: WorkerReply | undefined, gone: WorkerExit | undefined): { result: RunResult } | { error: Error } {
+  private outcome(c: PendingCall, reply: WorkerReply | undefined, gone: WorkerExit | undefined, killedByUs: boolean): { result: RunResult } | { error: Error } {
     const { action } = c.opts;
     if (c.aborted) {
       // Helm's stderr is left out: it may quote values, and "context canceled" says nothing new.
-      const how = gone !== undefined ? 'SIGKILL' : 'cancelled';
+      const how = killedByUs ? 'SIGKILL' : reply !== undefined ? 'cancelled' : gone === undefined ? 'it exited' : describeExit(gone);
       return { error: new HelmCallInterrupted(`helm ${action} was stopped (${how}): the operator is stopping`) };
     }
     if (c.timedOut) return { error: new HelmKilledError(action, c.opts.timeoutMs) };
@@ -287,6 +302,11 @@ export class WarmHelmPool {
       // A broken log hook must not break helm calls.
     }
   }
+}
+
+/** An answer after which the worker exits (its protocol): a cancel it could not take in-process, or a panic. */
+function isLastWords(reply: WorkerReply): boolean {
+  return reply.exitCode === 143 || (reply.exitCode === 2 && /^panic: /m.test(reply.stderr));
 }
 
 function checkSize(size: number): number {

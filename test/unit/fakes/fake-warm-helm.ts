@@ -8,6 +8,7 @@
  * Its own environment says how it misbehaves:
  *   FAKE_WORKER_START=usage|crash|silent  answer like a plain helm, exit at once, or never say ready
  *   FAKE_WORKER_IGNORE_CANCEL=1           cancels do nothing (so only SIGKILL ends a hung call)
+ *   FAKE_WORKER_CANCEL_EXITS=1            a cancel is answered 143 and the worker exits
  * A call's environment: FAKE_WORKER_DIE=1 exits the worker mid-call; FAKE_HELM_DIR gets a record
  * `worker-<pid>-<id>.json` of what the call saw ({argv, env, dir, pid}).
  */
@@ -51,7 +52,17 @@ const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
 lines.on('line', (line) => {
   const msg = JSON.parse(line) as { id?: number; argv?: string[]; env?: Record<string, string>; dir?: string; cancel?: number };
   if (msg.cancel !== undefined) {
-    if (process.env['FAKE_WORKER_IGNORE_CANCEL'] !== '1' && running?.id === msg.cancel) running.child.kill('SIGTERM');
+    if (running?.id !== msg.cancel || process.env['FAKE_WORKER_IGNORE_CANCEL'] === '1') return;
+    if (process.env['FAKE_WORKER_CANCEL_EXITS'] === '1') {
+      // As chartpilot-helm for a call it cannot stop in-process: answer 143, then exit.
+      const { id } = running;
+      running.child.kill('SIGKILL');
+      reply({ id, exitCode: 143, stdout: '', stderr: '' });
+      setTimeout(() => process.exit(0), 100);
+      running = undefined;
+      return;
+    }
+    running.child.kill('SIGTERM');
     return;
   }
   const { id = 0, argv: args = [], env = {}, dir } = msg;
@@ -71,6 +82,7 @@ lines.on('line', (line) => {
   child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
   child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
   child.on('close', (code, signal) => {
+    if (running?.id !== id) return; // answered already (a cancel that exits)
     running = undefined;
     // Helm 4 in the worker turns a cancel into "context canceled" and exit code 1.
     if (signal !== null) stderr += 'Error: context canceled\n';

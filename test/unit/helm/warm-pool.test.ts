@@ -220,6 +220,22 @@ describe('WarmHelmPool', () => {
     await until(() => Promise.resolve(f.events.filter((e) => e.event === 'started').length === 2));
   });
 
+  it('a worker that answers a cancel with 143 and exits gets no other call: the next one runs on its replacement', async (t) => {
+    const f = await fixture(t, { FAKE_WORKER_CANCEL_EXITS: '1' }, { size: 1 });
+    const stop = new AbortController();
+    const call = f.pool.run(['status', 'web'], f.opts({ CALL: '1', FAKE_HELM_MODE: 'wait' }, { signal: stop.signal, action: 'status' }));
+    await until(running(f.dir));
+    stop.abort();
+    // Queued at once: it must not reach the worker that is going.
+    const next = f.pool.run(['status', 'next'], f.opts({ CALL: '2' }, { action: 'status' }));
+    await assert.rejects(call, (err: unknown) => err instanceof HelmCallInterrupted && err.message === 'helm status was stopped (cancelled): the operator is stopping');
+    await next;
+    const [a, b] = await f.recorded();
+    assert.ok(a && b);
+    assert.notEqual(a.pid, b.pid);
+    assert.ok(f.events.some((e) => e.event === 'exited' && e.pid === a.pid && e.why === 'stopped'));
+  });
+
   it('a call waiting for a worker: aborted, it is refused as never started; out of time, it times out', async (t) => {
     const f = await fixture(t, {}, { size: 1 });
     const busy = f.pool.run(['upgrade', 'busy'], f.opts({ FAKE_HELM_MODE: 'wait' }, { timeoutMs: 2000, killGraceMs: 5000 }));
