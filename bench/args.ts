@@ -30,6 +30,8 @@ export interface BenchOptions {
   scenarios: BenchScenario[];
   /** chartpilot processes sharing the CRs (`run --shards`); 1 = one operator, no ring. */
   replicas: number;
+  /** chartpilot's --helm-mode; undefined: its default. */
+  helmMode: 'warm' | 'cli' | undefined;
 }
 
 /** Every scenario --scenarios may name; `restart` is opt-in. */
@@ -75,6 +77,8 @@ fresh local control plane: create N releases, upgrade all N, idle, delete all N.
   --replicas R                chartpilot as R replicas sharing the CRs (run --shards, one ring,
                               POD_NAME chartpilot-0…R-1; default 1: one operator, no ring); the
                               results add each replica's CPU and peak RSS
+  --helm-mode warm|cli        chartpilot's --helm-mode (default: its own, warm when chartpilot-helm is
+                              in the bin dir); floor and chartpilot run chartpilot-helm when it is there
   --keep                      keep the scratch dir (logs of every process) after the run
   --render FILE               print the markdown of an earlier results-*.json, run nothing
   -h, --help                  this text
@@ -115,6 +119,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
         'chart-refresh-seconds': { type: 'string' },
         scenarios: { type: 'string' },
         replicas: { type: 'string' },
+        'helm-mode': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -140,6 +145,8 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
   if (scenarios[0] !== 'create' || new Set(scenarios).size !== scenarios.length) {
     throw new UsageError('--scenarios must start with create (the others need the releases it makes) and name each scenario at most once');
   }
+  const helmMode = values['helm-mode'];
+  if (helmMode !== undefined && helmMode !== 'warm' && helmMode !== 'cli') throw new UsageError(`--helm-mode must be warm or cli, got ${JSON.stringify(helmMode)}`);
   return {
     n,
     concurrency: positiveInt('concurrency', values.concurrency, 10),
@@ -158,5 +165,6 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
     chartRefreshSeconds: positiveInt('chart-refresh-seconds', values['chart-refresh-seconds'], 600),
     scenarios: scenarios as BenchScenario[],
     replicas: positiveInt('replicas', values.replicas, 1),
+    helmMode,
   };
 }

@@ -10,7 +10,7 @@
  *   chartpilot    node bin/chartpilot.js run (one helm process per Helm action)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, closeSync, cpSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, cpSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify as toYaml } from 'yaml';
@@ -20,7 +20,7 @@ import { releaseLabelFlags, uninstallArgs, upgradeArgs } from '../src/helm/argv.
 import { dialectFor } from '../src/helm/dialect.js';
 import { ReleaseLabels } from '../src/reconcile/names.js';
 import type { BenchKube } from './kube.js';
-import { readStat, statusKiB } from './proc.js';
+import { descendants, readStat, statusKiB } from './proc.js';
 
 export type ContenderName = 'floor' | 'floor-postrender' | 'operator-sdk' | 'chartpilot';
 /** Run by default, in this order. */
@@ -44,6 +44,8 @@ export interface Env {
   /** The operators' CRD kinds: `<kindPrefix>Osdk`, `<kindPrefix>Chartpilot`. */
   kindPrefix: string;
   log: (line: string) => void;
+  /** chartpilot's --helm-mode; undefined: its default (warm when chartpilot-helm is found). */
+  helmMode?: 'warm' | 'cli' | undefined;
   /** chartpilot pulls its chart from a registry: the watches entry's chart keys, and what the operator needs to reach it. */
   remoteChart?: {
     readonly entry: Record<string, unknown>;
@@ -105,14 +107,26 @@ export interface ReplicaFigure {
   readonly peakRssMiB: number;
 }
 
-/** A shell wrapper around helm that counts its invocations (exec: it becomes helm, one process). */
+/**
+ * The helm the bench runs, for the floor and for chartpilot alike: chartpilot-helm (helm itself,
+ * which chartpilot also keeps warm) when the bin dir has it, else plain helm.
+ */
+export function benchHelm(binDir: string): string {
+  const warm = join(binDir, 'chartpilot-helm');
+  return existsSync(warm) ? warm : join(binDir, 'helm');
+}
+
+/**
+ * A shell wrapper around helm that counts its invocations (exec: it becomes helm, one process),
+ * warm workers included (they get no arguments: an empty line).
+ */
 function helmWrapper(dir: string, helmBin: string): { path: string; count: () => number } {
   const counter = join(dir, 'helm-processes');
   writeFileSync(counter, '');
   const path = join(dir, 'helm-counting.sh');
   writeFileSync(path, `#!/bin/sh\necho "$1" >> '${counter}'\nexec '${helmBin}' "$@"\n`);
   chmodSync(path, 0o755);
-  return { path, count: () => readFileSync(counter, 'utf8').split('\n').filter((l) => l !== '').length };
+  return { path, count: () => readFileSync(counter, 'utf8').split('\n').length - 1 };
 }
 
 /** Environment for helm and the operators: private helm homes, our kubeconfig, our binaries first. */
@@ -204,7 +218,7 @@ function catPostRenderPlugin(dir: string): string {
  */
 export function floor(env: Env, postRender = false): Contender {
   mkdirSync(env.dir, { recursive: true });
-  const wrapper = helmWrapper(env.dir, join(env.binDir, 'helm'));
+  const wrapper = helmWrapper(env.dir, benchHelm(env.binDir));
   const hEnv = childEnv(env, postRender ? { HELM_PLUGINS: catPostRenderPlugin(env.dir) } : {});
   const postRenderFlags = postRender ? [`--post-renderer=${CAT_POSTRENDER}`] : [];
   const running = new Set<ChildProcess>();
@@ -228,7 +242,7 @@ export function floor(env: Env, postRender = false): Contender {
     name: postRender ? 'floor-postrender' : 'floor',
     pid: undefined,
     // The bench's own children named helm; the control-plane daemons are its children too.
-    tree: { root: process.pid, include: (comm) => comm === 'helm' },
+    tree: { root: process.pid, include: (comm) => comm === 'helm' || comm === 'chartpilot-helm' },
     start: () => Promise.resolve(),
     // cutime+cstime of the bench: the helm processes it has reaped (nothing else exits meanwhile).
     cpu: () => ({ self: 0, children: readStat('self')?.children ?? 0 }),
@@ -293,7 +307,7 @@ interface OperatorSpec {
 
 function operator(env: Env, spec: OperatorSpec): Contender {
   mkdirSync(env.dir, { recursive: true });
-  const wrapper = helmWrapper(env.dir, join(env.binDir, 'helm'));
+  const wrapper = helmWrapper(env.dir, benchHelm(env.binDir));
   // The chart copied next to watches.yaml, identical for both operators.
   const chart = join(env.dir, 'chart');
   cpSync(env.chart, chart, { recursive: true });
@@ -360,7 +374,9 @@ function operator(env: Env, spec: OperatorSpec): Contender {
     cpu() {
       // After exit /proc has nothing: keep the last figure (stop() happens after the last phase).
       const s = pid === undefined ? undefined : readStat(pid);
-      if (s !== undefined) lastCpu = { self: s.self, children: s.children };
+      // Live descendants too: warm helm workers are reaped only when they exit, so their CPU
+      // (and that of what they reaped: post-renderers) is read from them while they run.
+      if (s !== undefined && pid !== undefined) lastCpu = { self: s.self, children: s.children + liveDescendantsCpu(pid) };
       return lastCpu;
     },
     helmProcesses: () => (spec.countsHelm ? wrapper.count() : 0),
@@ -448,6 +464,7 @@ export function chartpilot(env: Env, binJs: string, member?: ShardMember): Conte
       '--metrics-bind-address', '0',
       '--health-probe-bind-address', '0',
       ...(member === undefined ? [] : ['--shards', '--leader-election-id', member.ring, '--leader-election-namespace', env.namespace]),
+      ...(env.helmMode === undefined ? [] : ['--helm-mode', env.helmMode]),
     ],
     extraEnv: (wrapper) => ({ HELM_BIN: wrapper, ...(member === undefined ? {} : { POD_NAME: member.podName }) }),
     startedWhen: /controller started/,
@@ -508,4 +525,14 @@ export function chartpilotReplicas(env: Env, binJs: string, replicas: number): C
     },
     logTail: () => members.map((m, i) => `--- replica ${String(i)}\n${m.logTail()}`).join('\n'),
   };
+}
+
+/** utime+stime+cutime+cstime of every live descendant of `root`, in seconds. */
+function liveDescendantsCpu(root: number): number {
+  let sum = 0;
+  for (const d of descendants(root)) {
+    const s = readStat(d.pid);
+    if (s !== undefined) sum += s.self + s.children;
+  }
+  return sum;
 }

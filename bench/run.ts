@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, release, tmpdir, totalmem } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { startControlPlane, stopControlPlane } from '../devcluster/control-plane.js';
 import { repoRoot } from '../devcluster/paths.js';
 import { startRegistry } from '../devcluster/registry.js';
@@ -16,7 +16,7 @@ import { parseBenchArgs, USAGE, UsageError, type BenchOptions } from './args.js'
 import { AuditLog } from './audit-log.js';
 import { BENCH_CHARTS, chartDir as chartDirOf, chartMeta } from './charts.js';
 import { deleteCrd, deleteNamespace, createNamespace, listCrs, type Kind } from './cluster-ops.js';
-import { chartpilot, chartpilotReplicas, floor, operatorKind, operatorSdk, type Contender, type Env } from './contenders.js';
+import { benchHelm, chartpilot, chartpilotReplicas, floor, operatorKind, operatorSdk, type Contender, type Env } from './contenders.js';
 import { buildHelmOperator, cachedHelmOperator, HELM_OPERATOR_VERSION, type BuildResult } from './helm-operator.js';
 import { createBenchKube, type BenchKube } from './kube.js';
 import { cpuSeconds, statusKiB } from './proc.js';
@@ -209,7 +209,7 @@ async function main(argv: string[]): Promise<number> {
 
     const versions: BenchResults['versions'] = {
       node: process.version,
-      helm: tryRun(join(binDir, 'helm'), ['version', '--template={{.Version}}']),
+      helm: `${tryRun(benchHelm(binDir), ['version', '--template={{.Version}}'])} (${basename(benchHelm(binDir))})`,
       kubernetes: cp.version,
       helmOperator: helmOperatorBin === undefined ? `${HELM_OPERATOR_VERSION} (not available)` : tryRun(helmOperatorBin, ['version']).split('\n')[0] ?? 'unknown',
       chartpilot: chartpilotVersion(root),
@@ -228,6 +228,7 @@ async function main(argv: string[]): Promise<number> {
         chart: chartDir,
         kindPrefix: benchChart.kindPrefix,
         log: say,
+        helmMode: opts.helmMode,
         ...(remoteChart === undefined ? {} : { remoteChart }),
       };
       say(`=== ${name}: N=${opts.n}, concurrency ${opts.concurrency}, chart ${chartInfo.name} ${chartInfo.version}`);

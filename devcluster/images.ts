@@ -13,12 +13,13 @@
 // of the images it builds on): an unchanged tree costs a hash and one `podman image inspect`.
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readFile, readdir, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, mkdtemp, readFile, readdir, realpath, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, relative } from 'node:path';
 import { createGunzip } from 'node:zlib';
 import { execa } from 'execa';
 import { cacheDir, repoRoot } from './paths.js';
+import { provision } from './provision.js';
 
 export type Log = (line: string) => void;
 
@@ -485,6 +486,22 @@ export function packageVersion(): string {
   return (JSON.parse(readFileSync(join(repoRoot(), 'package.json'), 'utf8')) as { version: string }).version;
 }
 
+/** Where the image's helm (chartpilot-helm, built on the host) goes in the build context: placeWarmHelm. */
+export const WARM_HELM_INPUT = 'dist/image/chartpilot-helm';
+
+/**
+ * Builds chartpilot-helm if the cache lacks it (provision.sh helm-worker: Go and the module proxy)
+ * and copies it into the build context, where the Dockerfile takes it from.
+ */
+export async function placeWarmHelm(log: Log = stderrLog): Promise<string> {
+  const binDir = await provision({ components: ['helm-worker'], log });
+  const target = join(repoRoot(), WARM_HELM_INPUT);
+  await mkdir(dirname(target), { recursive: true });
+  await copyFile(await realpath(join(binDir, 'chartpilot-helm')), target);
+  await chmod(target, 0o755);
+  return target;
+}
+
 /** The chartpilot base image from the repository's Dockerfile, on bases built from Debian and npm. */
 export function chartpilotSpec(bases: BaseImages): BuildSpec {
   return {
@@ -492,7 +509,7 @@ export function chartpilotSpec(bases: BaseImages): BuildSpec {
     context: repoRoot(),
     dockerfile: 'Dockerfile',
     // What the Dockerfile copies (the .dockerignore allowlist, less watches.yaml and charts/).
-    inputs: ['.dockerignore', 'package.json', 'package-lock.json', 'tsconfig.json', 'bin', 'src'],
+    inputs: ['.dockerignore', 'package.json', 'package-lock.json', 'tsconfig.json', 'bin', 'src', WARM_HELM_INPUT],
     buildArgs: { NODE_IMAGE: bases.node, DEBIAN_IMAGE: bases.debian },
     from: [bases.node, bases.debian],
     caSecret: true,

@@ -19,6 +19,7 @@ import {
   ensureBaseImages,
   ensureContainerTools,
   packageVersion,
+  placeWarmHelm,
   writeArchive,
   type ArchivedImage,
   type Built,
@@ -64,6 +65,9 @@ async function main(): Promise<number> {
   log('image: container tools (buildah, podman, runc, mmdebstrap, skopeo)');
   await ensureContainerTools(log);
   const env = await containerEnv();
+
+  log('image: chartpilot-helm, the image\'s helm (built on this host if the cache lacks it)');
+  log(`image: ${await placeWarmHelm(log)}`);
 
   log('image: base images');
   const bases = await ensureBaseImages(env, log);

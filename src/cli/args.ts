@@ -45,6 +45,8 @@ export interface RunOptions {
   readonly watchNamespaces: readonly string[];
   /** From HELM_BIN; default `helm`, found on PATH. */
   readonly helmBin: string;
+  /** `--helm-mode`; undefined: warm when a chartpilot-helm is found, else cli. */
+  readonly helmMode: 'warm' | 'cli' | undefined;
   /** `--kubeconfig`; undefined → KUBECONFIG, ~/.kube/config or in-cluster, as usual. */
   readonly kubeconfig: string | undefined;
   /** operator-sdk `--suppress-override-values`: no OverrideValuesInUse Warning events. */
@@ -171,6 +173,15 @@ const RUN_FLAGS = [
     placeholder: 'duration',
     default: '5m',
     help: 'Kill any single helm call that runs longer than this Go duration',
+  },
+  {
+    name: 'helm-mode',
+    type: 'string',
+    placeholder: 'mode',
+    choices: ['warm', 'cli'],
+    defaultHelp: 'warm when a chartpilot-helm is found, else cli',
+    example: 'cli',
+    help: 'warm: helm calls run in long-lived chartpilot-helm workers, one per helm slot; cli: a helm process per call',
   },
   {
     name: 'chart-refresh-interval',
@@ -345,6 +356,8 @@ function readRunOptions(f: Flags, env: Env, problems: string[]): RunOptions {
   if (watchesFile === '') problems.push('--watches-file is empty; give the path of watches.yaml');
   const reconcilePeriodMs = duration(f, 'reconcile-period', true, problems, PERIOD_FLOORS.reconcilePeriodMs);
   const helmTimeoutMs = duration(f, 'helm-timeout', false, problems);
+  const helmModeText = f.choice('helm-mode', problems);
+  const helmMode = helmModeText === 'warm' || helmModeText === 'cli' ? helmModeText : undefined;
   const chartRefreshIntervalMs = duration(f, 'chart-refresh-interval', true, problems, PERIOD_FLOORS.chartRefreshIntervalMs);
   const chartCacheDir = f.defaulted('chart-cache-dir') || join(tmpdir(), 'chartpilot-charts');
   const maxConcurrentReconciles = wholeNumber(f, 'max-concurrent-reconciles', problems);
@@ -415,6 +428,7 @@ function readRunOptions(f: Flags, env: Env, problems: string[]): RunOptions {
     chartCacheDir,
     watchNamespaces,
     helmBin,
+    helmMode,
     kubeconfig,
     suppressOverrideValues: f.boolean('suppress-override-values'),
     defaultServiceAccount,

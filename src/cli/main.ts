@@ -68,6 +68,7 @@ async function run(argv: readonly string[]): Promise<number> {
         chartCacheDir: o.chartCacheDir,
         watchNamespaces: o.watchNamespaces,
         helmBin: o.helmBin,
+        helmMode: o.helmMode,
         logLevel: o.logLevel,
         shutdownGraceMs: o.gracefulShutdownTimeoutMs,
         ansible: o.ansible,

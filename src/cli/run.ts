@@ -19,7 +19,6 @@ import { Manager, type AnsibleEngine } from '../controller/manager.js';
 import { ConfigReloader } from '../controller/reloader.js';
 import { checkApiServer, checkPermissions, PreflightError, requiredChecks, resolveResources, SCRAPE_REVIEW_CHECKS } from './preflight.js';
 import { allImpersonate, impersonationChecks, warnUnconfinedCharts } from './tenancy.js';
-import { createHelmClient } from '../helm/cli-client.js';
 import { handOverNote, parseHandOverNote, StoppedCalls } from '../helm/stopped-calls.js';
 import { createKubeClient, loadKubeConfig } from '../kube/rest.js';
 import { EventRecorder } from '../observe/events.js';
@@ -38,7 +37,7 @@ import { DEFAULT_SEAL_KEY_SECRET, loadSealKey, SealKeyError } from '../helm/seal
 import { adoptReleases, defaultOperatorNamespace } from './adopt.js';
 import { errorMessage } from '../lib/errors.js';
 import { raiseFdLimit } from './fd-limit.js';
-import { findHelm } from '../helm/find-helm.js';
+import { setUpHelm, type OperatorHelm } from './helm-setup.js';
 import { isAnsibleEntry } from '../config/types.js';
 import { startAnsibleEngine, type StartedAnsibleEngine } from './ansible-engine.js';
 import { parseRunArgs } from './args.js';
@@ -54,6 +53,8 @@ export interface RunConfig {
   readonly chartCacheDir?: string;
   readonly watchNamespaces: readonly string[];
   readonly helmBin: string;
+  /** --helm-mode; undefined: warm when a chartpilot-helm is found, else cli. */
+  readonly helmMode?: 'warm' | 'cli' | undefined;
   readonly logLevel: LogLevel;
   /**
    * `--graceful-shutdown-timeout`: how long running helm calls and Ansible runs may take to finish
@@ -208,15 +209,27 @@ interface Operation {
 /** Everything between the probe servers coming up and going down again. */
 async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation): Promise<number> {
   const { metrics, lease, client, server } = op;
-  // `helm` (HELM_BIN unset) is looked for: PATH, else the helm the project installs.
-  const found = config.helmBin === 'helm' ? await findHelm({ ...io.env, HELM_BIN: undefined }) : { bin: config.helmBin, source: 'HELM_BIN' as const };
-  const helmBin = found?.bin ?? config.helmBin;
-  const helm = createHelmClient({
-    helmBin,
-    log: (event) => {
-      metrics.helmCall(event);
-    },
-  });
+  // `helm` (HELM_BIN unset) is looked for: PATH, else the helm the project installs; warm when it can be.
+  let operatorHelm: OperatorHelm;
+  try {
+    operatorHelm = await setUpHelm({
+      helmBin: config.helmBin,
+      helmMode: config.helmMode,
+      env: io.env,
+      entries: op.loaded,
+      defaultConcurrency: config.maxConcurrentReconciles,
+      log,
+      onCall: (event) => {
+        metrics.helmCall(event);
+      },
+    });
+  } catch (err) {
+    if (!(err instanceof PreflightError)) throw err;
+    for (const p of err.problems) io.stderr(`error: ${p}`);
+    return ExitCode.environment;
+  }
+  const helm = operatorHelm.client;
+  const helmBin = operatorHelm.bin;
 
   let resources;
   let masterKey: Buffer;
@@ -280,10 +293,11 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
         `cannot run helm (${helmBin}): ${errorMessage(err)}; install helm or set HELM_BIN`,
       ]);
     });
-    log.info({ helm: helmVersion, bin: helmBin, source: found?.source ?? 'PATH' }, 'helm found');
+    log.info({ helm: helmVersion, bin: helmBin, source: operatorHelm.source, mode: operatorHelm.mode }, 'helm found');
     if (op.loaded.some(isAnsibleEntry)) ansible = await startAnsible();
   } catch (err) {
     await ansible?.close();
+    await operatorHelm.close();
     if (err instanceof PreflightError) {
       for (const p of err.problems) io.stderr(`error: ${p}`);
       return ExitCode.environment;
@@ -319,7 +333,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
     if (!(await elector.acquire(done.signal))) {
       await elector.release();
       io.stop.removeEventListener('abort', onStop);
-      await helm.close();
+      await operatorHelm.close();
       await ansible?.close();
       log.info('stopped while standing by');
       return ExitCode.ok;
@@ -399,6 +413,8 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
   });
   const reportConcurrency = (): void => {
     for (const e of manager.entries()) metrics.maxConcurrentReconciles(e.kind.toLowerCase(), e.maxConcurrentReconciles ?? config.maxConcurrentReconciles);
+    // A reload that adds, removes or resizes kinds changes the helm slots, and the warm pool with them.
+    operatorHelm.fit(manager.entries());
   };
   for (const [entry, resource] of resources) await manager.add(entry, resource);
   reportConcurrency();
@@ -425,7 +441,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
     void reloader.stop().catch(() => undefined);
     void manager.stop(0).catch(() => undefined);
     void charts.close().catch(() => undefined);
-    void helm.close().catch(() => undefined);
+    void operatorHelm.close().catch(() => undefined);
     void ansible?.close().catch(() => undefined);
     return ExitCode.internal;
   };
@@ -437,7 +453,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
   if (!drained) return exitOnLoss();
   await charts.close();
   await events.flush();
-  await helm.close();
+  await operatorHelm.close();
   await ansible?.close();
   // Only now, with no helm call left running, may another replica take over; the note tells it
   // which calls were stopped, so it clears their locks at once instead of waiting them out.

@@ -13,7 +13,7 @@ import { getManifestArgs, historyArgs, releaseLabelFlags, rollbackArgs, statusAr
 import { timedCall, type CallScope, type HelmCallEvent } from './call-log.js';
 import { dialectFor, type Dialect } from './dialect.js';
 import { stringLeaves } from './errors.js';
-import { runHelm, type RunResult } from './exec.js';
+import { runHelm, type HelmRunner, type RunResult } from './exec.js';
 import { parseHistory, parseRelease, parseReleaseTemplate } from './parse.js';
 import type { PreparedRender } from './postrender/plugin.js';
 import { PostRenderWiring } from './postrender/wiring.js';
@@ -52,6 +52,8 @@ export interface CliHelmClientOptions {
   readonly killGraceMs?: number | undefined;
   /** Where values files and the plugin directory go; default os.tmpdir() (must be writable). */
   readonly tempDir?: string | undefined;
+  /** What runs each helm call; default runHelm, a process per call (a warm pool's `run` instead: warm-pool.ts). */
+  readonly runner?: HelmRunner | undefined;
 }
 
 export interface CliHelmClient extends HelmClient {
@@ -208,7 +210,7 @@ class CliHelm implements CliHelmClient {
     timeoutMs: number,
     o: { env?: Record<string, string>; secrets?: readonly string[]; signal?: AbortSignal | undefined } = {},
   ): Promise<RunResult> {
-    return runHelm(args, { helmBin: this.opts.helmBin, env: o.env ?? this.baseEnv, timeoutMs, action, secrets: o.secrets, killGraceMs: this.opts.killGraceMs, signal: o.signal });
+    return (this.opts.runner ?? runHelm)(args, { helmBin: this.opts.helmBin, env: o.env ?? this.baseEnv, timeoutMs, action, secrets: o.secrets, killGraceMs: this.opts.killGraceMs, signal: o.signal });
   }
 }
 

@@ -14,6 +14,17 @@ import { HelmError } from './types.js';
  */
 export const KILL_GRACE_MS = 5000;
 
+/**
+ * Helm's process (or warm worker) died during the call, by a signal nobody here sent (the OOM
+ * killer, a crash). It holds no lock any more: StoppedCalls records the call, so a pending record
+ * it left is cleared at once rather than after the helm timeout.
+ */
+export class HelmProcessDied extends HelmError {
+  constructor(action: string, message: string) {
+    super('failed', message, action);
+  }
+}
+
 /** Thrown when we killed helm because its time was up (as opposed to helm's own timeouts). */
 export class HelmKilledError extends HelmError {
   constructor(
@@ -43,6 +54,9 @@ export interface RunResult {
   readonly stderr: string;
 }
 
+/** Runs one helm call: runHelm (a process per call), or a warm pool's run (warm-pool.ts). */
+export type HelmRunner = (args: readonly string[], opts: RunOptions) => Promise<RunResult>;
+
 export async function runHelm(args: readonly string[], opts: RunOptions): Promise<RunResult> {
   if (!Number.isInteger(opts.timeoutMs) || opts.timeoutMs <= 0) {
     throw new RangeError(`timeoutMs must be a positive integer, got ${opts.timeoutMs}`);
@@ -70,8 +84,8 @@ export async function runHelm(args: readonly string[], opts: RunOptions): Promis
   if (result.failed) {
     if (result.exitCode === undefined) {
       // Never ran or died of a signal: helm said nothing useful on stderr.
-      const why = result.signal !== undefined ? `was killed by ${result.signal}` : `could not be started (${result.code ?? 'unknown error'})`;
-      throw new HelmError('failed', `helm ${opts.action}: ${opts.helmBin} ${why}`, opts.action);
+      if (result.signal !== undefined) throw new HelmProcessDied(opts.action, `helm ${opts.action}: ${opts.helmBin} was killed by ${result.signal}`);
+      throw new HelmError('failed', `helm ${opts.action}: ${opts.helmBin} could not be started (${result.code ?? 'unknown error'})`, opts.action);
     }
     throw helmErrorFromStderr(result.stderr, opts.action, opts.secrets);
   }

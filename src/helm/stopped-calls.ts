@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { ReleaseLabels } from '../reconcile/names.js';
 import { HelmCallInterrupted, type ReleaseActions } from '../reconcile/ports.js';
+import { HelmProcessDied } from './exec.js';
 
 /** How many stopped calls are remembered (and handed over): the newest win. */
 const MAX_REMEMBERED = 200;
@@ -42,7 +43,7 @@ export class StoppedCalls {
 
   /**
    * `actions` with every install and upgrade labelled with a fresh call id, and every call its
-   * signal stopped remembered. Only upgradeInstall takes `--labels`; an interrupted uninstall or
+   * signal stopped, or whose helm died under it (a killed process or warm worker), remembered. Only upgradeInstall takes `--labels`; an interrupted uninstall or
    * rollback leaves its lock to the time rule.
    */
   track(actions: ReleaseActions): ReleaseActions {
@@ -53,7 +54,7 @@ export class StoppedCalls {
           return await actions.upgradeInstall({ ...req, releaseLabels: { ...req.releaseLabels, [ReleaseLabels.call]: call } });
         } catch (err) {
           // Rejected only once helm has exited: nothing of this call can still hold the lock.
-          if (err instanceof HelmCallInterrupted) this.remember(call);
+          if (err instanceof HelmCallInterrupted || err instanceof HelmProcessDied) this.remember(call);
           throw err;
         }
       },

@@ -341,7 +341,9 @@ describe('operator faults', () => {
     );
     chmodSync(wrapper, 0o755);
     const hungPids = (): number[] => (existsSync(pidFile) ? readFileSync(pidFile, 'utf8').split('\n').filter((l) => l !== '').map(Number) : []);
-    const op = await setup.start({ dir, args: ['--helm-timeout', '8s', '--max-concurrent-reconciles', '1'], env: { HELM_BIN: wrapper } });
+    // A process per call (--helm-mode=cli): the stand-in must see each call's argv. The warm
+    // pool's kill of a hung worker has its own test (warm-helm.test.ts).
+    const op = await setup.start({ dir, args: ['--helm-timeout', '8s', '--max-concurrent-reconciles', '1', '--helm-mode', 'cli'], env: { HELM_BIN: wrapper } });
     const cr = crsOf(cluster, setup.kind, ns, op);
     t.after(() => {
       // The operator is gone by now (the harness kills it first); its last stand-in may not be.

@@ -36,6 +36,8 @@ export interface TestCluster {
   kubeconfig: string;
   binDir: string;
   helmBin: string;
+  /** chartpilot-helm (helm plus the warm worker) when provisioned: what the operator runs by default. */
+  warmHelmBin: string | undefined;
   kubectlBin: string;
   /**
    * Environment for anything a test spawns (the operator, helm, kubectl): this process's env plus
@@ -64,6 +66,7 @@ async function connect(): Promise<TestCluster> {
   const kubeconfig = findKubeconfig();
   const binDir = process.env.CHARTPILOT_TEST_BIN ?? defaultBinDir();
   const helmBin = join(binDir, 'helm');
+  const warmHelmBin = existsSync(join(binDir, 'chartpilot-helm')) ? join(binDir, 'chartpilot-helm') : undefined;
   const kubectlBin = join(binDir, 'kubectl');
   for (const bin of [helmBin, kubectlBin]) {
     if (!existsSync(bin)) throw new Error(`${bin} is missing: run npm run cluster:provision`);
@@ -84,7 +87,7 @@ async function connect(): Promise<TestCluster> {
     HELM_DATA_HOME: join(helmHome, 'data'),
   });
 
-  return handle({ kubeconfig, binDir, helmBin, kubectlBin, env, stateDir: process.env.CHARTPILOT_TEST_CLUSTER_DIR });
+  return handle({ kubeconfig, binDir, helmBin, warmHelmBin, kubectlBin, env, stateDir: process.env.CHARTPILOT_TEST_CLUSTER_DIR });
 }
 
 /**

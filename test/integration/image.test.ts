@@ -23,6 +23,7 @@ import {
   applicationSpec,
   buildImage,
   chartpilotSpec,
+  placeWarmHelm,
   containerEnv,
   ensureBaseImages,
   ensureContainerTools,
@@ -75,6 +76,7 @@ function prepare(): Promise<Prepared> {
     await ensureContainerTools(log);
     const env = await containerEnv();
     const bases = await ensureBaseImages(env, log);
+    await placeWarmHelm(log);
     const base = await buildImage(chartpilotSpec(bases), env, log);
     log(`${base.tag}: ${base.built ? 'built' : 'unchanged'} in ${(base.ms / 1000).toFixed(1)} s`);
 
@@ -281,6 +283,9 @@ describe('the shipped image', { concurrency: false }, () => {
     assert.match(metrics, /^controller_runtime_reconcile_total\{controller="webapp",result="(success|requeue_after)"\} [1-9]/mu);
     assert.match(metrics, /^helm_operator_build_info\{commit="[^"]*",version="[^"]+"\} 1$/mu);
     assert.match(metrics, /^chartpilot_helm_calls_total\{action="upgrade",outcome="success",error_kind=""\} [1-9]/mu);
+    // The image's one helm is chartpilot-helm, kept warm.
+    assert.match(output, /"mode":"warm"[^\n]*"msg":"helm found"|"msg":"helm found"[^\n]*"mode":"warm"/u, output);
+    assert.match(output, /"msg":"warm helm worker started"/u);
     assert.match(metrics, /^leader_election_master_status\{name="[^"]+"\} 1$/mu);
 
     // What the kernel says about the operator process (PID 1 of the container).

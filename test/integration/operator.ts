@@ -4,6 +4,7 @@
 import { appendFileSync, chmodSync, cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
 import { execa, type ResultPromise } from 'execa';
 import { stringify } from 'yaml';
@@ -12,6 +13,9 @@ import type { TestKind } from './crd.js';
 import { BIN } from './fixtures.js';
 import type { TestCluster } from './harness.js';
 import { waitFor } from './wait.js';
+
+/** The compiled helm-relay.ts, beside this module. */
+const HELM_RELAY = fileURLToPath(new URL('./helm-relay.js', import.meta.url));
 
 
 export interface WatchSpec {
@@ -75,8 +79,15 @@ export async function startOperator(t: TestContext, cluster: TestCluster, opts: 
   const watchesFile = opts.dir !== undefined && opts.watches.length === 0 ? join(dir, 'watches.yaml') : writeWatches(dir, opts.watches);
   const callLog = join(dir, 'helm-calls.log');
   const wrapper = join(dir, 'helm-wrapper.sh');
-  // Test instrumentation only: the operator itself never runs a shell.
-  writeFileSync(wrapper, `#!/bin/sh\nprintf '%s\\n' "$*" >> '${callLog}'\nexec '${cluster.helmBin}' "$@"\n`);
+  // Test instrumentation only: the operator itself never runs a shell. A warm worker (no
+  // arguments, CHARTPILOT_HELM_WORKER=1) is started behind helm-relay.ts, which logs its calls.
+  const helm = cluster.warmHelmBin ?? cluster.helmBin;
+  writeFileSync(
+    wrapper,
+    '#!/bin/sh\n' +
+      `if [ $# -eq 0 ] && [ "\${CHARTPILOT_HELM_WORKER:-}" = 1 ]; then exec '${process.execPath}' '${HELM_RELAY}' '${callLog}' '${helm}'; fi\n` +
+      `printf '%s\\n' "$*" >> '${callLog}'\nexec '${helm}' "$@"\n`,
+  );
   chmodSync(wrapper, 0o755);
   if (!existsSync(callLog)) writeFileSync(callLog, '');
   const logFile = join(dir, 'operator.log');

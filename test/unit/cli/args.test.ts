@@ -34,6 +34,7 @@ describe('run arguments', () => {
       chartCacheDir: join(tmpdir(), 'chartpilot-charts'),
       watchNamespaces: [],
       helmBin: 'helm',
+      helmMode: undefined,
       kubeconfig: undefined,
       suppressOverrideValues: false,
       defaultServiceAccount: undefined,
@@ -65,6 +66,8 @@ describe('run arguments', () => {
       'operators',
       '--log-level=debug',
       '--helm-timeout=10m',
+      '--helm-mode',
+      'cli',
       '--chart-refresh-interval',
       '2m',
       '--chart-cache-dir=/var/cache/charts',
@@ -110,6 +113,7 @@ describe('run arguments', () => {
       chartCacheDir: '/var/cache/charts',
       watchNamespaces: [],
       helmBin: 'helm',
+      helmMode: 'cli',
       kubeconfig: '/home/me/.kube/config',
       suppressOverrideValues: true,
       defaultServiceAccount: 'tenant',
@@ -323,6 +327,8 @@ describe('run arguments', () => {
     assert.equal(options([], { HELM_BIN: '/usr/local/bin/helm3' }).helmBin, '/usr/local/bin/helm3');
     assert.equal(options([], { HELM_BIN: '  ' }).helmBin, 'helm');
     assert.equal(options([], {}).helmBin, 'helm');
+    assert.equal(options(['--helm-mode=warm'], {}).helmMode, 'warm');
+    assert.deepEqual(problems(['--helm-mode=hot']), ['--helm-mode is "hot"; expected one of warm, cli']);
   });
 
   it('bind addresses as Go net.Listen takes them', () => {
@@ -374,6 +380,8 @@ describe('run arguments', () => {
       'default info',
       '--helm-timeout <duration>',
       'default 5m',
+      '--helm-mode <mode>',
+      'warm when a chartpilot-helm is found, else cli',
       '--zap-log-level <level>',
       '-h, --help',
       'WATCH_NAMESPACE',

