@@ -27,8 +27,16 @@ export class StoppedCalls {
     this.instance = instance;
   }
 
+  /** Processes known to be gone for good (a dead shard ring member): every call they made is stopped. */
+  private readonly goneInstances = new Set<string>();
+
   has(call: string): boolean {
-    return this.ids.has(call);
+    return this.ids.has(call) || this.goneInstances.has(call.slice(0, call.lastIndexOf('-')));
+  }
+
+  /** Every call of `instance` is stopped: that process is gone (shards: the sharder removed its Lease). */
+  adoptInstance(instance: string): void {
+    if (/^[0-9a-f]{12}$/.test(instance) && instance !== this.instance) this.goneInstances.add(instance);
   }
 
   /** The remembered calls, oldest first. */

@@ -164,10 +164,11 @@ export async function applyObject<T extends KubeObject = KubeObject>(client: Kub
   });
 }
 
-/** DELETE; resolves false when the object was already gone. */
-export async function deleteObject(client: KubeClient, at: ObjectAddress, o?: CallOptions): Promise<boolean> {
+/** DELETE; resolves false when the object was already gone. A `resourceVersion` precondition makes it a compare-and-delete (Conflict otherwise). */
+export async function deleteObject(client: KubeClient, at: ObjectAddress, o?: CallOptions & { readonly resourceVersion?: string | undefined }): Promise<boolean> {
   try {
-    await client.request('DELETE', objectPath(client, at), call(o));
+    const body = o?.resourceVersion === undefined ? {} : { body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { resourceVersion: o.resourceVersion } } };
+    await client.request('DELETE', objectPath(client, at), { ...body, ...call(o) });
     return true;
   } catch (err) {
     if (isNotFound(err)) return false;

@@ -228,6 +228,15 @@ export class LeaderElector {
     }
   }
 
+  /**
+   * Renews at once (e.g. after the store's annotations changed, so others see them now rather than
+   * at the next retry period); true when this process still holds the lease afterwards.
+   */
+  async renewNow(): Promise<boolean> {
+    if (!this.leader || this.released) return false;
+    return this.tryAcquireOrRenew();
+  }
+
   /** While leader: renew every retry period; give up when a renewal has not succeeded within the renew deadline. */
   private async renewLoop(): Promise<void> {
     while (!this.isReleased()) {

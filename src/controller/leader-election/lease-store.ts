@@ -28,6 +28,10 @@ export interface KubeLeaseStoreOptions {
   readonly name: string;
   /** Deadline of each request; default half the renew deadline, so one hung call leaves time for a retry. */
   readonly requestTimeoutMs?: number;
+  /** Labels every write sets (a shard ring's member Leases carry the ring's name). */
+  readonly labels?: Readonly<Record<string, string>>;
+  /** Annotations every write sets, read at each write (a shard member's version, settings, state). */
+  readonly annotations?: () => Readonly<Record<string, string>>;
 }
 
 /** A lost race: AlreadyExists on create, Conflict on an update against a stale resourceVersion. */
@@ -43,7 +47,7 @@ export class KubeLeaseStore implements LeaseStore {
   /** Labels and annotations others put on the lease survive our full-object updates. */
   private meta: Pick<ObjectMeta, 'labels' | 'annotations'> = {};
 
-  constructor(opts: KubeLeaseStoreOptions) {
+  constructor(private readonly opts: KubeLeaseStoreOptions) {
     if (opts.namespace === '') throw new TypeError('lease store: namespace must not be empty');
     if (opts.name === '') throw new TypeError('lease store: name must not be empty');
     const timeoutMs = opts.requestTimeoutMs ?? RENEW_DEADLINE_MS / 2;
@@ -91,15 +95,17 @@ export class KubeLeaseStore implements LeaseStore {
   }
 
   private body(record: LeaseRecord, resourceVersion: string | undefined): LeaseObject {
-    const { [HAND_OVER_ANNOTATION]: _previous, ...others } = this.meta.annotations ?? {};
+    const { [HAND_OVER_ANNOTATION]: _previous, ...kept } = this.meta.annotations ?? {};
+    const others = { ...kept, ...this.opts.annotations?.() };
     const annotations = record.handOver === undefined ? others : { ...others, [HAND_OVER_ANNOTATION]: record.handOver };
+    const labels = this.opts.labels === undefined ? this.meta.labels : { ...this.meta.labels, ...this.opts.labels };
     return {
       apiVersion: CoreResources.lease.apiVersion,
       kind: CoreResources.lease.kind,
       metadata: {
         name: this.at.name,
         namespace: this.at.namespace,
-        ...(this.meta.labels === undefined ? {} : { labels: this.meta.labels }),
+        ...(labels === undefined ? {} : { labels }),
         ...(Object.keys(annotations).length === 0 ? {} : { annotations }),
         ...(resourceVersion === undefined ? {} : { resourceVersion }),
       },
