@@ -34,6 +34,10 @@ export interface RunOptions {
   readonly leaderElectionId: string;
   /** '' → the operator's own namespace. */
   readonly leaderElectionNamespace: string;
+  /** `--shards`: replicas share the CRs (a ring named by the leader election id) instead of one leading. */
+  readonly shards: boolean;
+  /** `--shard-lease-duration`: how long a ring member's Lease lasts unrenewed. */
+  readonly shardLeaseDurationMs: number;
   readonly logLevel: LogLevel;
   /** Each helm call is killed after this long. */
   readonly helmTimeoutMs: number;
@@ -165,6 +169,19 @@ const RUN_FLAGS = [
     default: '',
     defaultHelp: "the operator's namespace",
     help: 'Namespace of the leader election Lease',
+  },
+  {
+    name: 'shards',
+    type: 'boolean',
+    default: false,
+    help: 'Share the resources among all live replicas (a ring of Leases named by --leader-election-id) instead of one leader doing all the work',
+  },
+  {
+    name: 'shard-lease-duration',
+    type: 'string',
+    placeholder: 'duration',
+    default: '15s',
+    help: "With --shards: how long a replica's Lease lasts unrenewed; a replica silent for two of them is judged gone and its resources move (whole seconds, at least 2s)",
   },
   { name: 'log-level', type: 'string', placeholder: 'level', default: 'info', help: 'Log level: debug, info, warn or error' },
   {
@@ -376,6 +393,18 @@ function readRunOptions(f: Flags, env: Env, problems: string[]): RunOptions {
     problems.push(`--leader-election-namespace is "${leaderElectionNamespace}"; a namespace name has lower-case letters, digits and '-'`);
   }
 
+  const shards = f.boolean('shards');
+  const shardLeaseDurationMs = duration(f, 'shard-lease-duration', false, problems);
+  if (shardLeaseDurationMs > 0 && (shardLeaseDurationMs < 2000 || shardLeaseDurationMs % 1000 !== 0)) {
+    problems.push(`--shard-lease-duration is "${f.defaulted('shard-lease-duration')}"; a Lease lasts whole seconds, at least 2s, e.g. --shard-lease-duration=15s`);
+  }
+  if (shards && leaderElectionId !== '' && (leaderElectionId.length > 63 || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/u.test(leaderElectionId))) {
+    problems.push(
+      `--shards: the ring name --leader-election-id "${leaderElectionId}" must fit a label name: at most 63 lower-case letters, digits or '-' ` +
+        `(CRs get the label shard.chartpilot.io/<ring>); choose a shorter id such as my-operator`,
+    );
+  }
+
   if (f.has('log-level') && f.has('zap-log-level')) problems.push('only one of --log-level and --zap-log-level may be set (they set the same thing)');
   const logLevel = readLogLevel(f, problems);
   f.choice('zap-encoder', problems);
@@ -422,6 +451,8 @@ function readRunOptions(f: Flags, env: Env, problems: string[]): RunOptions {
     leaderElect: f.boolean('leader-elect'),
     leaderElectionId,
     leaderElectionNamespace,
+    shards,
+    shardLeaseDurationMs,
     logLevel,
     helmTimeoutMs,
     chartRefreshIntervalMs,

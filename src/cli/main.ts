@@ -78,7 +78,8 @@ async function run(argv: readonly string[]): Promise<number> {
         metricsSecurity: o.metricsSecure
           ? { certificateFiles: o.metricsCertificate, http2: o.enableHttp2, requireRbac: o.metricsRequireRbac }
           : undefined,
-        leaderElection: o.leaderElect ? { id: o.leaderElectionId, namespace: o.leaderElectionNamespace } : undefined,
+        leaderElection: o.leaderElect || o.shards ? { id: o.leaderElectionId, namespace: o.leaderElectionNamespace } : undefined,
+        shards: o.shards ? { leaseDurationMs: o.shardLeaseDurationMs } : undefined,
         ignoredFlags: o.ignoredFlags,
         suppressOverrideValues: o.suppressOverrideValues,
         defaultServiceAccount: o.defaultServiceAccount,

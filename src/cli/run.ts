@@ -41,6 +41,9 @@ import { setUpHelm, type OperatorHelm } from './helm-setup.js';
 import { isAnsibleEntry } from '../config/types.js';
 import { startAnsibleEngine, type StartedAnsibleEngine } from './ansible-engine.js';
 import { parseRunArgs } from './args.js';
+import { checkShards, settingsDigest, ShardMember, type ShardSetup } from './shards.js';
+import { memberName, ringNameProblem } from '../controller/sharding/names.js';
+import { shardTimings } from '../controller/sharding/timings.js';
 
 export interface RunConfig {
   readonly watchesFile: string;
@@ -89,6 +92,11 @@ export interface RunConfig {
   readonly ignoredFlags?: readonly string[];
   /** For helm_operator_build_info. */
   readonly version?: string;
+  /**
+   * `--shards`: the replicas share the CRs in a ring named by the leader election Lease
+   * (`leaderElection` is then set too); undefined = one leader (or every replica, without it) acts.
+   */
+  readonly shards?: { readonly leaseDurationMs: number } | undefined;
 }
 
 export interface RunIo {
@@ -127,6 +135,16 @@ export async function runOperator(config: RunConfig, io: RunIo, logger?: Logger)
       return ExitCode.badConfig;
     }
     lease = resolved.lease;
+  }
+  let shards: ShardSetup | undefined;
+  if (config.shards !== undefined && lease !== undefined) {
+    const member = memberName(io.env);
+    const ringProblem = ringNameProblem(lease.name);
+    if (ringProblem !== undefined || !member.ok) {
+      io.stderr(`error: ${ringProblem ?? (member.ok ? '' : member.problem)}`);
+      return ExitCode.badConfig;
+    }
+    shards = { ring: lease.name, namespace: lease.namespace, member: member.name, timings: shardTimings(config.shards.leaseDurationMs), version: config.version ?? 'unknown' };
   }
 
   const metrics = new OperatorMetrics({ build: { version: config.version ?? 'unknown' } });
@@ -183,6 +201,7 @@ export async function runOperator(config: RunConfig, io: RunIo, logger?: Logger)
     return await operate(config, io, log, {
       loaded: loaded.entries,
       lease,
+      shards,
       metrics,
       client,
       server: kubeConfig.server,
@@ -198,6 +217,7 @@ export async function runOperator(config: RunConfig, io: RunIo, logger?: Logger)
 interface Operation {
   readonly loaded: readonly WatchEntry[];
   readonly lease: LeaseLocation | undefined;
+  readonly shards: ShardSetup | undefined;
   readonly metrics: OperatorMetrics;
   readonly client: KubeClient;
   /** The API server's URL, for messages. */
@@ -270,6 +290,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
     ]);
     if (config.metricsSecurity?.requireRbac === true) await checkPermissions(client, SCRAPE_REVIEW_CHECKS);
     await warnUnconfinedCharts(op.loaded, tenants, log);
+    if (op.shards !== undefined) await checkShards(client, op.shards, [...resources.values()], config.watchNamespaces);
     if (lease !== undefined) {
       await checkPermissions(
         client,
@@ -316,7 +337,40 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
   io.stop.addEventListener('abort', onStop, { once: true });
   if (io.stop.aborted) done.abort();
   let elector: LeaderElector | undefined;
-  if (lease !== undefined) {
+  let member: ShardMember | undefined;
+  // Set once the manager runs: a ring member that went away makes every CR look again at its locks.
+  let onMemberGone = (): void => undefined;
+  if (op.shards !== undefined) {
+    const setup = op.shards;
+    member = new ShardMember({
+      client,
+      setup,
+      settings: settingsDigest(op.loaded, setup.timings),
+      kinds: [...resources].map(([entry, resource]) => ({ resource, labelSelector: entry.labelSelector })),
+      namespaces: config.watchNamespaces,
+      stoppedCalls,
+      log,
+      onLost: () => {
+        lost.abort();
+        done.abort();
+      },
+      onMemberGone: () => {
+        onMemberGone();
+      },
+      onSharder: (sharder) => {
+        metrics.leader(setup.ring, sharder);
+      },
+    });
+    op.setReady(() => true);
+    if (!(await member.join(done.signal))) {
+      await member.close();
+      io.stop.removeEventListener('abort', onStop);
+      await helm.close();
+      await ansible?.close();
+      log.info('stopped before joining the shard ring');
+      return ExitCode.ok;
+    }
+  } else if (lease !== undefined) {
     elector = new LeaderElector({
       store: new KubeLeaseStore({ client, ...lease }),
       identity: newIdentity(),
@@ -391,6 +445,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
     defaultServiceAccount: config.defaultServiceAccount,
     charts: { resolver: charts, defaultRefreshIntervalMs: config.chartRefreshIntervalMs ?? 600_000 },
     ansible: ansibleEngine,
+    ...(member === undefined ? {} : { shard: { selector: member.selector, hooks: (resource) => member.hooks(resource) } }),
     queueMetrics: (controller) => {
       metrics.registerController(controller);
       return metrics.queueMetrics(controller);
@@ -418,6 +473,18 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
   };
   for (const [entry, resource] of resources) await manager.add(entry, resource);
   reportConcurrency();
+  if (member !== undefined && op.shards !== undefined) {
+    const m = member;
+    onMemberGone = () => {
+      for (const c of manager.controllers()) c.enqueueAll();
+    };
+    metrics.shardRing(
+      op.shards.ring,
+      op.shards.member,
+      () => manager.controllers().reduce((n, c) => n + c.size, 0),
+      () => m.liveMembers(),
+    );
+  }
   op.setReady(() => (manager.hasSynced() ? true : 'informers have not synced yet'));
   // Edits to watches.yaml or a chart apply without a restart; a bad edit keeps what runs.
   const reloader = new ConfigReloader({
@@ -437,7 +504,10 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
   const exitOnLoss = (): number => {
     // Another replica may lead within seconds: stop acting now rather than drain (as
     // controller-runtime does), and exit so this pod restarts as a standby.
-    log.error({ lease: `${lease?.namespace ?? ''}/${lease?.name ?? ''}` }, 'leader election lost: exiting without waiting for running work');
+    log.error(
+      { lease: `${lease?.namespace ?? ''}/${lease?.name ?? ''}`, member: op.shards?.member },
+      member === undefined ? 'leader election lost: exiting without waiting for running work' : 'shard ring: could not renew this replica\'s Lease in time; exiting without waiting for running work',
+    );
     void reloader.stop().catch(() => undefined);
     void manager.stop(0).catch(() => undefined);
     void charts.close().catch(() => undefined);
@@ -447,10 +517,18 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
   };
   if (lost.signal.aborted) return exitOnLoss();
   log.info({ graceMs: config.shutdownGraceMs }, 'shutting down: letting running helm calls finish, then stopping them');
+  // Shards: the sharder gives this replica nothing more, and every CR is handed back as soon as
+  // nothing runs for it here (at once for idle ones), so the others take them now.
+  let handedOver: Promise<void> = Promise.resolve();
+  if (member !== undefined) {
+    await member.leave();
+    handedOver = manager.handOver();
+  }
   await reloader.stop();
   // The lease is renewed while running work drains; should that fail, draining is over too.
   const drained = await Promise.race([manager.stop(config.shutdownGraceMs).then(() => true), whenAborted(lost.signal).then(() => false)]);
   if (!drained) return exitOnLoss();
+  await handedOver;
   await charts.close();
   await events.flush();
   await operatorHelm.close();
@@ -460,6 +538,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
   const stopped = stoppedCalls.list();
   if (stopped.length > 0) log.info({ stoppedHelmCalls: stopped.length }, 'stopped running helm calls; the next owner clears any lock they left');
   await elector?.release(handOverNote(stopped));
+  await member?.close();
   log.info('stopped');
   return ExitCode.ok;
 }

@@ -47,7 +47,23 @@ export interface CrControllerOptions {
   readonly onSpec?: (cr: CustomResource) => void;
   /** Called after every reconcile (for metrics). */
   readonly onReconciled?: (result: 'success' | 'error' | 'requeue_after', durationMs: number) => void;
+  /** Sharded (`--shards`): which CRs this replica must let go of, and how it lets go of one. */
+  readonly shard?: ShardHooks;
 }
+
+/** How a member of a shard ring hands a CR back (controller/sharding/). */
+export interface ShardHooks {
+  /** The sharder asked this replica to let go of `obj` (its drain label is set). */
+  readonly draining: (obj: KubeObject) => boolean;
+  /** Removes its shard labels; called once nothing runs for it here any more. */
+  readonly acknowledge: (obj: KubeObject) => Promise<unknown>;
+  /** Acknowledging failed (it is tried again). */
+  readonly onError?: (obj: KubeObject, err: unknown) => void;
+}
+
+/** An acknowledgement that failed is tried again after this long. */
+const ACK_RETRY_MS = 1_000;
+const ACK_ATTEMPTS = 10;
 
 export function keyOf(obj: { metadata: { namespace?: string; name: string } }): string {
   return obj.metadata.namespace === undefined ? obj.metadata.name : `${obj.metadata.namespace}/${obj.metadata.name}`;
@@ -147,6 +163,12 @@ export class CrController {
   private startedAt = 0;
   /** Every informer's first LIST is in the cache (the informers' own flag turns before their adds are told). */
   private listedAll = false;
+  /** The reconcile running per key: a CR is handed back only once its reconcile (and helm call) ended. */
+  private readonly inFlight = new Map<string, Promise<unknown>>();
+  /** CRs being handed back (shards): no reconcile starts for them any more. */
+  private readonly lettingGo = new Map<string, Promise<void>>();
+  /** The whole controller hands its CRs back (the replica stops). */
+  private handingOver = false;
 
   constructor(private readonly opts: CrControllerOptions) {
     this.queue = new WorkQueue({
@@ -186,12 +208,17 @@ export class CrController {
               this.unchecked.add(keyOf(obj));
               this.listedAtStart++;
             }
-            this.queue.add(keyOf(obj), { lane: laneOf(obj) });
+            if (this.mustLetGo(obj)) this.letGo(obj);
+            else this.queue.add(keyOf(obj), { lane: laneOf(obj) });
           },
           onUpdate: (oldObj, newObj) => {
             this.track(newObj);
             // Per-CR series follow the status (conditions, release) as the cache sees it.
             this.opts.onResource?.('present', newObj);
+            if (this.mustLetGo(newObj)) {
+              this.letGo(newObj);
+              return;
+            }
             // Every update consumes the own writes it shows, status-only echoes included: only
             // then is the list of own writes as short as the writes the cache has not shown yet.
             const own = this.caughtUpWithOwnWrite(newObj);
@@ -251,6 +278,51 @@ export class CrController {
 
   hasSynced(): boolean {
     return [...this.informers.values()].every((i) => i.hasSynced());
+  }
+
+  /** How many CRs the caches hold (with shards: this replica's share). */
+  get size(): number {
+    let n = 0;
+    for (const i of this.informers.values()) n += i.list().length;
+    return n;
+  }
+
+  /**
+   * Shards, on stop: starts no reconcile any more and hands every CR back, each once its running
+   * reconcile ended. Resolves when all are handed back (also those that arrive meanwhile).
+   */
+  async handOver(): Promise<void> {
+    this.handingOver = true;
+    for (const i of this.informers.values()) for (const obj of i.list()) this.letGo(obj);
+    while (this.lettingGo.size > 0) await Promise.all(this.lettingGo.values());
+  }
+
+  private mustLetGo(obj: KubeObject): boolean {
+    const shard = this.opts.shard;
+    return shard !== undefined && (this.handingOver || shard.draining(obj));
+  }
+
+  /** Hands `obj` back once its running reconcile (if any) ended; retried until done or the CR left this replica. */
+  private letGo(obj: KubeObject): void {
+    const shard = this.opts.shard;
+    const key = keyOf(obj);
+    if (shard === undefined || this.lettingGo.has(key)) return;
+    const done = (async () => {
+      await this.inFlight.get(key)?.catch(() => undefined);
+      // Given up after that: the CR stays this replica's until the sharder judges it gone.
+      for (let attempt = 1; attempt <= ACK_ATTEMPTS; attempt++) {
+        try {
+          await shard.acknowledge(obj);
+          return;
+        } catch (err) {
+          shard.onError?.(obj, err);
+          await new Promise((resolve) => setTimeout(resolve, ACK_RETRY_MS));
+        }
+      }
+    })().finally(() => {
+      this.lettingGo.delete(key);
+    });
+    this.lettingGo.set(key, done);
   }
 
   async waitForSync(signal?: AbortSignal): Promise<void> {
@@ -366,6 +438,19 @@ export class CrController {
   }
 
   private async process(key: string, signal: AbortSignal): Promise<{ requeueAfterMs?: number }> {
+    // Being handed back: nothing new starts (checked and recorded in one step, so a drain that
+    // arrives later waits for this very run).
+    if (this.lettingGo.has(key) || (this.handingOver && this.opts.shard !== undefined)) return {};
+    const run = this.reconcileKey(key, signal);
+    this.inFlight.set(key, run);
+    try {
+      return await run;
+    } finally {
+      if (this.inFlight.get(key) === run) this.inFlight.delete(key);
+    }
+  }
+
+  private async reconcileKey(key: string, signal: AbortSignal): Promise<{ requeueAfterMs?: number }> {
     const cr = this.get(key);
     if (cr === undefined) return {};
     // We removed its finalizer: only its deletion is left to arrive.

@@ -22,7 +22,7 @@ import { systemWallClock, type Clock } from '../lib/clock.js';
 import { errorMessage } from '../lib/errors.js';
 import { createCrWriter } from './cr-writer.js';
 import { createSpecReader } from './cr-reader.js';
-import { CrController, type CrControllerOptions } from './cr-controller.js';
+import { CrController, type CrControllerOptions, type ShardHooks } from './cr-controller.js';
 import { ReleaseKeeper } from '../dependents/release-keeper.js';
 import { ServiceAccountCache } from './service-accounts.js';
 import type { WorkQueueMetrics } from './workqueue.js';
@@ -76,6 +76,11 @@ export interface ManagerOptions {
    * reload may add one to an operator that had none); without it an Ansible entry cannot be added.
    */
   readonly ansible?: AnsibleEngine | (() => Promise<AnsibleEngine>);
+  /**
+   * `--shards`: every kind's informers hold only the CRs labelled for this replica (`selector`,
+   * added to the entry's own), and hand CRs back as `hooks` say.
+   */
+  readonly shard?: { readonly selector: string; readonly hooks: (resource: ApiResource) => ShardHooks };
 }
 
 /** The edges of the Ansible engine and the operator-wide settings of its runs. */
@@ -241,7 +246,7 @@ export class Manager {
       resource,
       client: opts.client,
       namespaces: opts.watchNamespaces,
-      labelSelector: entry.labelSelector,
+      labelSelector: this.selectorFor(entry),
       concurrency: helmSlots * WORKERS_PER_HELM_SLOT,
       // Status refreshes after a dependent changed: workers of their own, so they never wait for an install.
       followUpWorkers: helmSlots,
@@ -295,7 +300,7 @@ export class Manager {
       resource,
       client: opts.client,
       namespaces: opts.watchNamespaces,
-      labelSelector: entry.labelSelector,
+      labelSelector: this.selectorFor(entry),
       // Each run is an ansible-runner process (about a core while it runs): --max-concurrent-reconciles bounds them.
       concurrency,
       followUpWorkers: 1,
@@ -353,14 +358,22 @@ export class Manager {
     };
   }
 
+  /** The entry's selector, and with shards this replica's label. */
+  private selectorFor(entry: WatchEntry): string | undefined {
+    const shard = this.opts.shard?.selector;
+    if (shard === undefined) return entry.labelSelector;
+    return entry.labelSelector === undefined || entry.labelSelector === '' ? shard : `${entry.labelSelector},${shard}`;
+  }
+
   /** What every kind's controller reports, whichever engine reconciles it: queue and reconcile metrics, CRs appearing and going. */
   private controllerHooks(
     name: string,
     resource: ApiResource,
     reconciler: { forget(uid: string): void },
-  ): Pick<CrControllerOptions, 'queueMetrics' | 'onReconciled' | 'onResource'> {
+  ): Pick<CrControllerOptions, 'queueMetrics' | 'onReconciled' | 'onResource' | 'shard'> {
     const { opts } = this;
     return {
+      ...(opts.shard === undefined ? {} : { shard: opts.shard.hooks(resource) }),
       ...(opts.queueMetrics === undefined ? {} : { queueMetrics: opts.queueMetrics(name) }),
       ...(opts.onReconciled === undefined
         ? {}
@@ -462,6 +475,11 @@ export class Manager {
 
   async waitForSync(signal?: AbortSignal): Promise<void> {
     await Promise.all(this.controllers().map((c) => c.waitForSync(signal)));
+  }
+
+  /** Shards, on stop: every controller hands its CRs back as their running reconciles end. */
+  async handOver(): Promise<void> {
+    await Promise.all(this.controllers().map((c) => c.handOver()));
   }
 
   async stop(drainTimeoutMs: number): Promise<void> {

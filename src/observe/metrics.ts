@@ -346,6 +346,32 @@ export class OperatorMetrics {
     this.leaderStatus.labels({ name }).set(isLeader ? 1 : 0);
   }
 
+  /**
+   * `--shards`: `chartpilot_shard_assigned_resources{ring,shard}` (CRs this replica holds, read at
+   * each scrape) and `chartpilot_shard_ring_members{ring}` (live members it sees).
+   */
+  shardRing(ring: string, shard: string, assigned: () => number, members: () => number): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'chartpilot_shard_assigned_resources',
+      help: 'Resources assigned to this replica in its shard ring, as its caches hold them',
+      labelNames: ['ring', 'shard'],
+      registers,
+      collect() {
+        this.set({ ring, shard }, assigned());
+      },
+    });
+    new Gauge({
+      name: 'chartpilot_shard_ring_members',
+      help: 'Live members of the shard ring, as this replica sees their Leases',
+      labelNames: ['ring'],
+      registers,
+      collect() {
+        this.set({ ring }, members());
+      },
+    });
+  }
+
   /** The Prometheus text exposition of every metric. */
   async render(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };

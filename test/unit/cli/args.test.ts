@@ -28,6 +28,8 @@ describe('run arguments', () => {
       leaderElect: false,
       leaderElectionId: '',
       leaderElectionNamespace: '',
+      shards: false,
+      shardLeaseDurationMs: 15_000,
       logLevel: 'info',
       helmTimeoutMs: 300_000,
       chartRefreshIntervalMs: 600_000,
@@ -64,6 +66,7 @@ describe('run arguments', () => {
       '--leader-election-id=nginx-operator.demo.example.com',
       '--leader-election-namespace',
       'operators',
+      '--shard-lease-duration=7s',
       '--log-level=debug',
       '--helm-timeout=10m',
       '--helm-mode',
@@ -107,6 +110,8 @@ describe('run arguments', () => {
       leaderElect: true,
       leaderElectionId: 'nginx-operator.demo.example.com',
       leaderElectionNamespace: 'operators',
+      shards: false,
+      shardLeaseDurationMs: 7_000,
       logLevel: 'debug',
       helmTimeoutMs: 600_000,
       chartRefreshIntervalMs: 120_000,
@@ -127,6 +132,19 @@ describe('run arguments', () => {
       gracefulShutdownTimeoutMs: 45_000,
       ignoredFlags: [],
     });
+  });
+
+  it('--shards: the ring name must fit a label name, the lease duration whole seconds of 2 or more', () => {
+    assert.equal(options(['--shards', '--leader-election-id', 'my-operator']).shards, true);
+    assert.deepEqual(problems(['--shards', '--leader-election-id', 'my.operator.example.com']), [
+      `--shards: the ring name --leader-election-id "my.operator.example.com" must fit a label name: at most 63 lower-case letters, digits or '-' (CRs get the label shard.chartpilot.io/<ring>); choose a shorter id such as my-operator`,
+    ]);
+    assert.match(problems(['--shards', '--leader-election-id', 'x'.repeat(64)])[0] ?? '', /at most 63/);
+    // Without --shards a dotted id is a fine Lease name.
+    assert.equal(options(['--leader-election-id', 'my.operator.example.com']).shards, false);
+    assert.match(problems(['--shard-lease-duration=1500ms'])[0] ?? '', /whole seconds, at least 2s/);
+    assert.match(problems(['--shard-lease-duration=1s'])[0] ?? '', /whole seconds, at least 2s/);
+    assert.equal(options(['--shard-lease-duration=3s']).shardLeaseDurationMs, 3000);
   });
 
   it('refuses a bad Ansible verbosity and proxy port, naming what is expected', () => {
