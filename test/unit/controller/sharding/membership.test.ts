@@ -114,7 +114,8 @@ describe('a member that cannot renew stops before the sharder calls it dead', ()
         if (state === 'dead') deadAt = clock.now();
         // Until it is dead, its CRs stay its own; the member must have stopped by then.
       }
-      const stoppedAt = stopped.at;
+      // Read through a function: the assertion above narrowed the field to undefined.
+      const stoppedAt = ((): number | undefined => stopped.at)();
       assert.ok(stoppedAt !== undefined && deadAt !== undefined, `stopped ${String(stoppedAt)}, dead ${String(deadAt)}`);
       assert.ok(stoppedAt < deadAt, `the member stopped at ${String(stoppedAt)} ms, the sharder called it dead at ${String(deadAt)} ms`);
       // By at least a lease duration less the renew deadline, whatever the clocks do.
