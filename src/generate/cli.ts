@@ -120,6 +120,9 @@ ${OPERATOR_FLAGS}
   --ansible                    kinds are served by Ansible roles: the Deployment's settings for
                                ansible-runner (ANSIBLE_GATHERING, memory, a larger /tmp); build the
                                image FROM ${ANSIBLE_IMAGE_NAME} (generate all and bundle see this from watches.yaml)
+  --shards <replicas>          that many replicas share the resources (run --shards, POD_NAME from
+                               the downward API) instead of one leader, and a Role for the ring's
+                               Leases (get, list, watch, create, update, delete)
   -h, --help                   show this help`,
   sample: `Usage: chartpilot generate sample [flags]
 
@@ -406,8 +409,19 @@ function deployOptions(values: Values): DeployOptions {
 }
 
 function deployCommand(argv: readonly string[], io: CommandIo): Promise<number> {
-  const { values } = parseFlags(argv, { ...OPERATOR_OPTIONS, image: { type: 'string' }, ansible: { type: 'boolean' }, 'with-prometheus-rule': { type: 'boolean' } });
-  io.stdout(deployYaml({ ...deployOptions(values), ansible: values['ansible'] === true, withPrometheusRule: values['with-prometheus-rule'] === true }));
+  const { values } = parseFlags(argv, { ...OPERATOR_OPTIONS, image: { type: 'string' }, ansible: { type: 'boolean' }, 'with-prometheus-rule': { type: 'boolean' }, shards: { type: 'string' } });
+  const shardsText = str(values, 'shards');
+  if (shardsText !== undefined && !(/^\d+$/u.test(shardsText) && Number(shardsText) >= 1 && Number(shardsText) <= 100)) {
+    throw new InputError([`--shards "${shardsText}" must be the number of replicas, from 1 to 100`]);
+  }
+  io.stdout(
+    deployYaml({
+      ...deployOptions(values),
+      ansible: values['ansible'] === true,
+      withPrometheusRule: values['with-prometheus-rule'] === true,
+      shards: shardsText === undefined ? undefined : Number(shardsText),
+    }),
+  );
   return Promise.resolve(ExitCode.ok);
 }
 

@@ -19,6 +19,11 @@ export interface DeployOptions {
    * (ANSIBLE_IMAGE_NAME), with its settings and more memory and /tmp for ansible-runner.
    */
   readonly ansible?: boolean | undefined;
+  /**
+   * `--shards <replicas>`: that many replicas share the CRs (`run --shards`, a ring named after the
+   * operator) instead of one leader; undefined = one replica with leader election.
+   */
+  readonly shards?: number | undefined;
 }
 
 export const DEFAULTS = {
@@ -153,10 +158,75 @@ function runtimeParts(o: DeployOptions): { concurrency: string; env: string; res
   };
 }
 
+/** The Deployment's head comment, replica count and the args and env that choose leader election or shards. */
+function scaleParts(o: DeployOptions): { comment: string; replicas: string; args: string; env: string } {
+  if (o.shards === undefined) {
+    return {
+      comment: `# The operator. One replica is enough (it recovers its work from the cluster on restart); with
+# more, --leader-elect makes only one act at a time.`,
+      replicas: '1',
+      args: '            - --leader-elect',
+      env: '',
+    };
+  }
+  return {
+    comment: `# The operator, sharded: every replica acts on its share of the resources (the label
+# shard.chartpilot.io/${o.name} on each says whose; \`kubectl get <kind> -L shard.chartpilot.io/${o.name}\`).
+# Scale by changing replicas: a new replica takes about 1/N, a stopped one hands its share over at
+# once, a crashed one's share moves after two --shard-lease-duration (15 s). Every replica must run
+# the same image and flags; shards.yaml grants the ring's Leases.`,
+    replicas: String(o.shards),
+    args: `            # A ring of Leases named by --leader-election-id; its leader Lease elects the sharder.
+            - --shards
+            - --leader-election-id=${o.name}`,
+    env: `            # The replica's name in the ring (and in the shard labels).
+            - name: POD_NAME
+              valueFrom:
+                fieldRef:
+                  fieldPath: metadata.name
+`,
+  };
+}
+
+/** `--shards`: the Role for the ring's Leases (a member's own, the others' it watches, the dead it removes). */
+export function shardsRbacYaml(o: DeployOptions): string {
+  return `# With --shards every replica holds a Lease of its own in the ring, watches the others', and the
+# sharder removes the Lease of a replica gone for good. (Patching the resources' labels is in
+# rbac.yaml's patch on the watched kinds.)
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: ${o.name}-shards
+  namespace: ${o.namespace}
+  labels:
+    app.kubernetes.io/name: ${o.name}
+rules:
+  - apiGroups: [coordination.k8s.io]
+    resources: [leases]
+    verbs: [get, list, watch, create, update, delete]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: ${o.name}-shards
+  namespace: ${o.namespace}
+  labels:
+    app.kubernetes.io/name: ${o.name}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: ${o.name}-shards
+subjects:
+  - kind: ServiceAccount
+    name: ${o.serviceAccount}
+    namespace: ${o.namespace}
+`;
+}
+
 export function operatorYaml(o: DeployOptions): string {
   const parts = runtimeParts(o);
-  return `# The operator. One replica is enough (it recovers its work from the cluster on restart); with
-# more, --leader-elect makes only one act at a time.
+  const scale = scaleParts(o);
+  return `${scale.comment}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -166,7 +236,7 @@ metadata:
     app.kubernetes.io/name: ${o.name}
     app.kubernetes.io/component: operator
 spec:
-  replicas: 1
+  replicas: ${scale.replicas}
   selector:
     matchLabels:
       app.kubernetes.io/name: ${o.name}
@@ -196,7 +266,7 @@ spec:
           args:
             - run
             - --watches-file=${IMAGE_HOME}/watches.yaml
-            - --leader-elect
+${scale.args}
             # As operator-sdk's scaffold: /metrics over HTTPS, each scrape's token checked with a
             # TokenReview and a SubjectAccessReview (operator-metrics.yaml grants both, and says
             # who may scrape). The certificate is self-signed, made at start; to serve your own
@@ -226,7 +296,7 @@ ${parts.concurrency}
               value: /tmp/helm/config
             - name: HELM_DATA_HOME
               value: /tmp/helm/data
-${parts.env}          ports:
+${scale.env}${parts.env}          ports:
             # The metrics Service of operator-metrics.yaml targets this port by name.
             - name: ${METRICS_PORT_NAME}
               containerPort: ${String(METRICS_PORT)}

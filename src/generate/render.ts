@@ -14,7 +14,7 @@ import { readArgumentSpecs } from './ansible-files.js';
 import { argumentSpecSample } from './ansible-schema.js';
 import { scanAnsibleSource } from './ansible-tasks.js';
 import { generateCrds, type GeneratedCrd } from './crd.js';
-import { ansibleSampleYaml, DEFAULTS, kustomizationYaml, namespaceYaml, operatorYaml, sampleCrYaml, serviceAccountYaml, type DeployOptions } from './deploy.js';
+import { ansibleSampleYaml, DEFAULTS, kustomizationYaml, namespaceYaml, operatorYaml, sampleCrYaml, serviceAccountYaml, shardsRbacYaml, type DeployOptions } from './deploy.js';
 import { InputError } from './errors.js';
 import { helmRenderer } from './helm-render.js';
 import { metricsNames, metricsYaml } from './metrics.js';
@@ -209,10 +209,11 @@ export async function clusterResolver(offline: boolean, kubeconfig: string | und
   }
 }
 
-/** `withPrometheusRule`: also the alerts of `generate monitoring` (needs the Prometheus Operator's CRDs). */
+/** `withPrometheusRule`: also the alerts of `generate monitoring` (needs the Prometheus Operator's CRDs); `shards`: the Role for the ring's Leases. */
 export function deployYaml(o: DeployOptions & { readonly withPrometheusRule?: boolean }): string {
   const docs = [namespaceYaml(o), serviceAccountYaml(o), operatorYaml(o), metricsYaml(o)];
   if (o.withPrometheusRule === true) docs.push(prometheusRuleYaml(monitoringDefaults(o)));
+  if (o.shards !== undefined) docs.push(shardsRbacYaml(o));
   return docs.join('---\n');
 }
 

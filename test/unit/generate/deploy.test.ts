@@ -200,3 +200,29 @@ describe('the Deployment for Ansible kinds', () => {
     assert.match(charts, /sizeLimit: 256Mi/u);
   });
 });
+
+describe('sharded operator Deployment (generate deploy --shards)', () => {
+  const d = parse(operatorYaml({ ...OPTS, shards: 3 })) as Deployment;
+  const c = d.spec.template.spec.containers[0] as Container;
+  const env = c.env as unknown as { name: string; valueFrom?: unknown }[];
+
+  it('runs that many replicas with --shards, the ring named after the operator, each named by its pod', () => {
+    assert.equal(d.spec.replicas, 3);
+    const parsed = parseRunArgs(c.args.slice(1), {});
+    assert.ok(parsed.ok, parsed.ok ? '' : parsed.problems.join('\n'));
+    assert.equal(parsed.options.shards, true);
+    assert.equal(parsed.options.leaderElect, false);
+    assert.equal(parsed.options.leaderElectionId, 'op');
+    assert.deepEqual(env.find((e) => e.name === 'POD_NAME')?.valueFrom, { fieldRef: { fieldPath: 'metadata.name' } });
+  });
+
+  it('comes with a Role for the ring\'s Leases in the operator namespace', () => {
+    const docs = parseAllDocuments(deployYaml({ ...OPTS, shards: 3 })).map((x) => x.toJS() as { kind: string; metadata: { name: string; namespace?: string }; rules?: { resources: string[]; verbs: string[] }[] });
+    const role = docs.find((x) => x.kind === 'Role' && x.metadata.name === 'op-shards');
+    assert.equal(role?.metadata.namespace, 'op-system');
+    assert.deepEqual(role.rules, [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] }]);
+    assert.ok(docs.some((x) => x.kind === 'RoleBinding' && x.metadata.name === 'op-shards'));
+    // Without --shards there is no such Role, and one replica leads.
+    assert.equal(parseAllDocuments(deployYaml(OPTS)).some((x) => (x.toJS() as { metadata?: { name?: string } }).metadata?.name === 'op-shards'), false);
+  });
+});
