@@ -19,6 +19,7 @@ import type { TestCluster } from './harness.js';
 import type { RunningOperator } from './operator.js';
 import { setUp, type Setup } from './scenario.js';
 import { waitFor } from './wait.js';
+import { serviceAccountToken, tokenKubeconfig } from './identity.js';
 
 const CHART = fixtureChart('tiny');
 const RING = 'ring';
@@ -213,6 +214,26 @@ describe('shards', () => {
     const op = await s.start({ args: ['--shards', '--leader-election-id', 'my.operator.example.com', '--leader-election-namespace', s.ns], env: { POD_NAME: 'x' }, noWait: true });
     assert.equal(await op.exitCode(30_000), 2);
     assert.match(op.logs(), /--shards: the ring name --leader-election-id "my\.operator\.example\.com" must fit a label name/);
+  });
+
+  it('an identity that may not write the ring\'s Leases is refused at start, naming the rule to add', { timeout: 2 * 60_000 }, async (t: TestContext) => {
+    const s = await setUp(t, { kind: 'ShardNoLease', chart: CHART });
+    const { cluster, ns, kind } = s;
+    // Everything a single replica needs (core objects, the kind, access reviews), no Leases.
+    const role = `shard-no-lease-${ns}`;
+    t.after(async () => {
+      await cluster.kubectl(['delete', 'clusterrole,clusterrolebinding', role, '--ignore-not-found'], { allowFail: true });
+    });
+    await cluster.kubectl(['create', 'serviceaccount', 'operator', '-n', ns]);
+    await cluster.kubectl(['create', 'clusterrole', role, '--verb=*', '--resource=*.', `--resource=*.${kind.group}`, '--resource=selfsubjectaccessreviews.authorization.k8s.io', '--resource=*.apps']);
+    await cluster.kubectl(['create', 'clusterrolebinding', role, `--clusterrole=${role}`, `--serviceaccount=${ns}:operator`]);
+    const dir = mkdtempSync(join(tmpdir(), 'chartpilot-shards-'));
+    const kubeconfig = tokenKubeconfig(cluster, dir, await serviceAccountToken(cluster, ns, 'operator'));
+    const op = await s.start({ args: shardArgs(ns), env: { KUBECONFIG: kubeconfig, POD_NAME: 'a', POD_NAMESPACE: ns }, noWait: true });
+    assert.equal(await op.exitCode(60_000), 3);
+    const lines = op.logs().split('\n').filter((l) => l.startsWith('error: '));
+    assert.equal(lines.length, 1, op.logs());
+    assert.match(lines[0] ?? '', /--shards: .*leases\.coordination\.k8s\.io in namespace .*get, list, watch, create, update and delete on leases \(coordination\.k8s\.io\).*chartpilot generate deploy --shards/);
   });
 
   it('a replica with other settings in the ring takes nothing and says why in one line', { timeout: 3 * 60_000 }, async (t: TestContext) => {
