@@ -61,9 +61,11 @@ export async function checkShards(client: KubeClient, setup: ShardSetup, resourc
     await checkPermissions(client, shardChecks(setup, resources, namespaces));
   } catch (err) {
     if (!(err instanceof PreflightError)) throw err;
+    // checkPermissions names what is denied; the rule to add is the ring's, not `generate rbac`'s.
+    const denied = err.problems.map((p) => /needs: (.*?)\. Grant them/u.exec(p)?.[1] ?? p).join('; ');
     throw new PreflightError([
-      `--shards: ${err.problems.join('; ')} A sharded operator needs a Role in ${setup.namespace} allowing get, list, watch, create, update and delete on ` +
-        `leases (coordination.k8s.io), and patch on the watched kinds (to write their shard labels); chartpilot generate deploy --shards writes both`,
+      `--shards: the operator's identity may not ${denied}. A sharded operator needs a Role in ${setup.namespace} allowing get, list, watch, create, update and delete on ` +
+        `leases (coordination.k8s.io), and patch on the watched kinds (to write their shard labels); chartpilot generate deploy --shards writes the Role for the Leases, generate rbac the patch`,
     ]);
   }
   // The review can allow what admission then refuses: try the write itself (not stored).
