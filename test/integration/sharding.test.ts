@@ -158,8 +158,8 @@ describe('shards', () => {
       return counts['c'] === undefined && counts['<none>'] === undefined ? Date.now() - killedAt : undefined;
     }, { timeoutMs: 60_000, intervalMs: 200 });
     t.diagnostic(`a killed replica's CRs moved after ${String(movedAfterMs)} ms (lease ${String(LEASE_S)} s)`);
-    // Two lease durations, plus a retry period of the sharder's tick and the writes.
-    assert.ok(movedAfterMs <= (2 * LEASE_S + 3) * 1000, `moved after ${String(movedAfterMs)} ms`);
+    // Two lease durations, plus the sharder's tick, its writes and this poll (kubectl on a busy 2-core machine).
+    assert.ok(movedAfterMs <= (2 * LEASE_S + 5) * 1000, `moved after ${String(movedAfterMs)} ms`);
 
     await waitFor('all deployed', async () => (await listCrs(cluster, kind, ns)).every(isDeployed) || undefined, { timeoutMs: 180_000, intervalMs: 500 });
     const pending = (await helmList(cluster, ns)).filter((r) => r.status.startsWith('pending'));
