@@ -79,8 +79,9 @@ interface Replica {
   readonly calls: () => HelmCall[];
 }
 
+/** A helm process per call (--helm-mode=cli), so the timed wrapper sees each call's start and end. */
 function shardArgs(ns: string, leaseSeconds = LEASE_S): string[] {
-  return ['--shards', '--leader-election-id', RING, '--leader-election-namespace', ns, '--shard-lease-duration', `${String(leaseSeconds)}s`, '--max-concurrent-reconciles', '2', '--reconcile-period', '0'];
+  return ['--helm-mode=cli', '--shards', '--leader-election-id', RING, '--leader-election-namespace', ns, '--shard-lease-duration', `${String(leaseSeconds)}s`, '--max-concurrent-reconciles', '2', '--reconcile-period', '0'];
 }
 
 async function startReplica(s: Setup, dir: string, name: string, leaseSeconds = LEASE_S): Promise<Replica> {
