@@ -497,8 +497,12 @@ export async function placeWarmHelm(log: Log = stderrLog): Promise<string> {
   const binDir = await provision({ components: ['helm-worker'], log });
   const target = join(repoRoot(), WARM_HELM_INPUT);
   await mkdir(dirname(target), { recursive: true });
-  await copyFile(await realpath(join(binDir, 'chartpilot-helm')), target);
-  await chmod(target, 0o755);
+  // Copied aside and renamed: two image builds at once (the suite runs image tests side by side)
+  // must never read half a binary.
+  const tmp = `${target}.${String(process.pid)}.tmp`;
+  await copyFile(await realpath(join(binDir, 'chartpilot-helm')), tmp);
+  await chmod(tmp, 0o755);
+  await rename(tmp, target);
   return target;
 }
 
@@ -574,6 +578,8 @@ export async function buildAnsibleImage(bases: BaseImages, env: Record<string, s
   let started = Date.now();
   const debian = await ensureDebianBase(env, log, DEBIAN_PYTHON_RECIPE);
   log(`base Debian ${DEBIAN_PYTHON_RECIPE.suite} (${DEBIAN_PYTHON_RECIPE.variant} + ${DEBIAN_PYTHON_RECIPE.include.join(', ')}): ${debian} (${seconds(started)})`);
+  // The chartpilot image's Dockerfile copies its helm from the build context: a clean checkout has none yet.
+  await placeWarmHelm(log);
   const base = await buildImage({ ...chartpilotSpec({ ...bases, debian }), tag: `localhost/chartpilot-ansible-base:${packageVersion()}` }, env, log);
   started = Date.now();
   const context = await ansibleImageContext(log);
