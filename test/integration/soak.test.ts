@@ -27,7 +27,9 @@ describe('churn soak (short)', () => {
     const { cluster, ns, kind: k, op } = await operatorScenario(t, {
       kind: 'Soak',
       chart: fixtureChart('settings'),
-      operator: { args: ['--max-concurrent-reconciles', '4'], env: { TMPDIR: tmp } },
+      // cli mode: what this soak counts (a helm process per call, each gone when idle) is that
+      // path's; warm workers stay as children by design (test/integration/warm-helm.test.ts).
+      operator: { args: ['--max-concurrent-reconciles', '4', '--helm-mode', 'cli'], env: { TMPDIR: tmp } },
     });
     const pid = op.process.pid;
     assert.ok(pid !== undefined);
