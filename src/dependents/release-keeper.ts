@@ -50,8 +50,6 @@ export interface ReleaseKeeperOptions {
   readonly now?: () => number;
   /** When a field set back again and again is given up to another manager; DEFAULT_CONTEST_POLICY by default. */
   readonly contestPolicy?: ContestPolicy;
-  /** Called for every object repaired (set back or recreated), e.g. to count repairs per kind. */
-  readonly onRepair?: (at: { readonly namespace: string; readonly release: string; readonly objectKind: string; readonly action: Repair['action'] }) => void;
 }
 
 /** What is known of one release's fights: set-backs per field, and the contests given up. */
@@ -168,10 +166,7 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
       for (const o of objects) {
         if (!watcher.isWatching(o.apiVersion, o.kind)) continue;
         const judged = await this.judge(o, watcher.get(o.apiVersion, o.kind, o.namespace, o.name), input, drift, fights);
-        if (judged.repair !== undefined) {
-          repaired.push(judged.repair);
-          this.opts.onRepair?.({ namespace: input.namespace, release: input.release, objectKind: o.kind, action: judged.repair.action });
-        }
+        if (judged.repair !== undefined) repaired.push(judged.repair);
         if (judged.unrepaired !== undefined) unrepaired.push(judged.unrepaired);
         contests.push(...judged.contests);
       }
