@@ -82,32 +82,44 @@ describe('warm helm', { skip }, () => {
     const op = await s.start({ args: ['--helm-timeout', '5m', '--max-concurrent-reconciles', '1'] });
     const cr = crsOf(cluster, s.kind, ns, op);
 
-    /** Waits for `status` (the call hangs on its hook), kills the worker running it, and applies the fix. */
-    const killMidCall = async (status: string): Promise<{ worker: number; killedAt: number }> => {
+    /**
+     * Waits for `status` (the call hangs on its hook), applies the fix and kills every live worker:
+     * the pool may hold an idle one beside the busy one (a status read started it), and which is
+     * which is not visible from outside, so all go and exactly the busy one must be replaced.
+     */
+    const killMidCall = async (status: string): Promise<{ workers: number[]; killedAt: number }> => {
       const pending = await waitFor(
         `the call waiting on its hook (${status})`,
         async () => (await records(cluster, ns, 'web')).find((r) => r.metadata.labels?.['status'] === status),
         { timeoutMs: 90_000 },
       );
       assert.match(pending.metadata.labels?.[CALL_LABEL] ?? '', /^[0-9a-f]{12}-\d+$/);
-      const started = logLines(op).filter((l) => l.msg === 'warm helm worker started' || l.msg === 'warm helm worker replaced');
-      const worker = started.at(-1)?.pid ?? 0;
-      assert.ok(worker > 0, op.logs());
+      const lines = logLines(op);
+      const exited = new Set(lines.filter((l) => l.msg === 'warm helm worker died' || l.msg === 'warm helm worker killed').map((l) => l.pid));
+      const workers = lines
+        .filter((l) => (l.msg === 'warm helm worker started' || l.msg === 'warm helm worker replaced') && l.pid !== undefined && !exited.has(l.pid))
+        .map((l) => l.pid ?? 0);
+      assert.ok(workers.length > 0, op.logs());
       // The fix goes in first, so the retry after the kill can finish.
       await cr.apply('web', { stuck: false });
       const killedAt = Date.now();
-      process.kill(worker, 'SIGKILL');
-      return { worker, killedAt };
+      for (const pid of workers) process.kill(pid, 'SIGKILL');
+      return { workers, killedAt };
     };
-    const settled = async (what: string, killed: { worker: number; killedAt: number }): Promise<void> => {
+    const settled = async (what: string, killed: { workers: number[]; killedAt: number }): Promise<void> => {
       const deployed = await cr.until('web', `Deployed with the fixed spec (${what})`, (c) => condition(c, 'Deployed')?.status === 'True' && c.metadata.generation === c.status?.observedGeneration, 120_000);
       const tookMs = Date.now() - killed.killedAt;
       t.diagnostic(`${what}: worker killed → Deployed in ${String(tookMs)} ms`);
       assert.ok(tookMs < 90_000, `the lock was cleared at once, not after the helm timeout (${String(tookMs)} ms)`);
       const lines = logLines(op);
-      assert.ok(lines.some((l) => l.msg === 'warm helm worker died' && l.pid === killed.worker), op.logs().slice(-3000));
-      assert.ok(lines.some((l) => l.msg === 'warm helm worker replaced' && l.replaces === killed.worker));
-      assert.throws(() => process.kill(killed.worker, 0), 'the killed worker is gone');
+      for (const pid of killed.workers) {
+        assert.ok(lines.some((l) => l.msg === 'warm helm worker died' && l.pid === pid), op.logs().slice(-3000));
+        assert.throws(() => process.kill(pid, 0), `the killed worker ${String(pid)} is gone`);
+      }
+      // Only the worker that was running the install or upgrade is replaced at once; idle ones are
+      // started again when a call needs them.
+      const replaced = lines.filter((l) => l.msg === 'warm helm worker replaced' && killed.workers.includes(l.replaces ?? -1));
+      assert.equal(replaced.length, 1, op.logs().slice(-3000));
       const statuses = (await records(cluster, ns, 'web')).map((r) => r.metadata.labels?.['status']);
       assert.ok(!statuses.some((st) => st?.startsWith('pending-')), `no lock remains: ${statuses.join(', ')}`);
       assert.equal(condition(deployed, 'ReleaseFailed'), undefined, JSON.stringify(deployed.status));
