@@ -49,7 +49,8 @@ export async function writeInputDir(spec: InputDirSpec, base: string = defaultRu
     await rm(dir, { recursive: true, force: true }).catch(() => undefined);
   };
   try {
-    for (const sub of ['env', 'inventory', 'project']) await mkdir(join(dir, sub), { mode: 0o700 });
+    // tmp: the run's TMPDIR (runEnv), which must exist or Python falls back to /tmp.
+    for (const sub of ['env', 'inventory', 'project', 'tmp']) await mkdir(join(dir, sub), { mode: 0o700 });
     const file = (rel: string, content: string): Promise<void> => writeFile(join(dir, rel), content, { mode: 0o600, flag: 'wx' });
     await file('env/extravars', JSON.stringify(spec.extraVars));
     if (spec.extraArgs.length > 0) await file('env/cmdline', spec.extraArgs.map(shellQuote).join(' '));

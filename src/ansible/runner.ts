@@ -173,6 +173,9 @@ export function runEnv(base: Readonly<Env>, req: Pick<RunRequest, 'runtime' | 'c
   // Ansible's temporary files (module payloads) stay in the private directory, removed with it.
   env['ANSIBLE_LOCAL_TEMP'] = base['ANSIBLE_LOCAL_TEMP'] ?? `${inputDir}/tmp`;
   env['ANSIBLE_REMOTE_TEMP'] = base['ANSIBLE_REMOTE_TEMP'] ?? `${inputDir}/tmp`;
+  // So do Python's: AnsiballZ unpacks a module into tempfile.mkdtemp() and leaves it behind when the
+  // run is stopped mid-task (a timeout or a deleted CR), which in $TMPDIR would pile up.
+  env['TMPDIR'] = `${inputDir}/tmp`;
   env['ANSIBLE_NOCOLOR'] = '1';
   return env;
 }

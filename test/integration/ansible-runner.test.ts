@@ -55,6 +55,11 @@ async function processesWith(marker: string): Promise<number[]> {
   return out;
 }
 
+/** AnsiballZ's module payload directories in the system's temporary directory. */
+async function payloadDirsInTmp(): Promise<string[]> {
+  return (await readdir(tmpdir())).filter((n) => /^ansible_.+_payload_/u.test(n));
+}
+
 async function runDirsLeft(): Promise<string[]> {
   return readdir(join(work, 'runs')).catch(() => []);
 }
@@ -91,7 +96,8 @@ describe('ansible-runner runs', () => {
     assert.ok(!JSON.stringify(outcome).includes(password));
   });
 
-  it('stops a hung run at its timeout, leaving no process', async () => {
+  it('stops a hung run at its timeout, leaving no process and no temporary file', async () => {
+    const payloadsBefore = new Set(await payloadDirsInTmp());
     const marker = `600.${String(Date.now() % 1_000_000)}`;
     const t0 = Date.now();
     const outcome = await runAnsible(
@@ -103,6 +109,8 @@ describe('ansible-runner runs', () => {
     assert.deepEqual(await processesWith(`sleep ${marker}`), []);
     assert.deepEqual(await processesWith(marker), [], 'no ansible-playbook or ansible-runner left');
     assert.deepEqual(await runDirsLeft(), []);
+    // The stopped task's module payload went with the run's directory, not into $TMPDIR.
+    assert.deepEqual((await payloadDirsInTmp()).filter((n) => !payloadsBefore.has(n)), []);
   });
 
   it('stops an aborted run and reports it canceled', async () => {

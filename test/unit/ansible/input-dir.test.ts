@@ -125,6 +125,7 @@ describe('command and environment', () => {
     assert.equal(env['ANSIBLE_COLLECTIONS_PATH'], '/mine:/rt/collections');
     assert.equal(env['ANSIBLE_ROLES_PATH'], '/flag/roles:/env/roles');
     assert.equal(env['ANSIBLE_LOCAL_TEMP'], '/in/tmp');
+    assert.equal(env['TMPDIR'], '/in/tmp', "Python's temporary files (AnsiballZ payloads) go with the input directory");
   });
 
   it("passes an allow-list of the operator's environment, never its API access or other secrets", () => {
