@@ -8,8 +8,10 @@
 # Usage: provision.sh [component...]   (default: all; components: etcd kubernetes kwok helm kubectl registry
 #                                         ansible — the Ansible runtime, devcluster/ansible-runtime.sh;
 #                                         helm-worker — chartpilot-helm, helm plus the warm worker)
-#        provision.sh olm-tools          (not part of "all": operator-sdk, opm, and OLM's olm and catalog
-#                                         operators with its CRDs; or one of operator-sdk opm olm)
+#        provision.sh olm-tools          (not part of "all": opm, bundle-validate, and OLM's olm and catalog
+#                                         operators with its CRDs; or one of opm bundle-validate olm)
+#        provision.sh operator-sdk       (not part of any group: nothing in CI needs it since
+#                                         bundle-validate does its checks; for users and benches)
 # Prints one timing line per component and, as its LAST line, the bin dir holding symlinks to all
 # binaries (devcluster/provision.ts reads that line).
 set -euo pipefail
@@ -26,12 +28,13 @@ gomod_version() { # <go.mod> <module path>
 K8S_VERSION=$(gomod_version "$CLUSTER_DIR/k8s/go.mod" k8s.io/kubernetes)
 ETCD_VERSION=$(gomod_version "$CLUSTER_DIR/etcd/go.mod" go.etcd.io/etcd/server/v3)
 REGISTRY_VERSION=$(gomod_version "$CLUSTER_DIR/registry/go.mod" github.com/distribution/distribution/v3)
-# The Operator Framework tools that prove `generate bundle`/`generate catalog` (README "Publishing
-# through OLM"). operator-sdk v1.42.3 cannot be built here: the proxy refuses its dependency
-# ansible-operator-plugins@v1.42.3.
+# operator-sdk, built on request only (the tests validate bundles with bundle-validate, below).
+# v1.42.3 cannot be built here: the proxy refuses its dependency ansible-operator-plugins@v1.42.3.
 OPERATOR_SDK_VERSION=v1.42.2
-# opm and OLM's olm and catalog operators (and its CRDs): one wrapper module (devcluster/olm-tools),
-# as they share their Kubernetes libraries.
+# The Operator Framework tools that prove `generate bundle`/`generate catalog` (README "Publishing
+# through OLM"): opm, OLM's olm and catalog operators (and its CRDs) and our bundle-validate
+# (operator-sdk bundle validate's checks): one wrapper module (devcluster/olm-tools), as they share
+# their Kubernetes libraries.
 OPERATOR_REGISTRY_VERSION=$(gomod_version "$CLUSTER_DIR/olm-tools/go.mod" github.com/operator-framework/operator-registry)
 OLM_VERSION=$(gomod_version "$CLUSTER_DIR/olm-tools/go.mod" github.com/operator-framework/operator-lifecycle-manager)
 KWOK_VERSION=v0.7.0 # v0.8+ needs Stage YAMLs via --config; v0.7.0 has built-in stages
@@ -165,11 +168,12 @@ build_operator_sdk() {
   CGO_ENABLED=0 build_in_module "github.com/operator-framework/operator-sdk@$OPERATOR_SDK_VERSION" ./cmd/operator-sdk "$1" \
     -tags containers_image_openpgp
 }
-# opm, olm and catalog from the wrapper module devcluster/olm-tools, in ONE `go build`: the
-# Kubernetes and operator-framework libraries they share compile once (cold, this saves about a
-# third of building them apart). opm links sqlite (the deprecated sqlite catalogs), which needs CGO
-# and the json1 tag, so all three build with CGO (a shared build must use one setting).
-# <out> is the catalog binary; opm and olm land next to it first, so a present <out> means all three.
+# opm, olm, catalog and bundle-validate from the wrapper module devcluster/olm-tools, in ONE `go
+# build`: the Kubernetes and operator-framework libraries they share compile once (cold, this saves
+# about a third of building them apart; bundle-validate adds only its own package and a link).
+# opm links sqlite (the deprecated sqlite catalogs), which needs CGO and the json1 tag, so all build
+# with CGO (a shared build must use one setting).
+# <out> is the catalog binary; the others land next to it first, so a present <out> means all four.
 build_opm_olm() {
   need_go
   local dir tmp
@@ -180,10 +184,12 @@ build_opm_olm() {
     go build -trimpath -ldflags "-s -w" -tags json1,containers_image_openpgp -o "$tmp/" \
       github.com/operator-framework/operator-registry/cmd/opm \
       github.com/operator-framework/operator-lifecycle-manager/cmd/olm \
-      github.com/operator-framework/operator-lifecycle-manager/cmd/catalog); then
+      github.com/operator-framework/operator-lifecycle-manager/cmd/catalog \
+      ./cmd/bundle-validate); then
     rm -rf "$tmp"
-    die "building opm, olm and catalog failed (output above)"
+    die "building opm, olm, catalog and bundle-validate failed (output above)"
   fi
+  mv -f "$tmp/bundle-validate" "$dir/bundle-validate"
   mv -f "$tmp/opm" "$dir/opm"
   mv -f "$tmp/olm" "$dir/olm"
   mv -f "$tmp/catalog" "$1"
@@ -199,6 +205,13 @@ unpack_olm_crds() {
   cp "$src"/deploy/chart/crds/*.yaml "$dir/"
   chmod -R u+w "$dir"
   printf '#!/bin/sh\necho %s\n' "$dir" >"$1"
+}
+
+# Cache key of the olm-tools build: bundle-validate is our source, so a change to it (or to the
+# module's requirements) builds into a new directory.
+olm_tools_key() {
+  (cd "$CLUSTER_DIR/olm-tools" && find . \( -name '*.go' ! -name '*_test.go' -o -name go.mod -o -name go.sum \) -type f -print0 |
+    LC_ALL=C sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16
 }
 
 # Cache key of chartpilot-helm: a digest of the sources its binary is built from (tests excluded).
@@ -262,9 +275,12 @@ provision() {
     operator-sdk)
       ensure "operator-sdk $OPERATOR_SDK_VERSION" "$CACHE/operator-sdk-$OPERATOR_SDK_VERSION/operator-sdk" build_operator_sdk
       link operator-sdk "$CACHE/operator-sdk-$OPERATOR_SDK_VERSION/operator-sdk" ;;
-    opm | olm)
-      local dir=$CACHE/opm-$OPERATOR_REGISTRY_VERSION-olm-$OLM_VERSION
-      ensure "opm $OPERATOR_REGISTRY_VERSION, olm and catalog $OLM_VERSION" "$dir/catalog" build_opm_olm
+    opm | olm | bundle-validate)
+      local key dir
+      key=$(olm_tools_key)
+      dir=$CACHE/opm-$OPERATOR_REGISTRY_VERSION-olm-$OLM_VERSION-$key
+      ensure "opm $OPERATOR_REGISTRY_VERSION, olm and catalog $OLM_VERSION, bundle-validate ($key)" "$dir/catalog" build_opm_olm
+      link bundle-validate "$dir/bundle-validate"
       link opm "$dir/opm"
       link olm "$dir/olm"
       link olm-catalog "$dir/catalog"
@@ -274,7 +290,7 @@ provision() {
     # A Python venv, not a binary: its own script caches it (by content hash) and prints its
     # directory last, which this script's callers do not want as their last line.
     ansible) bash "$CLUSTER_DIR/ansible-runtime.sh" | sed '$d' ;;
-    *) die "unknown component '$1' (known: etcd kubernetes kwok helm helm-worker kubectl registry ansible operator-sdk opm olm, or the group olm-tools)" ;;
+    *) die "unknown component '$1' (known: etcd kubernetes kwok helm helm-worker kubectl registry ansible operator-sdk opm bundle-validate olm, or the group olm-tools)" ;;
   esac
 }
 
@@ -290,7 +306,7 @@ components=("$@")
 ((${#components[@]})) || components=(etcd kubernetes kwok helm helm-worker kubectl registry ansible)
 for c in "${components[@]}"; do
   if [[ $c == olm-tools ]]; then
-    for t in operator-sdk opm olm; do provision "$t"; done
+    for t in opm olm; do provision "$t"; done # opm's build makes bundle-validate too
   else
     provision "$c"
   fi

@@ -1,6 +1,7 @@
 // The Operator Framework's tools for the OLM tests (built and cached by devcluster/provision.sh
-// olm-tools), and `chartpilot generate` as those tests run it.
+// olm-tools), bundle validation as those tests run it, and `chartpilot generate` likewise.
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { before } from 'node:test';
 import { execa } from 'execa';
@@ -13,22 +14,49 @@ export const HUB_FLAGS = ['--provider', 'Example Inc', '--maintainer', 'Jane Doe
 export const ICON_SVG = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 1 1"><rect width="1" height="1"/></svg>\n';
 
 export interface OlmTools {
-  readonly operatorSdk: string;
+  /** devcluster/olm-tools/cmd/bundle-validate: `operator-sdk bundle validate`'s checks on a directory. */
+  readonly bundleValidate: string;
   readonly opm: string;
+  /** operator-sdk, only when already built (`provision.sh operator-sdk`): CI never builds it. */
+  readonly operatorSdk: string | undefined;
   /** The bin dir: also olm, olm-catalog and olm-crds-dir (prints the directory of OLM's CRDs). */
   readonly bin: string;
 }
 
 /**
  * Provisions the tools (cached: well under a second) and names them; `components` narrows what a
- * test needs (provision.sh names: operator-sdk, opm, olm), so it never waits for the others' build.
+ * test needs (provision.sh names: opm, bundle-validate, olm; one build makes opm and bundle-validate).
  */
 export async function olmTools(components: readonly string[] = ['olm-tools']): Promise<OlmTools> {
   const bin = await provision({
     components,
     log: (line) => { if (!/: cached$|^provisioned in|^\//u.test(line)) process.stderr.write(`[olm tools] ${line}\n`); },
   });
-  return { operatorSdk: join(bin, 'operator-sdk'), opm: join(bin, 'opm'), bin };
+  const operatorSdk = join(bin, 'operator-sdk');
+  return { bundleValidate: join(bin, 'bundle-validate'), opm: join(bin, 'opm'), operatorSdk: existsSync(operatorSdk) ? operatorSdk : undefined, bin };
+}
+
+export interface Validation {
+  readonly exitCode: number | undefined;
+  /** stdout and stderr: one logrus line per finding (`level=warning`, `level=error`). */
+  readonly output: string;
+}
+
+/**
+ * `bundle-validate <bundleDir> [extra]`: exit 1 on any error, as `operator-sdk bundle validate`.
+ * `extra` e.g. `['--select-optional', 'suite=operatorframework']` (OperatorHub's checks).
+ */
+export async function bundleValidate(tools: OlmTools, bundleDir: string, extra: readonly string[] = []): Promise<Validation> {
+  const r = await execa(tools.bundleValidate, [bundleDir, ...extra], { reject: false, all: true });
+  return { exitCode: r.exitCode, output: r.all };
+}
+
+/** Like bundleValidate, but fails the test unless the bundle passes with no error line. */
+export async function assertBundleValid(tools: OlmTools, bundleDir: string, extra: readonly string[] = []): Promise<string> {
+  const r = await bundleValidate(tools, bundleDir, extra);
+  assert.equal(r.exitCode, 0, `bundle-validate ${bundleDir} ${extra.join(' ')} failed:\n${r.output}`);
+  assert.doesNotMatch(r.output, /level=error/u, r.output);
+  return r.output;
 }
 
 /**
