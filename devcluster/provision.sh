@@ -11,7 +11,8 @@
 #        provision.sh olm-tools          (not part of "all": opm, bundle-validate, and OLM's olm and catalog
 #                                         operators with its CRDs; or one of opm bundle-validate olm)
 #        provision.sh operator-sdk       (not part of any group: nothing in CI needs it since
-#                                         bundle-validate does its checks; for users and benches)
+#                                         bundle-validate does its checks; for users, and for
+#                                         the agreement test in test/integration/olm-bundle.test.ts)
 # Prints one timing line per component and, as its LAST line, the bin dir holding symlinks to all
 # binaries (devcluster/provision.ts reads that line).
 set -euo pipefail
