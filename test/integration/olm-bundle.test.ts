@@ -16,7 +16,7 @@ import { parseAllDocuments } from 'yaml';
 import { BIN, fixtureChart, REPO_ROOT, SAMPLE_CHART } from './fixtures.js';
 import { assertBundleValid, bundleValidate, generate, helmEnv, HUB_FLAGS, ICON_SVG, olmToolsBeforeAll } from './olm-tools.js';
 
-const olmTools = olmToolsBeforeAll(['bundle-validate']);
+const olmTools = olmToolsBeforeAll(['bundle-validate']); // the same build makes opm
 
 /** Writes watches.yaml and an icon into a new directory. */
 async function project(watches: string): Promise<string> {
