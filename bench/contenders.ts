@@ -20,6 +20,7 @@ import { releaseLabelFlags, uninstallArgs, upgradeArgs } from '../src/helm/argv.
 import { dialectFor } from '../src/helm/dialect.js';
 import { ReleaseLabels } from '../src/reconcile/names.js';
 import type { BenchKube } from './kube.js';
+import { metricsPortOf, metricsReaderToken, type MetricsTarget } from './metrics-probe.js';
 import { descendants, readStat, statusKiB } from './proc.js';
 
 export type ContenderName = 'floor' | 'floor-postrender' | 'operator-sdk' | 'chartpilot';
@@ -97,6 +98,8 @@ export interface Contender {
   logLine?(re: RegExp): string | undefined;
   /** chartpilot with --replicas: each replica's CPU and peak RSS so far (read before stop). */
   replicaFigures?(): ReplicaFigure[];
+  /** chartpilot: where its /metrics is served (HTTPS, token reviewed) and a token allowed to read it. */
+  metricsTarget?(): Promise<MetricsTarget>;
   stop(): Promise<void>;
   logTail(): string;
 }
@@ -303,6 +306,8 @@ interface OperatorSpec {
   /** A log line that says the controller is running. */
   startedWhen: RegExp;
   countsHelm: boolean;
+  /** Serves /metrics over HTTPS with token review on a port it logs (`metrics server listening`). */
+  servesMetrics?: boolean;
 }
 
 function operator(env: Env, spec: OperatorSpec): Contender {
@@ -411,6 +416,13 @@ function operator(env: Env, spec: OperatorSpec): Contender {
     logLine(re) {
       return ownLogs().split('\n').find((l) => re.test(l));
     },
+    ...(spec.servesMetrics === true ? {
+      async metricsTarget(): Promise<MetricsTarget> {
+        const port = metricsPortOf(ownLogs().split('\n').find((l) => l.includes('"msg":"metrics server listening"')));
+        if (port === undefined || pid === undefined) throw new Error(`${spec.name} logged no "metrics server listening" line with its address`);
+        return { port, pid, token: await metricsReaderToken(env.kube, env.namespace) };
+      },
+    } : {}),
     logTail: () => logs().split('\n').slice(-30).join('\n'),
   };
 }
@@ -461,7 +473,10 @@ export function chartpilot(env: Env, binJs: string, member?: ShardMember): Conte
       'run',
       '--watches-file', watches,
       '--max-concurrent-reconciles', String(env.concurrency),
-      '--metrics-bind-address', '0',
+      // /metrics as deploy/ runs it (HTTPS, each scrape's token reviewed), on a port the log names:
+      // the bench scrapes it after each wave (bench/metrics-probe.ts).
+      '--metrics-secure', '--metrics-require-rbac',
+      '--metrics-bind-address', '127.0.0.1:0',
       '--health-probe-bind-address', '0',
       ...(member === undefined ? [] : ['--shards', '--leader-election-id', member.ring, '--leader-election-namespace', env.namespace]),
       ...(env.helmMode === undefined ? [] : ['--helm-mode', env.helmMode]),
@@ -469,6 +484,7 @@ export function chartpilot(env: Env, binJs: string, member?: ShardMember): Conte
     extraEnv: (wrapper) => ({ HELM_BIN: wrapper, ...(member === undefined ? {} : { POD_NAME: member.podName }) }),
     startedWhen: /controller started/,
     countsHelm: true,
+    servesMetrics: true,
   });
 }
 

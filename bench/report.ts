@@ -1,6 +1,7 @@
 /** The results file's shape and its markdown rendering (tables with ratios, then the targets). */
 import type { ContenderName } from './contenders.js';
 import type { ContenderResult } from './results.js';
+import type { MetricsProbe } from './metrics-probe.js';
 import { measureSections } from './report-measure.js';
 import type { ScenarioName, ScenarioResult } from './scenario.js';
 
@@ -125,6 +126,7 @@ export function toMarkdown(results: BenchResults): string {
         per((m) => m.chartRequests ?? Number.NaN, 'chart registry requests / minute (chart from a registry)', 2);
       }
     }
+    lines.push(...metricsRows(ok.map((c) => c.scenarios.find((x) => x.scenario === s)?.metrics), blank));
     row(['machine CPU busy, all processes (s)', ...ok.map((c) => fmt(c.scenarios.find((x) => x.scenario === s)?.machineBusySeconds)), ...blank]);
     row(['load average (1 min) at the end', ...ok.map((c) => fmt(c.scenarios.find((x) => x.scenario === s)?.loadAverage, 2)), ...blank]);
     const notConverged = ok.flatMap((c) => c.scenarios.filter((x) => x.scenario === s && !x.converged).map((x) => `${c.name}: ${x.done}/${p.n} (${x.detail ?? ''})`));
@@ -199,6 +201,26 @@ export function toMarkdown(results: BenchResults): string {
     + 'Ready lag and the per-CR timeline come from the bench\'s watches (when it saw a Deployment available and a CR Ready) and the audit log (when each write took effect).');
   lines.push('');
   return lines.join('\n');
+}
+
+/**
+ * The operator's /metrics after the wave converged (bench/metrics-probe.ts), as rows of the
+ * scenario's table; none when no contender was probed.
+ */
+function metricsRows(probes: readonly (MetricsProbe | undefined)[], blank: readonly string[]): string[] {
+  if (probes.every((p) => p === undefined)) return [];
+  const row = (label: string, pick: (p: MetricsProbe) => string): string => `| ${[label, ...probes.map((p) => (p === undefined ? '–' : pick(p))), ...blank].join(' | ')} |`;
+  const scrapes = probes.find((p) => p !== undefined)?.scrapes ?? 0;
+  return [
+    row(`GET /metrics after convergence, HTTPS with a token: median / max of ${String(scrapes)} (ms)`, (p) => `${fmt(p.medianMs, 0)} / ${fmt(p.maxMs, 0)}`),
+    row('… the first scrape, its token reviewed (ms)', (p) => fmt(p.firstMs, 0)),
+    row('… answered 200', (p) => `${String(p.ok)}/${String(p.scrapes)}${p.error === undefined ? '' : ` (${p.error})`}`),
+    row('… response size (KiB)', (p) => fmt(p.bytes / 1024, 0)),
+    row('… series, all / chartpilot_*', (p) => `${String(p.series)} / ${String(p.chartpilotSeries)}`),
+    row('… series per CR, chartpilot_* / with resource_created_at_seconds', (p) => `${fmt(p.chartpilotSeriesPerCr, 2)} / ${fmt(p.seriesPerCr, 2)}`),
+    row('… CRs with series', (p) => String(p.crsSeen)),
+    row('… operator CPU per scrape (ms)', (p) => fmt(p.operatorCpuMsPerScrape, 0)),
+  ];
 }
 
 /**

@@ -11,6 +11,7 @@ import type { Kind } from './cluster-ops.js';
 import type { Contender, Phase } from './contenders.js';
 import { diffCounters, scrapeRequestCounters, type BenchKube, type RequestCounters } from './kube.js';
 import { phaseMeasures, writesOver, type PhaseMeasures } from './measure.js';
+import { probeMetrics, summarizeProbe, type MetricsProbe, type MetricsTarget } from './metrics-probe.js';
 import { startPhaseWatch, type PhaseWatch } from './phase-watch.js';
 import { machineBusySeconds, RssSampler, type RssPeaks } from './proc.js';
 import { errorMessage } from '../src/lib/errors.js';
@@ -49,6 +50,11 @@ export interface ScenarioResult extends RssPeaks, PhaseMeasures {
    * since start" line as the bench saw it (wallSeconds), and the operator's own figures from it.
    */
   restart?: { startupSeconds: number; checkedSeconds: number; operatorSeconds: number; resources: number; failed: number };
+  /**
+   * Create and upgrade, once converged, for an operator serving /metrics (chartpilot): its
+   * endpoint scraped METRICS_SCRAPES times after the phase's measurements (bench/metrics-probe.ts).
+   */
+  metrics?: MetricsProbe;
   /** The machine's 1-minute load average at the end: shows when something else competed for the cores. */
   loadAverage: number;
   /** CPU seconds the whole machine was busy meanwhile (control plane, bench and anything else included). */
@@ -171,6 +177,12 @@ export async function runScenarios(c: Contender, opts: ScenarioOptions): Promise
         continue;
       }
       const result = await runPhase(c, phase, names, opts, rss);
+      // After the phase's figures and audit window closed: the scrapes (and the operator's token
+      // reviews for them) are in none of them.
+      if (phase !== 'delete' && result.converged && c.metricsTarget !== undefined) {
+        result.metrics = await scrapeMetrics(c.metricsTarget.bind(c), opts.n);
+        opts.log(`${c.name}: ${phase}: GET /metrics ×${String(result.metrics.scrapes)} at ${String(opts.n)} CRs: median ${String(result.metrics.medianMs?.toFixed(0))} ms, max ${String(result.metrics.maxMs?.toFixed(0))} ms, ${(result.metrics.bytes / 1024).toFixed(0)} KiB, ${String(result.metrics.series)} series, ${String(result.metrics.chartpilotSeriesPerCr?.toFixed(2))} chartpilot_* series per CR${result.metrics.error === undefined ? '' : ` (${result.metrics.error})`}`);
+      }
       scenarios.push(result);
       log(`${c.name}: ${phase} ${result.converged ? 'converged' : 'DID NOT converge'} in ${result.wallSeconds.toFixed(1)} s, cpu ${result.cpuSeconds.toFixed(1)} s, ${result.helmProcesses} helm processes, ${result.apiRequests} API requests, peak RSS ${(result.peakRssMiB ?? 0).toFixed(0)} MiB`);
       // Without a converged create/upgrade the later scenarios would measure leftovers.
@@ -181,6 +193,17 @@ export async function runScenarios(c: Contender, opts: ScenarioOptions): Promise
     overall = maxPeaks(before, rss.stop());
   }
   return { scenarios, overall };
+}
+
+/** Scrapes per probe: enough for a median and a worst case, few enough to stay out of the way. */
+const METRICS_SCRAPES = 10;
+
+async function scrapeMetrics(target: () => Promise<MetricsTarget>, n: number): Promise<MetricsProbe> {
+  try {
+    return await probeMetrics(await target(), n, METRICS_SCRAPES);
+  } catch (err) {
+    return summarizeProbe([], undefined, n, Number.NaN, errorMessage(err));
+  }
 }
 
 function maxPeaks(a: RssPeaks | undefined, b: RssPeaks): RssPeaks {

@@ -79,6 +79,18 @@ describe('npm run bench (smoke mode)', () => {
     assert.equal(floorWrites?.operator, 0, 'the floor has no operator');
     // chartpilot writes a Ready condition: its lag behind the Deployments is measured per CR.
     assert.equal(cp?.scenarios[0]?.readyLag?.count, 5, `chartpilot create Ready lag: ${JSON.stringify(cp?.scenarios[0]?.readyLag)}`);
+    // chartpilot's /metrics, scraped over HTTPS with a reader's token after create and after upgrade.
+    for (const s of cp.scenarios.filter((x) => x.scenario === 'create' || x.scenario === 'upgrade')) {
+      const m = s.metrics;
+      assert.ok(m !== undefined, `chartpilot ${s.scenario}: no /metrics probe`);
+      assert.equal(m.ok, m.scrapes, `chartpilot ${s.scenario}: /metrics scrapes not all answered: ${JSON.stringify(m)}`);
+      assert.ok(m.scrapes >= 5 && m.medianMs !== null && m.maxMs !== null && m.medianMs <= m.maxMs, `chartpilot ${s.scenario}: ${JSON.stringify(m)}`);
+      assert.equal(m.crsSeen, 5, `chartpilot ${s.scenario}: every CR has its series`);
+      assert.ok((m.chartpilotSeriesPerCr ?? 0) >= 2 && m.series > m.chartpilotSeries && m.bytes > 1000, `chartpilot ${s.scenario}: ${JSON.stringify(m)}`);
+      assert.ok(m.operatorCpuMsPerScrape !== null && m.operatorCpuMsPerScrape >= 0, `chartpilot ${s.scenario}: operator CPU ${String(m.operatorCpuMsPerScrape)}`);
+    }
+    assert.equal(results.contenders.find((c) => c.name === 'floor')?.scenarios[0]?.metrics, undefined, 'the floor has no /metrics');
+    assert.match(md, /GET \/metrics after convergence/);
     assert.match(md, /Ready lag per CR/);
     assert.match(md, /per-CR timeline/);
     const floorCreate = results.contenders.find((c) => c.name === 'floor')?.scenarios[0];
