@@ -210,6 +210,35 @@ describe('driftDetection: fields others own', () => {
     assert.equal(setBacks(watch.values, 1), 0);
   });
 
+  // The README's limit of the rules, on the real helm 4: they govern drift repair, not helm's own
+  // server-side apply, which does not force conflicts.
+  it('the ignore rule does not reach helm: a later upgrade still rendering replicas conflicts with the HPA, the rollback too, and the HPA keeps its value', async (t) => {
+    const { cluster, ns, cr } = await operatorScenario(t, {
+      kind: 'DriftUpgrade',
+      chart: CHART,
+      extra: { driftDetection: { ignore: [{ paths: ['/spec/replicas'], target: { kind: 'Deployment' } }] } },
+    });
+    await cr.apply('web', {});
+    await cr.deployed('web');
+    const watch = watchReplicas(t, cluster, ns, 'web');
+    await addHpa(cluster, ns, 'web', 3);
+    await waitFor('the HPA to scale to 3', async () => (await getJson<Deployment>(cluster, ['get', 'deployment', 'web', '-n', ns])).spec.replicas === 3, { timeoutMs: 60_000 });
+
+    await cr.apply('web', { setting: 'changed' });
+    const failed = await cr.until('web', 'ReleaseFailed=True', (c) => condition(c, 'ReleaseFailed')?.status === 'True', 120_000);
+    const message = condition(failed, 'ReleaseFailed')?.message ?? '';
+    assert.equal(condition(failed, 'ReleaseFailed')?.reason, 'UpgradeError');
+    assert.match(message, /^helm upgrade failed: .*conflict with "kube-controller-manager" with subresource "scale" using apps\/v1: \.spec\.replicas/);
+    // chartpilot's remediation, a rollback to revision 1, renders replicas too and conflicts the same way.
+    assert.match(message, /; cleaning up after it also failed: .*conflict with "kube-controller-manager"/);
+    assert.equal(failed.status?.deployedRelease?.revision, 1, 'revision 1 is still the deployed one');
+    await holds('the HPA keeps its replicas through the retries', 10_000, async () => {
+      const d = await getJson<Deployment>(cluster, ['get', 'deployment', 'web', '-n', ns]);
+      return d.spec.replicas === 3 ? undefined : `replicas ${String(d.spec.replicas)}`;
+    });
+    assert.equal(setBacks(watch.values, 1), 0, `replicas seen: ${watch.values.join(' ')}`);
+  });
+
   it('warn tells drift (event and condition) and writes nothing; off writes nothing, tells nothing and still reports readiness', async (t) => {
     const { cluster, ns, crs: [warn, off] } = await operatorScenario(t, {
       namespace: 'drift-modes',
