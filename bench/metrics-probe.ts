@@ -6,6 +6,7 @@
  * series and the operator's CPU per scrape. Counting and summing are pure; the I/O is at the end.
  */
 import { request } from 'node:https';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { BenchKube } from './kube.js';
 import { readStat } from './proc.js';
 import { percentile } from './stats.js';
@@ -62,6 +63,11 @@ export interface MetricsProbe {
   crsSeen: number;
   /** The operator process's CPU (utime+stime) over all the scrapes, divided by their number. */
   operatorCpuMsPerScrape: number | null;
+  /**
+   * The same less the operator's CPU over an equally long window right after, without scrapes:
+   * what is left of its other work (status writes, watches, timers) after a wave. Not below 0.
+   */
+  operatorCpuMsPerScrapeNet: number | null;
   /** Why a scrape or the whole probe failed (the first reason), absent when all answered 200. */
   error?: string;
 }
@@ -104,7 +110,13 @@ export function countSeries(text: string): SeriesCounts {
 }
 
 /** The report's figures from the scrapes, the last answered body's counts, N and the operator's CPU. */
-export function summarizeProbe(scrapes: readonly Scrape[], counts: SeriesCounts | undefined, n: number, operatorCpuSeconds: number, error?: string): MetricsProbe {
+export function summarizeProbe(
+  scrapes: readonly Scrape[],
+  counts: SeriesCounts | undefined,
+  n: number,
+  cpu: { readonly scraping: number; readonly quiet: number },
+  error?: string,
+): MetricsProbe {
   const answered = scrapes.filter((s) => s.status === 200);
   const sorted = answered.map((s) => s.ms).sort((a, b) => a - b);
   const orNull = (v: number | undefined): number | null => (v === undefined || !Number.isFinite(v) ? null : v);
@@ -124,7 +136,8 @@ export function summarizeProbe(scrapes: readonly Scrape[], counts: SeriesCounts 
     chartpilotSeriesPerCr: perCr(counts?.chartpilotCrSeries),
     seriesPerCr: perCr(counts?.crSeries),
     crsSeen: counts?.crs ?? 0,
-    operatorCpuMsPerScrape: scrapes.length === 0 ? null : orNull((operatorCpuSeconds * 1000) / scrapes.length),
+    operatorCpuMsPerScrape: scrapes.length === 0 ? null : orNull((cpu.scraping * 1000) / scrapes.length),
+    operatorCpuMsPerScrapeNet: scrapes.length === 0 ? null : orNull((Math.max(0, cpu.scraping - cpu.quiet) * 1000) / scrapes.length),
     ...(reason === undefined ? {} : { error: reason }),
   };
 }
@@ -158,7 +171,9 @@ export async function probeMetrics(target: MetricsTarget, n: number, count = 10)
   const scrapes: Scrape[] = [];
   let counts: SeriesCounts | undefined;
   let error: string | undefined;
-  const before = readStat(target.pid)?.self;
+  const cpuNow = (): number => readStat(target.pid)?.self ?? Number.NaN;
+  const before = cpuNow();
+  const started = performance.now();
   for (let i = 0; i < count; i++) {
     try {
       const s = await scrapeOnce(target.port, target.token);
@@ -169,8 +184,11 @@ export async function probeMetrics(target: MetricsTarget, n: number, count = 10)
       break;
     }
   }
-  const after = readStat(target.pid)?.self;
-  return summarizeProbe(scrapes, counts, n, before === undefined || after === undefined ? Number.NaN : after - before, error);
+  const after = cpuNow();
+  // As long again without scrapes: the operator's own background after a wave, to subtract.
+  await sleep(performance.now() - started);
+  const quiet = cpuNow() - after;
+  return summarizeProbe(scrapes, counts, n, { scraping: after - before, quiet }, error);
 }
 
 const READER_ROLE = 'chartpilot-bench-metrics-reader';

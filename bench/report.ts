@@ -219,7 +219,7 @@ function metricsRows(probes: readonly (MetricsProbe | undefined)[], blank: reado
     row('… series, all / chartpilot_*', (p) => `${String(p.series)} / ${String(p.chartpilotSeries)}`),
     row('… series per CR, chartpilot_* / with resource_created_at_seconds', (p) => `${fmt(p.chartpilotSeriesPerCr, 2)} / ${fmt(p.seriesPerCr, 2)}`),
     row('… CRs with series', (p) => String(p.crsSeen)),
-    row('… operator CPU per scrape (ms)', (p) => fmt(p.operatorCpuMsPerScrape, 0)),
+    row('… operator CPU per scrape, less as long a window without scrapes / all of it (ms)', (p) => `${fmt(p.operatorCpuMsPerScrapeNet, 0)} / ${fmt(p.operatorCpuMsPerScrape, 0)}`),
   ];
 }
 

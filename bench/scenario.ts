@@ -202,7 +202,7 @@ async function scrapeMetrics(target: () => Promise<MetricsTarget>, n: number): P
   try {
     return await probeMetrics(await target(), n, METRICS_SCRAPES);
   } catch (err) {
-    return summarizeProbe([], undefined, n, Number.NaN, errorMessage(err));
+    return summarizeProbe([], undefined, n, { scraping: Number.NaN, quiet: Number.NaN }, errorMessage(err));
   }
 }
 

@@ -63,7 +63,7 @@ describe('bench /metrics probe: the summary', () => {
 
   it('reports median and max over the answered scrapes, the first apart, per-CR series over N and CPU per scrape', () => {
     const counts = { series: 7100, chartpilotSeries: 6050, chartpilotCrSeries: 6000, crSeries: 7000, crs: 1000 };
-    const p = summarizeProbe([scrape(400), scrape(50), scrape(30), scrape(60), scrape(40, 200, 800_000)], counts, 1000, 0.25);
+    const p = summarizeProbe([scrape(400), scrape(50), scrape(30), scrape(60), scrape(40, 200, 800_000)], counts, 1000, { scraping: 0.25, quiet: 0.05 });
     assert.equal(p.scrapes, 5);
     assert.equal(p.ok, 5);
     assert.equal(p.medianMs, 50);
@@ -74,11 +74,18 @@ describe('bench /metrics probe: the summary', () => {
     assert.equal(p.seriesPerCr, 7);
     assert.equal(p.crsSeen, 1000);
     assert.equal(p.operatorCpuMsPerScrape, 50);
+    assert.equal(p.operatorCpuMsPerScrapeNet, 40);
     assert.equal(p.error, undefined);
   });
 
+  it('does not report a negative net CPU when the quiet window cost more than the scrapes', () => {
+    const p = summarizeProbe([scrape(10), scrape(10)], undefined, 1, { scraping: 0.02, quiet: 0.03 });
+    assert.equal(p.operatorCpuMsPerScrape, 10);
+    assert.equal(p.operatorCpuMsPerScrapeNet, 0);
+  });
+
   it('leaves refused scrapes out of the times and names the first refusal', () => {
-    const p = summarizeProbe([scrape(5, 401, 0), scrape(20), scrape(10)], undefined, 10, 0.01);
+    const p = summarizeProbe([scrape(5, 401, 0), scrape(20), scrape(10)], undefined, 10, { scraping: 0.01, quiet: 0 });
     assert.equal(p.ok, 2);
     assert.equal(p.medianMs, 10);
     assert.equal(p.maxMs, 20);
@@ -86,12 +93,13 @@ describe('bench /metrics probe: the summary', () => {
   });
 
   it('has no figure, and no NaN for the results file, when nothing was answered', () => {
-    const p = summarizeProbe([], undefined, 1000, Number.NaN, 'the TokenRequest returned no token');
+    const p = summarizeProbe([], undefined, 1000, { scraping: Number.NaN, quiet: Number.NaN }, 'the TokenRequest returned no token');
     assert.equal(p.ok, 0);
     assert.equal(p.medianMs, null);
     assert.equal(p.maxMs, null);
     assert.equal(p.chartpilotSeriesPerCr, null);
     assert.equal(p.operatorCpuMsPerScrape, null);
+    assert.equal(p.operatorCpuMsPerScrapeNet, null);
     assert.equal(p.error, 'the TokenRequest returned no token');
     assert.doesNotMatch(JSON.stringify(p), /NaN/);
   });
