@@ -229,6 +229,8 @@ describe('driftDetection: fields others own', () => {
     const message = condition(failed, 'ReleaseFailed')?.message ?? '';
     assert.equal(condition(failed, 'ReleaseFailed')?.reason, 'UpgradeError');
     assert.match(message, /^helm upgrade failed: .*conflict with "kube-controller-manager" with subresource "scale" using apps\/v1: \.spec\.replicas/);
+    // … and what to do about it.
+    assert.match(message, /\("kube-controller-manager \(scale\)" owns \.spec\.replicas, which the chart still renders: stop rendering it .* or annotate the resource helm\.sdk\.operatorframework\.io\/upgrade-force: "true"/);
     // chartpilot's remediation, a rollback to revision 1, renders replicas too and conflicts the same way.
     assert.match(message, /; cleaning up after it also failed: .*conflict with "kube-controller-manager"/);
     assert.equal(failed.status?.deployedRelease?.revision, 1, 'revision 1 is still the deployed one');

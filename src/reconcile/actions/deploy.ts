@@ -1,5 +1,6 @@
 /** `helm upgrade --install`: the CR's values, our fingerprint on the record, ownership via post-render. */
 import { errorMessage } from '../../lib/errors.js';
+import { fieldConflictHint } from '../conflict-hint.js';
 import { forbiddenExplanation } from '../identity.js';
 import type { Release } from '../model.js';
 import { OWNER_UID_LABEL, PRIMARY_RESOURCE_ANNOTATION, PRIMARY_RESOURCE_TYPE_ANNOTATION, Reasons, ReleaseLabels } from '../names.js';
@@ -49,7 +50,7 @@ export async function deploy(ctx: ActionContext, action: 'install' | 'upgrade'):
     if (err instanceof HelmCallsStopped) throw err; // never started: nothing to record
     const errorKind = err instanceof Error && 'kind' in err && typeof err.kind === 'string' ? err.kind : 'unknown';
     ctx.log.warn({ action, errorKind }, 'helm failed');
-    const why = forbiddenExplanation(err, derived.tenant) ?? errorMessage(err);
+    const why = forbiddenExplanation(err, derived.tenant) ?? withConflictHint(errorMessage(err));
     ctx.failure = { action, cause: err, message: `helm ${action} failed: ${why}` };
     ctx.progress = { ...ctx.progress, failedDeploy: action };
     return CONTINUE;
@@ -84,6 +85,12 @@ export async function deploy(ctx: ActionContext, action: 'install' | 'upgrade'):
   });
   await ctx.writeStatus({ kind: 'deployed', action, release, kept });
   return end(derived.requeue);
+}
+
+/** Helm's message, and after it what to do when another field manager's field made the apply fail. */
+function withConflictHint(message: string): string {
+  const hint = fieldConflictHint(message);
+  return hint === undefined ? message : `${message} (${hint})`;
 }
 
 /** The kinds a post-render refusal found unknown to discovery (HelmError.unknownKinds), if any. */
