@@ -21,7 +21,7 @@ export interface ShardClaimsOptions {
   readonly member: string;
   readonly version: string;
   readonly settings: string;
-  readonly view: RingView;
+  readonly view: Pick<RingView, 'states'>;
   /** How often the view is recomputed (members expire without an event) and waiting claims read again. */
   readonly retryPeriodMs: number;
   readonly log: Logger;
@@ -182,7 +182,7 @@ export class ShardClaims {
 }
 
 /** The members of the ring that get CRs: ready, same version and settings (as the sharder counts them). */
-export function eligibleMembers(view: RingView, version: string, settings: string): string[] {
+export function eligibleMembers(view: Pick<RingView, 'states'>, version: string, settings: string): string[] {
   return view
     .states()
     .filter(({ member, state }) => state === 'ready' && member.version === version && member.settings === settings)
