@@ -198,6 +198,7 @@ export class ShardMember {
     if (!(await this.lease.join(signal))) return false;
     this.opts.log.info({ ring: setup.ring, member: setup.member }, 'joined the shard ring');
     this.claims.start();
+    await this.claims.settled(setup.timings.renewDeadlineMs, signal);
     this.sharderLoop = this.runSharder();
     return true;
   }

@@ -78,6 +78,19 @@ export class ShardClaims {
     this.timer.unref();
   }
 
+  /**
+   * Resolves once this member is in its own view, has written it and read the others (so the first
+   * CRs its controllers see are not put off), or after `maxMs` (they are then looked at again later).
+   */
+  async settled(maxMs: number, signal: AbortSignal): Promise<void> {
+    const deadline = Date.now() + maxMs;
+    while (!signal.aborted && Date.now() < deadline) {
+      this.refresh();
+      if (this.view.includes(this.opts.member) && sameView(this.published, this.view) && this.others !== undefined) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
   stop(): void {
     this.started = false;
     if (this.timer !== undefined) clearInterval(this.timer);
