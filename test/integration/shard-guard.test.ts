@@ -3,7 +3,9 @@
  * On the real control plane with the real helm: a CR relabelled to another replica (and then
  * unlabelled) while its owner's helm call hangs is never acted on by that replica — its helm call
  * log never overlaps the owner's on the release, it never even plans a reconcile — the label is set
- * back and the CR converges. And `generate deploy --shards`'s ValidatingAdmissionPolicy refuses a
+ * back and the CR converges. During a ring change, a CR relabelled straight to its new owner while
+ * the old one's call still runs waits until that call ended (without the claims in the Leases the
+ * new owner plans an unlock of the live call's lock at once). And `generate deploy --shards`'s ValidatingAdmissionPolicy refuses a
  * tenant's change of the labels with a message naming the fix, while the operator's identity may.
  */
 import assert from 'node:assert/strict';
@@ -15,6 +17,7 @@ import { execa } from 'execa';
 import { parseAllDocuments } from 'yaml';
 import { resourceOf } from './crd.js';
 import { condition, crsOf, type Cr } from './crs.js';
+import { pickOf } from '../../src/controller/sharding/guard.js';
 import { BIN, fixtureChart } from './fixtures.js';
 import type { TestCluster } from './harness.js';
 import type { RunningOperator } from './operator.js';
@@ -70,9 +73,9 @@ interface Replica {
   readonly calls: () => HelmCall[];
 }
 
-async function startReplica(s: Setup, dir: string, name: string): Promise<Replica> {
+async function startReplica(s: Setup, dir: string, name: string, extra: string[] = []): Promise<Replica> {
   const helm = timedHelm(s.cluster, dir, name);
-  const args = ['--helm-mode=cli', '--shards', '--leader-election-id', RING, '--leader-election-namespace', s.ns, '--shard-lease-duration', `${String(LEASE_S)}s`, '--reconcile-period', '0', '--helm-timeout', '40s', '--log-level', 'debug'];
+  const args = [...extra, '--helm-mode=cli', '--shards', '--leader-election-id', RING, '--leader-election-namespace', s.ns, '--shard-lease-duration', `${String(LEASE_S)}s`, '--reconcile-period', '0', '--helm-timeout', '40s', '--log-level', 'debug'];
   const op = await s.start({ args, env: { HELM_BIN: helm.bin, POD_NAME: name, POD_NAMESPACE: s.ns }, noWait: true });
   await waitFor(`${name} joined`, () => Promise.resolve(op.logs().includes('controller started')), { timeoutMs: 60_000, intervalMs: 100 });
   return { name, op, calls: helm.calls };
@@ -129,6 +132,53 @@ describe('shard labels a CR author writes', () => {
     assert.deepEqual(overlaps(calls), [], 'no two replicas\' helm calls overlap on the release');
     assert.deepEqual(y.calls().filter((c) => c.release === 'web'), [], `${y.name} ran no helm call on web`);
     assert.deepEqual(linesAbout(y.op, 'web').filter((l) => l.includes('"msg":"planned"')), [], `${y.name} never reconciled web`);
+  });
+
+  it('during a ring change, a CR still reconciled by its old owner and relabelled to its new one waits for the old owner\'s call to end', { timeout: 5 * 60_000 }, async (t: TestContext) => {
+    const s = await setUp(t, { kind: 'ShardGuardMove', chart: fixtureChart('stoppable-hook') });
+    const { cluster, ns, kind } = s;
+    const dir = mkdtempSync(join(tmpdir(), 'chartpilot-shard-guard-'));
+    const concurrency = ['--max-concurrent-reconciles', '8'];
+    const a = await startReplica(s, dir, 'a', concurrency);
+    const cr = crsOf(cluster, kind, ns);
+    const movesToB = new Set<string>();
+    // CRs until one that the ring of a and b gives to b (by its uid, as the replicas compute it).
+    const names: string[] = [];
+    for (let i = 0; i < 30 && !names.some((n) => movesToB.has(n)); i++) {
+      const n = `m${String(i)}`;
+      await cr.apply(n, { stuck: true });
+      const uid = (await cr.get(n))?.metadata.uid ?? '';
+      names.push(n);
+      if (pickOf(['a', 'b'], uid) === 'b') movesToB.add(n);
+    }
+    const name = names.find((n) => movesToB.has(n));
+    assert.ok(name !== undefined, 'a CR the ring of a and b gives to b');
+    const openCall = (release: string): HelmCall | undefined => a.calls().find((c) => c.release === release && c.verb === 'upgrade' && c.end === undefined);
+    await waitFor(`a's helm call on ${name} running`, () => Promise.resolve(openCall(name)), { timeoutMs: 60_000, intervalMs: 200 });
+
+    // b joins: the ring now gives b that CR, so the sharder asks a to let go; a waits for its call first.
+    const b = await startReplica(s, dir, 'b', concurrency);
+    await waitFor(`${name} asked to move to b`, async () => (await cr.get(name))?.metadata.labels?.[`drain.${LABEL}`] ?? undefined, { timeoutMs: 30_000, intervalMs: 100 });
+    const call = openCall(name);
+    assert.ok(call !== undefined, `a's call on ${name} still runs`);
+    // The tenant does not wait for the drain: the CR goes straight to b (its new owner in the ring).
+    await cluster.kubectl(['label', '--overwrite', resourceOf(kind), name, '-n', ns, `${LABEL}=b`, `drain.${LABEL}-`]);
+    await waitFor(`b looks at ${name}`, () => Promise.resolve(linesAbout(b.op, name).some((l) => l.includes('"reason":"claimed"') || l.includes('"msg":"planned"')) || undefined), { timeoutMs: 30_000, intervalMs: 100 });
+    assert.equal(openCall(name)?.start, call.start, `a's call on ${name} still runs`);
+    assert.deepEqual(linesAbout(b.op, name).filter((l) => l.includes('"msg":"planned"')), [], `b did not reconcile ${name} while a's call ran`);
+    assert.ok(linesAbout(b.op, name).some((l) => l.includes('"reason":"claimed"')), `b waits: a's Lease claims ${name}`);
+
+    // The calls end (--helm-timeout); b then takes the CR and deploys the fixed spec.
+    await cr.apply(name, { stuck: false });
+    await cr.until(name, 'Deployed', (c: Cr) => condition(c, 'Deployed')?.status === 'True' && c.metadata.generation === c.status?.observedGeneration, 180_000);
+    const ended = a.calls().find((c) => c.release === name && c.start === call.start)?.end;
+    assert.ok(ended !== undefined, `a's call on ${name} ended`);
+    const firstPlan = linesAbout(b.op, name).find((l) => l.includes('"msg":"planned"'));
+    assert.ok(firstPlan !== undefined, `b reconciled ${name} in the end`);
+    const plannedAt = Date.parse((JSON.parse(firstPlan) as { time: string }).time);
+    t.diagnostic(`${name}: a's call ended at +${String(ended - call.start)} ms, b's first reconcile at +${String(plannedAt - call.start)} ms`);
+    assert.ok(plannedAt >= ended, 'b reconciled only after a\'s call ended');
+    assert.deepEqual(overlaps([...a.calls(), ...b.calls()]), [], 'no two replicas\' helm calls overlap on a release');
   });
 
   it('generate deploy --shards: a tenant may not change the shard labels; the operator may', { timeout: 2 * 60_000 }, async (t: TestContext) => {
