@@ -12,6 +12,7 @@ import type { ShardHooks } from '../controller/cr-controller.js';
 import { LeaderElector } from '../controller/leader-election/elector.js';
 import { KubeLeaseStore } from '../controller/leader-election/lease-store.js';
 import { acknowledge } from '../controller/sharding/acknowledge.js';
+import { ShardClaims } from '../controller/sharding/claims.js';
 import { MemberLease } from '../controller/sharding/member.js';
 import { drainLabel, memberLeaseName, shardLabel } from '../controller/sharding/names.js';
 import { BUCKETS, VIRTUAL_NODES } from '../controller/sharding/ring.js';
@@ -106,6 +107,7 @@ export interface ShardMemberOptions {
 export class ShardMember {
   readonly view: RingView;
   private readonly lease: MemberLease;
+  private readonly claims: ShardClaims;
   private readonly stopSharding = new AbortController();
   private sharderLoop: Promise<void> | undefined;
   private sharder: Sharder | undefined;
@@ -123,6 +125,7 @@ export class ShardMember {
         this.noteMember(m);
       },
       onGone: (m) => {
+        this.claims.refresh();
         if (m.member === setup.member) return;
         opts.stoppedCalls.adoptInstance(m.instance);
         opts.onMemberGone();
@@ -139,6 +142,22 @@ export class ShardMember {
       timings: setup.timings,
       log: opts.log.child({ controller: 'shard-member' }),
       onLost: opts.onLost,
+      claims: () => this.claims.annotations(),
+      onWritten: (annotations) => {
+        this.claims.written(annotations);
+      },
+    });
+    this.claims = new ShardClaims({
+      client: opts.client,
+      namespace: setup.namespace,
+      ring: setup.ring,
+      member: setup.member,
+      version: setup.version,
+      settings: opts.settings,
+      view: this.view,
+      retryPeriodMs: setup.timings.retryPeriodMs,
+      log: opts.log.child({ controller: 'shard-member' }),
+      publish: () => this.lease.publish(),
     });
   }
 
@@ -178,6 +197,8 @@ export class ShardMember {
     if (signal.aborted) return false;
     if (!(await this.lease.join(signal))) return false;
     this.opts.log.info({ ring: setup.ring, member: setup.member }, 'joined the shard ring');
+    this.claims.start();
+    await this.claims.settled(setup.timings.renewDeadlineMs, signal);
     this.sharderLoop = this.runSharder();
     return true;
   }
@@ -197,7 +218,21 @@ export class ShardMember {
     const drain = drainLabel(setup.ring);
     return {
       draining: (obj: KubeObject) => obj.metadata.labels?.[drain] !== undefined,
+      admit: (obj: KubeObject) => {
+        const { decision, end } = this.claims.admit(obj);
+        switch (decision.kind) {
+          case 'act':
+            return end === undefined ? { kind: 'skip' } : { kind: 'act', end };
+          case 'let-go':
+            return { kind: 'let-go' };
+          case 'wait':
+            // A label naming another member is not ours to look at again; any other wait ends by itself.
+            return decision.reason === 'not-labelled' ? { kind: 'skip' } : { kind: 'wait', retryMs: setup.timings.retryPeriodMs, reason: decision.reason };
+        }
+      },
       acknowledge: async (obj: KubeObject) => {
+        // Its next owner reads this member's Lease before acting: it must no longer list the CR busy.
+        await this.claims.settle(obj.metadata.uid);
         // The next owner must know which of our helm calls were stopped before it sees the CR.
         const note = handOverNote(this.opts.stoppedCalls.list());
         if (note !== '') await this.lease.publishNote(note);
@@ -216,6 +251,7 @@ export class ShardMember {
 
   /** Once every CR is handed back: give up the sharder role and the Lease. */
   async close(): Promise<void> {
+    this.claims.stop();
     this.stopSharding.abort();
     await this.sharderLoop;
     await this.lease.release();
@@ -225,6 +261,7 @@ export class ShardMember {
   /** Another member's hand-over note: its stopped helm calls are nobody's locks. */
   private noteMember(m: RingMember): void {
     if (m.member !== this.opts.setup.member) this.opts.stoppedCalls.adopt(parseHandOverNote(m.handOver));
+    this.claims.refresh();
     this.sharder?.membersChanged();
   }
 

@@ -55,11 +55,22 @@ export interface CrControllerOptions {
 export interface ShardHooks {
   /** The sharder asked this replica to let go of `obj` (its drain label is set). */
   readonly draining: (obj: KubeObject) => boolean;
+  /**
+   * Whether this replica may reconcile `obj` now, whatever its labels say (a CR author can write
+   * them): act (call `end` when the reconcile is over), let go, skip it, or look again later.
+   */
+  readonly admit?: (obj: KubeObject) => ShardAdmission;
   /** Removes its shard labels; called once nothing runs for it here any more. */
   readonly acknowledge: (obj: KubeObject) => Promise<unknown>;
   /** Acknowledging failed (it is tried again). */
   readonly onError?: (obj: KubeObject, err: unknown) => void;
 }
+
+export type ShardAdmission =
+  | { readonly kind: 'act'; readonly end: () => void }
+  | { readonly kind: 'let-go' }
+  | { readonly kind: 'skip' }
+  | { readonly kind: 'wait'; readonly retryMs: number; readonly reason: string };
 
 /** An acknowledgement that failed is tried again after this long. */
 const ACK_RETRY_MS = 1_000;
@@ -418,6 +429,11 @@ export class CrController {
     return informer?.get(namespace, name);
   }
 
+  private cachedObject(key: string): KubeObject | undefined {
+    const { namespace, name } = splitKey(key);
+    return (this.informers.get(namespace ?? '') ?? this.informers.get(''))?.get(namespace, name);
+  }
+
   /** What the cache keeps of a CR (no spec); `onSpec` sees it whole first. */
   private slim(obj: KubeObject): KubeObject {
     const slim = withoutSpec(obj);
@@ -441,12 +457,33 @@ export class CrController {
     // Being handed back: nothing new starts (checked and recorded in one step, so a drain that
     // arrives later waits for this very run).
     if (this.lettingGo.has(key) || (this.handingOver && this.opts.shard !== undefined)) return {};
+    // Sharded: decided and recorded in one synchronous step, before the reconcile's first await.
+    let end: (() => void) | undefined;
+    const admit = this.opts.shard?.admit;
+    const cr = admit === undefined ? undefined : this.cachedObject(key);
+    if (admit !== undefined && cr !== undefined) {
+      const admission = admit(cr);
+      switch (admission.kind) {
+        case 'act':
+          end = admission.end;
+          break;
+        case 'let-go':
+          this.letGo(cr);
+          return {};
+        case 'skip':
+          return {};
+        case 'wait':
+          this.opts.log.debug({ namespace: cr.metadata.namespace, name: cr.metadata.name, reason: admission.reason }, 'not acting on the resource yet (shard ring)');
+          return { requeueAfterMs: admission.retryMs };
+      }
+    }
     const run = this.reconcileKey(key, signal);
     this.inFlight.set(key, run);
     try {
       return await run;
     } finally {
       if (this.inFlight.get(key) === run) this.inFlight.delete(key);
+      end?.();
     }
   }
 

@@ -17,7 +17,7 @@ import { BUNDLE_HELP, bundleCommand, CATALOG_HELP, catalogCommand } from './bund
 import { dirProblems, NEW_HELP, newProject } from './new.js';
 import { MONITORING_HELP, monitoringCommand } from './monitoring-cli.js';
 import { NEW_ANSIBLE_HELP, newAnsibleProject } from './new-ansible.js';
-import { clusterResolver, crdYaml, deployYaml, renderBundle, renderCrds, renderRbac, renderSamples } from './render.js';
+import { clusterResolver, crdYaml, deployYaml, renderBundle, renderCrds, renderRbac, renderSamples, watchedKinds } from './render.js';
 
 export interface CommandIo {
   readonly stdout: (text: string) => void;
@@ -122,7 +122,11 @@ ${OPERATOR_FLAGS}
                                image FROM ${ANSIBLE_IMAGE_NAME} (generate all and bundle see this from watches.yaml)
   --shards <replicas>          that many replicas share the resources (run --shards, POD_NAME from
                                the downward API) instead of one leader, and a Role for the ring's
-                               Leases (get, list, watch, create, update, delete)
+                               Leases (get, list, watch, create, update, delete), and a
+                               ValidatingAdmissionPolicy (Kubernetes 1.30+) letting only the
+                               operator write the shard labels
+  --watches-file <path>        with --shards: the policy covers only the kinds this file watches
+                               (default: every kind)
   -h, --help                   show this help`,
   sample: `Usage: chartpilot generate sample [flags]
 
@@ -408,21 +412,30 @@ function deployOptions(values: Values): DeployOptions {
   return d;
 }
 
-function deployCommand(argv: readonly string[], io: CommandIo): Promise<number> {
-  const { values } = parseFlags(argv, { ...OPERATOR_OPTIONS, image: { type: 'string' }, ansible: { type: 'boolean' }, 'with-prometheus-rule': { type: 'boolean' }, shards: { type: 'string' } });
+async function deployCommand(argv: readonly string[], io: CommandIo): Promise<number> {
+  const { values } = parseFlags(argv, {
+    ...OPERATOR_OPTIONS,
+    image: { type: 'string' },
+    ansible: { type: 'boolean' },
+    'with-prometheus-rule': { type: 'boolean' },
+    shards: { type: 'string' },
+    'watches-file': { type: 'string' },
+  });
   const shardsText = str(values, 'shards');
   if (shardsText !== undefined && !(/^\d+$/u.test(shardsText) && Number(shardsText) >= 1 && Number(shardsText) <= 100)) {
     throw new InputError([`--shards "${shardsText}" must be the number of replicas, from 1 to 100`]);
   }
+  const watchesFile = str(values, 'watches-file');
   io.stdout(
     deployYaml({
       ...deployOptions(values),
       ansible: values['ansible'] === true,
       withPrometheusRule: values['with-prometheus-rule'] === true,
       shards: shardsText === undefined ? undefined : Number(shardsText),
+      shardKinds: shardsText === undefined || watchesFile === undefined ? undefined : await watchedKinds(watchesFile, io.env),
     }),
   );
-  return Promise.resolve(ExitCode.ok);
+  return ExitCode.ok;
 }
 
 async function sampleCommand(argv: readonly string[], io: CommandIo): Promise<number> {

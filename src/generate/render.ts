@@ -7,6 +7,7 @@ import { basename, dirname, relative, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { apiVersionOf, isAnsibleEntry, type WatchEntry } from '../config/types.js';
 import { loadWatches } from '../config/watches.js';
+import { shardPolicyYaml, type GuardedKind } from './shard-policy.js';
 import { serverVersion } from '../kube/objects.js';
 import { createKubeClient, loadKubeConfig } from '../kube/rest.js';
 import { loadChartInfo } from './chart-meta.js';
@@ -28,6 +29,13 @@ import { errorMessage } from '../lib/errors.js';
 import { isPlainObject } from '../lib/json.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
+
+/** The kinds a watches file names (no chart is read or pulled). */
+export async function watchedKinds(file: string, env: Env): Promise<GuardedKind[]> {
+  const loaded = await loadWatches(file, env);
+  if (!loaded.ok) throw new InputError(loaded.problems);
+  return loaded.entries.map((e) => ({ group: e.group, kind: e.kind }));
+}
 
 export async function watchEntries(file: string, env: Env): Promise<WatchEntry[]> {
   const loaded = await loadWatches(file, env);
@@ -209,11 +217,15 @@ export async function clusterResolver(offline: boolean, kubeconfig: string | und
   }
 }
 
-/** `withPrometheusRule`: also the alerts of `generate monitoring` (needs the Prometheus Operator's CRDs); `shards`: the Role for the ring's Leases. */
-export function deployYaml(o: DeployOptions & { readonly withPrometheusRule?: boolean }): string {
+/**
+ * `withPrometheusRule`: also the alerts of `generate monitoring` (needs the Prometheus Operator's
+ * CRDs); `shards`: the Role for the ring's Leases and the policy keeping the shard labels the
+ * operator's (on `shardKinds`, the watched kinds, or on every kind when not known).
+ */
+export function deployYaml(o: DeployOptions & { readonly withPrometheusRule?: boolean; readonly shardKinds?: readonly GuardedKind[] | undefined }): string {
   const docs = [namespaceYaml(o), serviceAccountYaml(o), operatorYaml(o), metricsYaml(o)];
   if (o.withPrometheusRule === true) docs.push(prometheusRuleYaml(monitoringDefaults(o)));
-  if (o.shards !== undefined) docs.push(shardsRbacYaml(o));
+  if (o.shards !== undefined) docs.push(shardsRbacYaml(o), shardPolicyYaml(o, o.shardKinds));
   return docs.join('---\n');
 }
 

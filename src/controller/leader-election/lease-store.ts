@@ -32,6 +32,8 @@ export interface KubeLeaseStoreOptions {
   readonly labels?: Readonly<Record<string, string>>;
   /** Annotations every write sets, read at each write (a shard member's version, settings, state). */
   readonly annotations?: () => Readonly<Record<string, string>>;
+  /** A write went through, with the annotations the server stored (a shard member's published claims). */
+  readonly onWritten?: (annotations: Readonly<Record<string, string>>) => void;
 }
 
 /** A lost race: AlreadyExists on create, Conflict on an update against a stale resourceVersion. */
@@ -87,7 +89,9 @@ export class KubeLeaseStore implements LeaseStore {
 
   private async write(op: () => Promise<LeaseObject>): Promise<LeaseSnapshot> {
     try {
-      return this.snapshot(await op());
+      const written = await op();
+      this.opts.onWritten?.(written.metadata.annotations ?? {});
+      return this.snapshot(written);
     } catch (err) {
       if (isLostRace(err)) throw new LeaseConflictError(`lease ${this.description} changed meanwhile`, { cause: err });
       throw err;

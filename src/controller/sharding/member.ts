@@ -24,6 +24,10 @@ export interface MemberLeaseOptions {
   readonly log: ElectionLog;
   /** The Lease could not be renewed in time: this replica must stop acting on its CRs now. */
   readonly onLost: () => void;
+  /** More annotations, read at each write (the member's claims: its view of the ring, busy uids). */
+  readonly claims?: () => Readonly<Record<string, string>>;
+  /** A write went through with these annotations. */
+  readonly onWritten?: (annotations: Readonly<Record<string, string>>) => void;
 }
 
 export class MemberLease {
@@ -45,7 +49,9 @@ export class MemberLease {
         [MemberAnnotations.instance]: opts.instance,
         ...(this.leaving ? { [MemberAnnotations.leaving]: 'true' } : {}),
         ...(this.note === undefined ? {} : { [HAND_OVER_ANNOTATION]: this.note }),
+        ...opts.claims?.(),
       }),
+      ...(opts.onWritten === undefined ? {} : { onWritten: opts.onWritten }),
     });
     this.elector = new LeaderElector({
       store,
@@ -74,6 +80,11 @@ export class MemberLease {
     if (note === this.note) return;
     this.note = note;
     await this.elector.renewNow();
+  }
+
+  /** Writes the Lease now (its annotations changed); true when written. */
+  publish(): Promise<boolean> {
+    return this.elector.renewNow();
   }
 
   /** Gives the Lease up (holder ''): call once nothing acts on this member's CRs any more. */

@@ -31,6 +31,10 @@ export const MemberAnnotations = {
   instance: `${PREFIX}/instance`,
   /** Set while the member stops: it takes no new CRs and hands its own back. */
   leaving: `${PREFIX}/leaving`,
+  /** The ring as this member sees it (its members, sorted, comma-separated): it acts only on CRs this ring gives it. */
+  view: `${PREFIX}/view`,
+  /** Uids (comma-separated) of CRs this member still reconciles although its view gives them to another. */
+  busy: `${PREFIX}/busy`,
 } as const;
 
 /** The Lease of member `member` in ring `ring` (a DNS subdomain when both fit a label value). */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import type { Logger } from 'pino';
-import { CrController, keyOf } from '../../../src/controller/cr-controller.js';
+import { CrController, keyOf, type ShardAdmission, type ShardHooks } from '../../../src/controller/cr-controller.js';
 import { KubeApiError } from '../../../src/kube/errors.js';
 import { resourcePath } from '../../../src/kube/resource.js';
 import type { ApiResource, KubeObject } from '../../../src/kube/types.js';
@@ -33,6 +33,7 @@ interface SetupOptions {
   readonly resource?: ApiResource;
   readonly onStopping?: () => void;
   readonly onSpec?: (cr: CustomResource) => void;
+  readonly shard?: ShardHooks;
 }
 
 /** A controller of ConfigMaps (the kind FakeApi serves) with a fake reconciler and a hand-driven clock. */
@@ -59,6 +60,7 @@ function setup(t: TestContext, o: SetupOptions = {}) {
     onResource: (change, obj) => resources.push(`${change} ${obj.metadata.namespace ?? ''}/${obj.metadata.name}`),
     ...(o.onStopping === undefined ? {} : { onStopping: o.onStopping }),
     ...(o.onSpec === undefined ? {} : { onSpec: o.onSpec }),
+    ...(o.shard === undefined ? {} : { shard: o.shard }),
   });
   t.after(() => controller.stop(0));
   return { api, clock, reconciler, controller, results, retries, resources, logged: text };
@@ -306,6 +308,42 @@ describe('CrController', () => {
     await until('a gone', () => resources.includes('gone ns1/a'));
     await controller.stop(0);
     assert.deepEqual(resources.filter((r) => r.startsWith('gone')).sort(), ['gone ns1/a', 'gone ns1/b']);
+  });
+
+  it('sharded: reconciles only what the ring admits, recording the run until it ends; waits, skips or lets go of the rest', async (t) => {
+    const admitted: string[] = [];
+    const ended: string[] = [];
+    const acknowledged: string[] = [];
+    let waitFor = 'b';
+    const shard: ShardHooks = {
+      draining: () => false,
+      admit: (obj): ShardAdmission => {
+        const name = obj.metadata.name;
+        admitted.push(name);
+        if (name === waitFor) return { kind: 'wait', retryMs: 2_000, reason: 'claimed' };
+        if (name === 'c') return { kind: 'skip' };
+        if (name === 'd') return { kind: 'let-go' };
+        return { kind: 'act', end: () => ended.push(name) };
+      },
+      acknowledge: (obj) => {
+        acknowledged.push(obj.metadata.name);
+        return Promise.resolve();
+      },
+    };
+    const s = setup(t, { shard });
+    for (const name of ['a', 'b', 'c', 'd']) s.api.put(name, {}, 'ns1');
+    s.controller.start();
+    await until('a reconciled, d let go', () => s.reconciler.seen.length === 1 && acknowledged.length === 1);
+    assert.deepEqual(s.reconciler.keys, ['ns1/a']);
+    assert.deepEqual(ended, ['a'], 'the run is recorded as over once the reconcile ended');
+    assert.deepEqual(acknowledged, ['d']);
+    assert.deepEqual(admitted.sort(), ['a', 'b', 'c', 'd']);
+    // b waits: asked again after the retry, and reconciled once admitted; c is never looked at again.
+    waitFor = '';
+    await s.clock.advance(2_000);
+    await until('b reconciled', () => s.reconciler.seen.length === 2);
+    assert.deepEqual(s.reconciler.keys, ['ns1/a', 'ns1/b']);
+    assert.equal(admitted.filter((n) => n === 'c').length, 1);
   });
 
   it('requeues after the period a reconcile asks for', async (t) => {

@@ -226,3 +226,44 @@ describe('sharded operator Deployment (generate deploy --shards)', () => {
     assert.equal(parseAllDocuments(deployYaml(OPTS)).some((x) => (x.toJS() as { metadata?: { name?: string } }).metadata?.name === 'op-shards'), false);
   });
 });
+
+describe('the shard labels policy (generate deploy --shards)', () => {
+  interface Doc {
+    kind: string;
+    metadata: { name: string };
+    spec: {
+      policyName?: string;
+      validationActions?: string[];
+      failurePolicy?: string;
+      matchConstraints?: { resourceRules: { apiGroups: string[]; operations: string[]; resources: string[] }[] };
+      matchConditions?: { name: string; expression: string }[];
+      validations?: { expression: string; message: string }[];
+    };
+  }
+  const docsOf = (yaml: string): Doc[] => parseAllDocuments(yaml).map((x) => x.toJS() as Doc);
+
+  it('refuses, on the watched kinds, any change of the ring\'s two labels by anyone but the operator\'s ServiceAccount', () => {
+    const docs = docsOf(deployYaml({ ...OPTS, shards: 3, shardKinds: [{ group: 'web.example.com', kind: 'WebApp' }, { group: 'db.example.com', kind: 'Db' }] }));
+    const policy = docs.find((d) => d.kind === 'ValidatingAdmissionPolicy');
+    assert.equal(policy?.metadata.name, 'op-shard-labels');
+    assert.equal(policy.spec.failurePolicy, 'Fail');
+    assert.deepEqual(policy.spec.matchConstraints?.resourceRules.map((r) => [r.apiGroups, r.operations]), [[['db.example.com', 'web.example.com'], ['CREATE', 'UPDATE']]]);
+    const conditions = policy.spec.matchConditions ?? [];
+    assert.equal(conditions.find((c) => c.name === 'not-the-operator')?.expression, "request.userInfo.username != 'system:serviceaccount:op-system:op-sa'");
+    assert.match(conditions.find((c) => c.name === 'watched-kind')?.expression ?? '', /in \['db\.example\.com\/Db', 'web\.example\.com\/WebApp'\]/u);
+    const rule = policy.spec.validations?.[0];
+    // The ring is named after the operator (--leader-election-id=op): its labels, not other rings'.
+    assert.match(rule?.expression ?? '', /'shard\.chartpilot\.io\/op' in variables\.labels/u);
+    assert.match(rule?.expression ?? '', /'drain\.shard\.chartpilot\.io\/op' in variables\.oldLabels/u);
+    assert.match(rule?.message ?? '', /only its ServiceAccount system:serviceaccount:op-system:op-sa may set, change or remove them/u);
+    const binding = docs.find((d) => d.kind === 'ValidatingAdmissionPolicyBinding');
+    assert.deepEqual([binding?.spec.policyName, binding?.spec.validationActions], ['op-shard-labels', ['Deny']]);
+  });
+
+  it('covers every kind when the watched kinds are not given, and is not written without --shards', () => {
+    const policy = docsOf(deployYaml({ ...OPTS, shards: 2 })).find((d) => d.kind === 'ValidatingAdmissionPolicy');
+    assert.deepEqual(policy?.spec.matchConstraints?.resourceRules[0]?.apiGroups, ['*']);
+    assert.equal(policy.spec.matchConditions?.some((c) => c.name === 'watched-kind'), false);
+    assert.equal(docsOf(deployYaml(OPTS)).some((d) => d.kind === 'ValidatingAdmissionPolicy'), false);
+  });
+});
