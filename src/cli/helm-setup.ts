@@ -29,6 +29,8 @@ export interface HelmSetup {
   /** HELM_BIN, `helm` when unset. */
   readonly helmBin: string;
   readonly helmMode: HelmMode | undefined;
+  /** --helm-workers: the pool's size at most; undefined: the helm slots. */
+  readonly helmWorkers?: number | undefined;
   readonly env: Env;
   readonly entries: readonly WatchEntry[];
   /** --max-concurrent-reconciles: a kind's helm slots unless its entry says. */
@@ -43,6 +45,12 @@ export function helmSlots(entries: readonly WatchEntry[], defaultConcurrency: nu
   return Math.max(1, slots);
 }
 
+/** The warm pool's size: a worker per helm slot, at most --helm-workers. */
+export function poolSize(entries: readonly WatchEntry[], defaultConcurrency: number, helmWorkers: number | undefined): number {
+  const slots = helmSlots(entries, defaultConcurrency);
+  return helmWorkers === undefined ? slots : Math.min(slots, helmWorkers);
+}
+
 /** Throws PreflightError when --helm-mode=warm cannot be had. */
 export async function setUpHelm(s: HelmSetup): Promise<OperatorHelm> {
   const env = { ...s.env, HELM_BIN: s.helmBin === 'helm' ? undefined : s.helmBin };
@@ -52,7 +60,7 @@ export async function setUpHelm(s: HelmSetup): Promise<OperatorHelm> {
       requested: s.helmMode,
       env,
       pool: {
-        size: helmSlots(s.entries, s.defaultConcurrency),
+        size: poolSize(s.entries, s.defaultConcurrency, s.helmWorkers),
         env: s.env,
         log: (e) => {
           logWorker(s.log, e);
@@ -79,7 +87,7 @@ export async function setUpHelm(s: HelmSetup): Promise<OperatorHelm> {
     bin: found.bin,
     source: found.source,
     fit: (entries) => {
-      pool?.resize(helmSlots(entries, s.defaultConcurrency));
+      pool?.resize(poolSize(entries, s.defaultConcurrency, s.helmWorkers));
     },
     close: async () => {
       await client.close();
@@ -99,6 +107,7 @@ function logWorker(log: Logger, e: WorkerEvent): void {
       return;
     case 'exited':
       if (e.why === 'closed') log.debug({ pid: e.pid }, 'warm helm worker stopped');
+      else if (e.why === 'idle') log.debug({ pid: e.pid }, 'warm helm worker stopped: idle');
       else log.warn({ pid: e.pid, how: e.how, why: e.why }, e.why === 'died' ? 'warm helm worker died' : 'warm helm worker killed');
   }
 }
