@@ -107,7 +107,8 @@ function logWorker(log: Logger, e: WorkerEvent): void {
       return;
     case 'exited':
       if (e.why === 'closed') log.debug({ pid: e.pid }, 'warm helm worker stopped');
-      else if (e.why === 'idle') log.debug({ pid: e.pid }, 'warm helm worker stopped: idle');
+      // Info, once per worker and quiet spell: which workers are running can be told from the log.
+      else if (e.why === 'idle') log.info({ pid: e.pid }, 'warm helm worker stopped: idle');
       else log.warn({ pid: e.pid, how: e.how, why: e.why }, e.why === 'died' ? 'warm helm worker died' : 'warm helm worker killed');
   }
 }
