@@ -62,8 +62,8 @@ const DEFAULT_READY_TIMEOUT_MS = 30_000;
 /**
  * Long enough that the calls of one wave (each worker's next call follows within milliseconds)
  * and a kind's reconciles after a burst keep their workers; short enough that a quiet operator
- * holds one worker's memory, not one per helm slot. A new worker costs one process start (~0.1 s
- * of CPU, helm's package initialisation) on the next call that finds none idle.
+ * holds one worker's memory, not one per helm slot. A new worker costs one process start (~60 ms
+ * to ready, ~30 ms of CPU: helm's package initialisation) on the next call that finds none idle.
  */
 export const IDLE_MS = 10_000;
 
