@@ -51,7 +51,7 @@ export interface RunOptions {
   readonly helmBin: string;
   /** `--helm-mode`; undefined: warm when a chartpilot-helm is found, else cli. */
   readonly helmMode: 'warm' | 'cli' | undefined;
-  /** `--helm-workers`: at most this many warm helm workers; undefined: one per helm slot. */
+  /** `--helm-workers`: at most this many warm helm workers; undefined: two per CPU (helm-setup.ts). */
   readonly helmWorkers: number | undefined;
   /** `--kubeconfig`; undefined → KUBECONFIG, ~/.kube/config or in-cluster, as usual. */
   readonly kubeconfig: string | undefined;
@@ -206,9 +206,9 @@ const RUN_FLAGS = [
     name: 'helm-workers',
     type: 'string',
     placeholder: 'int',
-    defaultHelp: 'one per helm slot',
+    defaultHelp: 'two per CPU',
     example: '4',
-    help: 'At most this many warm helm workers (each holds ~20 MiB of its own); calls beyond them wait for a free one',
+    help: 'At most this many warm helm workers, never more than the helm slots (each holds ~20 MiB of its own); calls beyond them wait for a free one',
   },
   {
     name: 'chart-refresh-interval',

@@ -58,7 +58,7 @@ export interface RunConfig {
   readonly helmBin: string;
   /** --helm-mode; undefined: warm when a chartpilot-helm is found, else cli. */
   readonly helmMode?: 'warm' | 'cli' | undefined;
-  /** --helm-workers; undefined: one warm worker per helm slot. */
+  /** --helm-workers; undefined: two warm workers per CPU, at most one per helm slot. */
   readonly helmWorkers?: number | undefined;
   readonly logLevel: LogLevel;
   /**

@@ -405,7 +405,7 @@ describe('run arguments', () => {
       '--helm-mode <mode>',
       'warm when a chartpilot-helm is found, else cli',
       '--helm-workers <int>',
-      'one per helm slot',
+      'two per CPU',
       '--zap-log-level <level>',
       '-h, --help',
       'WATCH_NAMESPACE',
