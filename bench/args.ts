@@ -32,6 +32,8 @@ export interface BenchOptions {
   replicas: number;
   /** chartpilot's --helm-mode; undefined: its default. */
   helmMode: 'warm' | 'cli' | undefined;
+  /** chartpilot's --helm-workers; undefined: its default (a worker per helm slot). */
+  helmWorkers: number | undefined;
 }
 
 /** Every scenario --scenarios may name; `restart` is opt-in. */
@@ -79,6 +81,8 @@ fresh local control plane: create N releases, upgrade all N, idle, delete all N.
                               results add each replica's CPU and peak RSS
   --helm-mode warm|cli        chartpilot's --helm-mode (default: its own, warm when chartpilot-helm is
                               in the bin dir); floor and chartpilot run chartpilot-helm when it is there
+  --helm-workers W            chartpilot's --helm-workers: at most W warm workers (default: its own,
+                              one per helm slot)
   --keep                      keep the scratch dir (logs of every process) after the run
   --render FILE               print the markdown of an earlier results-*.json, run nothing
   -h, --help                  this text
@@ -120,6 +124,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
         scenarios: { type: 'string' },
         replicas: { type: 'string' },
         'helm-mode': { type: 'string' },
+        'helm-workers': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -166,5 +171,6 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
     scenarios: scenarios as BenchScenario[],
     replicas: positiveInt('replicas', values.replicas, 1),
     helmMode,
+    helmWorkers: values['helm-workers'] === undefined ? undefined : positiveInt('helm-workers', values['helm-workers'], 1),
   };
 }

@@ -47,6 +47,8 @@ export interface Env {
   log: (line: string) => void;
   /** chartpilot's --helm-mode; undefined: its default (warm when chartpilot-helm is found). */
   helmMode?: 'warm' | 'cli' | undefined;
+  /** chartpilot's --helm-workers; undefined: its default. */
+  helmWorkers?: number | undefined;
   /** chartpilot pulls its chart from a registry: the watches entry's chart keys, and what the operator needs to reach it. */
   remoteChart?: {
     readonly entry: Record<string, unknown>;
@@ -480,6 +482,7 @@ export function chartpilot(env: Env, binJs: string, member?: ShardMember): Conte
       '--health-probe-bind-address', '0',
       ...(member === undefined ? [] : ['--shards', '--leader-election-id', member.ring, '--leader-election-namespace', env.namespace]),
       ...(env.helmMode === undefined ? [] : ['--helm-mode', env.helmMode]),
+      ...(env.helmWorkers === undefined ? [] : ['--helm-workers', String(env.helmWorkers)]),
     ],
     extraEnv: (wrapper) => ({ HELM_BIN: wrapper, ...(member === undefined ? {} : { POD_NAME: member.podName }) }),
     startedWhen: /controller started/,

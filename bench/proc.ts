@@ -70,6 +70,27 @@ export function statusKiB(pid: number, field: 'VmRSS' | 'VmHWM'): number | undef
   }
 }
 
+/**
+ * A process's Rss and Pss from /proc/<pid>/smaps_rollup in KiB, or undefined when it is gone.
+ * Pss divides each shared page among the processes mapping it: N warm helm workers share one
+ * binary's text, which Rss counts N times and Pss once in all.
+ */
+export function smapsRollupKiB(pid: number): { rss: number; pss: number } | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${String(pid)}/smaps_rollup`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const field = (name: string): number | undefined => {
+    const m = new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text);
+    return m ? Number(m[1]) : undefined;
+  };
+  const rss = field('Rss');
+  const pss = field('Pss');
+  return rss === undefined || pss === undefined ? undefined : { rss, pss };
+}
+
 /** Every live process whose parent chain leads to root (excluding root), with its comm. */
 export function descendants(root: number): { pid: number; comm: string }[] {
   const parent = new Map<number, { ppid: number; comm: string }>();
@@ -96,17 +117,23 @@ export interface RssPeaks {
   peakRssMiB: number | null;
   /** Operator plus its descendants (helm, post-renderers), summed at each sample. */
   peakTreeRssMiB: number;
+  /**
+   * The same tree's Pss summed (smaps_rollup): shared pages counted once in all, so N workers'
+   * common binary text counts once, not N times. Absent in results from before it was sampled.
+   */
+  peakTreePssMiB?: number;
 }
 
 /**
  * Samples memory while a contender runs: the operator's own VmRSS every 250 ms and, once a
- * second, the summed RSS of its process tree (operator + helm children). For the floor there is
+ * second, the summed RSS and PSS of its process tree (operator + helm children or warm workers)
+ * from smaps_rollup. For the floor there is
  * no operator: `pid` is undefined and the tree is the bench's own helm children. Peaks are kept
  * per phase (takePhase) and overall (stop).
  */
 export class RssSampler {
-  private phase = { self: 0, tree: 0 };
-  private overall = { self: 0, tree: 0 };
+  private phase = { self: 0, tree: 0, treePss: 0 };
+  private overall = { self: 0, tree: 0, treePss: 0 };
   private timer: NodeJS.Timeout | undefined;
   private ticks = 0;
 
@@ -125,27 +152,35 @@ export class RssSampler {
   private sample(): void {
     const self = this.pid === undefined ? 0 : (statusKiB(this.pid, 'VmRSS') ?? 0);
     let tree = self;
+    let treePss = 0;
     // The /proc walk costs a few ms: once a second is enough to catch a wave of helm processes.
     if (this.ticks++ % 4 === 0) {
+      const own = this.pid === undefined ? undefined : smapsRollupKiB(this.pid);
+      tree = Math.max(self, own?.rss ?? 0);
+      treePss = own?.pss ?? 0;
       for (const d of descendants(this.tree.root)) {
-        if (d.pid !== this.pid && this.tree.include(d.comm)) tree += statusKiB(d.pid, 'VmRSS') ?? 0;
+        if (d.pid === this.pid || !this.tree.include(d.comm)) continue;
+        const m = smapsRollupKiB(d.pid);
+        tree += m?.rss ?? 0;
+        treePss += m?.pss ?? 0;
       }
     }
     for (const p of [this.phase, this.overall]) {
       p.self = Math.max(p.self, self);
       p.tree = Math.max(p.tree, tree);
+      p.treePss = Math.max(p.treePss, treePss);
     }
   }
 
-  private peaks(p: { self: number; tree: number }): RssPeaks {
-    return { peakRssMiB: this.pid === undefined ? null : p.self / 1024, peakTreeRssMiB: p.tree / 1024 };
+  private peaks(p: { self: number; tree: number; treePss: number }): RssPeaks {
+    return { peakRssMiB: this.pid === undefined ? null : p.self / 1024, peakTreeRssMiB: p.tree / 1024, peakTreePssMiB: p.treePss / 1024 };
   }
 
   /** Peaks since the previous takePhase (or start), then starts a new phase. */
   takePhase(): RssPeaks {
     this.sample();
     const out = this.peaks(this.phase);
-    this.phase = { self: 0, tree: 0 };
+    this.phase = { self: 0, tree: 0, treePss: 0 };
     return out;
   }
 

@@ -22,7 +22,7 @@ export interface BenchResults {
 
 const FIGURES = [
   'wallSeconds', 'deployedSeconds', 'rolledOutSeconds', 'settledSeconds', 'cpuSeconds', 'cpuOperatorSeconds', 'helmProcesses', 'apiRequests', 'apiWrites',
-  'windowWrites', 'contenderWritesPerCr', 'peakRssMiB', 'peakTreeRssMiB',
+  'windowWrites', 'contenderWritesPerCr', 'peakRssMiB', 'peakTreeRssMiB', 'peakTreePssMiB',
 ] as const;
 type Figure = (typeof FIGURES)[number];
 
@@ -66,7 +66,8 @@ const LABELS: Record<Figure, string> = {
   windowWrites: 'API writes over the equal window, all clients but the bench (audit log)',
   contenderWritesPerCr: 'API writes by the contender (operator + helm) per CR, equal window',
   peakRssMiB: 'peak RSS, operator (MiB)',
-  peakTreeRssMiB: 'peak RSS, operator + children (MiB)',
+  peakTreeRssMiB: 'peak RSS, operator + children, summed (MiB)',
+  peakTreePssMiB: 'peak PSS, operator + children, summed (MiB; shared pages once)',
 };
 
 const fmt = (v: number | null | undefined, digits = 1): string =>
@@ -102,7 +103,7 @@ export function toMarkdown(results: BenchResults): string {
     row(['figure', ...ok.map((c) => c.name), ...ratioCols]);
     row(['---', ...ok.map(() => '---:'), ...ratioCols.map(() => '---:')]);
     const figures: Figure[] = s === 'idle'
-      ? ['cpuSeconds', 'cpuOperatorSeconds', 'helmProcesses', 'apiRequests', 'apiWrites', 'peakRssMiB', 'peakTreeRssMiB']
+      ? ['cpuSeconds', 'cpuOperatorSeconds', 'helmProcesses', 'apiRequests', 'apiWrites', 'peakRssMiB', 'peakTreeRssMiB', 'peakTreePssMiB']
       : FIGURES.filter((f) => s !== 'delete' || (f !== 'settledSeconds' && f !== 'rolledOutSeconds'));
     for (const f of figures) {
       const cells = ok.map((c) => fmt(c.scenarios.find((x) => x.scenario === s)?.[f]));
@@ -146,12 +147,12 @@ export function toMarkdown(results: BenchResults): string {
     for (const r of reps) lines.push(`| ${r.name} | ${fmt(r.cpuSeconds)} | ${fmt(r.peakRssMiB)} |`);
     lines.push('');
   }
-  lines.push('## Overall peak RSS');
+  lines.push('## Overall peak memory');
   lines.push('');
-  lines.push('| contender | operator (MiB) | operator + children (MiB) | RSS after start-up (MiB) | start-up (s) |');
-  lines.push('|---|---:|---:|---:|---:|');
+  lines.push('| contender | operator (MiB) | operator + children, RSS summed (MiB) | operator + children, PSS summed (MiB) | RSS after start-up (MiB) | start-up (s) |');
+  lines.push('|---|---:|---:|---:|---:|---:|');
   for (const c of ok) {
-    lines.push(`| ${c.name} | ${fmt(c.overall?.peakRssMiB)} | ${fmt(c.overall?.peakTreeRssMiB)} | ${fmt(c.startupRssMiB)} | ${fmt(c.startupSeconds)} |`);
+    lines.push(`| ${c.name} | ${fmt(c.overall?.peakRssMiB)} | ${fmt(c.overall?.peakTreeRssMiB)} | ${fmt(c.overall?.peakTreePssMiB)} | ${fmt(c.startupRssMiB)} | ${fmt(c.startupSeconds)} |`);
   }
   lines.push('');
 

@@ -229,6 +229,7 @@ async function main(argv: string[]): Promise<number> {
         kindPrefix: benchChart.kindPrefix,
         log: say,
         helmMode: opts.helmMode,
+        helmWorkers: opts.helmWorkers,
         ...(remoteChart === undefined ? {} : { remoteChart }),
       };
       say(`=== ${name}: N=${opts.n}, concurrency ${opts.concurrency}, chart ${chartInfo.name} ${chartInfo.version}`);

@@ -208,7 +208,11 @@ async function scrapeMetrics(target: () => Promise<MetricsTarget>, n: number): P
 
 function maxPeaks(a: RssPeaks | undefined, b: RssPeaks): RssPeaks {
   if (a === undefined) return b;
-  return { peakRssMiB: Math.max(a.peakRssMiB ?? 0, b.peakRssMiB ?? 0), peakTreeRssMiB: Math.max(a.peakTreeRssMiB, b.peakTreeRssMiB) };
+  return {
+    peakRssMiB: Math.max(a.peakRssMiB ?? 0, b.peakRssMiB ?? 0),
+    peakTreeRssMiB: Math.max(a.peakTreeRssMiB, b.peakTreeRssMiB),
+    peakTreePssMiB: Math.max(a.peakTreePssMiB ?? 0, b.peakTreePssMiB ?? 0),
+  };
 }
 
 /** The operator's line once every CR its first LIST found has been reconciled (controller/cr-controller.ts). */

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"os"
 	"regexp"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // TestHeapDoesNotGrow: nothing of a call stays reachable after it (cobra's global flag-completion
@@ -47,4 +49,39 @@ func maxOf(v []int) int {
 		m = max(m, x)
 	}
 	return m
+}
+
+// TestMemoryReturnedWhenQuiet: a worker without a call for a second hands the memory its calls
+// left back to the OS (freeMemoryAfter), so an idle pool holds helm's package state, not the
+// garbage of its last calls. Without it the anonymous memory stays where the last call left it.
+func TestMemoryReturnedWhenQuiet(t *testing.T) {
+	base := isolatedEnv(t)
+	chart := testdata(t, "chart")
+	w := startWorker(t, envList(base))
+	for i := range 20 {
+		if r := w.call([]string{"template", "--namespace=ns" + strconv.Itoa(i), "--", "r", chart}, base, ""); r.ExitCode != 0 {
+			t.Fatalf("call %d: %+v", i, r)
+		}
+	}
+	busy := anonymousKiB(t, w.cmd.Process.Pid)
+	time.Sleep(freeMemoryAfter + time.Second)
+	quiet := anonymousKiB(t, w.cmd.Process.Pid)
+	t.Logf("anonymous memory: %d KiB right after the calls, %d KiB after a quiet second", busy, quiet)
+	if quiet > busy-2048 {
+		t.Errorf("a quiet worker kept its calls' memory: %d KiB after the calls, %d KiB a second later", busy, quiet)
+	}
+}
+
+func anonymousKiB(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps_rollup")
+	if err != nil {
+		t.Skipf("no /proc/<pid>/smaps_rollup here: %v", err)
+	}
+	m := regexp.MustCompile(`(?m)^Anonymous:\s+(\d+) kB`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("no Anonymous line in smaps_rollup: %s", b)
+	}
+	kib, _ := strconv.Atoi(string(m[1]))
+	return kib
 }

@@ -44,6 +44,10 @@ const (
 	cancelAckWait = time.Second
 	// How long a call's children may keep its stdout/stderr open after the call returned.
 	pipeLinger = 2 * time.Second
+	// A worker without a call for this long hands the memory its calls left back to the OS
+	// (debug.FreeOSMemory: ~20 → ~12 MiB anonymous). Not after every call: that costs ~7 ms of CPU
+	// per call (+25 %), and in a wave the next call would grow the heap again at once.
+	freeMemoryAfter = time.Second
 	// Exit code reported for a call ended by SIGTERM with no handler: the shell's 128+signal.
 	exitBySIGTERM = 128 + int(syscall.SIGTERM)
 )
@@ -108,6 +112,7 @@ func serve(stdin, stdout, stderr *os.File) int {
 	calls := make(chan request)
 	cancels := make(chan int, 16)
 	go w.readRequests(protoIn, calls, cancels)
+	quiet := time.NewTimer(freeMemoryAfter)
 
 	for {
 		if w.shutdown.Load() {
@@ -121,6 +126,9 @@ func serve(stdin, stdout, stderr *os.File) int {
 			if exit, code := w.handle(req, cancels); exit {
 				return code
 			}
+			quiet.Reset(freeMemoryAfter)
+		case <-quiet.C:
+			debug.FreeOSMemory()
 		case <-cancels:
 			// A cancel for a call that has already answered: nothing to do.
 		case <-w.signals:

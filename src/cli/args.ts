@@ -51,6 +51,8 @@ export interface RunOptions {
   readonly helmBin: string;
   /** `--helm-mode`; undefined: warm when a chartpilot-helm is found, else cli. */
   readonly helmMode: 'warm' | 'cli' | undefined;
+  /** `--helm-workers`: at most this many warm helm workers; undefined: two per CPU (helm-setup.ts). */
+  readonly helmWorkers: number | undefined;
   /** `--kubeconfig`; undefined → KUBECONFIG, ~/.kube/config or in-cluster, as usual. */
   readonly kubeconfig: string | undefined;
   /** operator-sdk `--suppress-override-values`: no OverrideValuesInUse Warning events. */
@@ -199,6 +201,14 @@ const RUN_FLAGS = [
     defaultHelp: 'warm when a chartpilot-helm is found, else cli',
     example: 'cli',
     help: 'warm: helm calls run in long-lived chartpilot-helm workers, one per helm slot; cli: a helm process per call',
+  },
+  {
+    name: 'helm-workers',
+    type: 'string',
+    placeholder: 'int',
+    defaultHelp: 'two per CPU',
+    example: '4',
+    help: 'At most this many warm helm workers, never more than the helm slots (each holds ~20 MiB of its own); calls beyond them wait for a free one',
   },
   {
     name: 'chart-refresh-interval',
@@ -375,6 +385,7 @@ function readRunOptions(f: Flags, env: Env, problems: string[]): RunOptions {
   const helmTimeoutMs = duration(f, 'helm-timeout', false, problems);
   const helmModeText = f.choice('helm-mode', problems);
   const helmMode = helmModeText === 'warm' || helmModeText === 'cli' ? helmModeText : undefined;
+  const helmWorkers = f.string('helm-workers') === undefined ? undefined : wholeNumber(f, 'helm-workers', problems);
   const chartRefreshIntervalMs = duration(f, 'chart-refresh-interval', true, problems, PERIOD_FLOORS.chartRefreshIntervalMs);
   const chartCacheDir = f.defaulted('chart-cache-dir') || join(tmpdir(), 'chartpilot-charts');
   const maxConcurrentReconciles = wholeNumber(f, 'max-concurrent-reconciles', problems);
@@ -460,6 +471,7 @@ function readRunOptions(f: Flags, env: Env, problems: string[]): RunOptions {
     watchNamespaces,
     helmBin,
     helmMode,
+    helmWorkers,
     kubeconfig,
     suppressOverrideValues: f.boolean('suppress-override-values'),
     defaultServiceAccount,

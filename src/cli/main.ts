@@ -69,6 +69,7 @@ async function run(argv: readonly string[]): Promise<number> {
         watchNamespaces: o.watchNamespaces,
         helmBin: o.helmBin,
         helmMode: o.helmMode,
+        helmWorkers: o.helmWorkers,
         logLevel: o.logLevel,
         shutdownGraceMs: o.gracefulShutdownTimeoutMs,
         ansible: o.ansible,

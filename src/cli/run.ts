@@ -58,6 +58,8 @@ export interface RunConfig {
   readonly helmBin: string;
   /** --helm-mode; undefined: warm when a chartpilot-helm is found, else cli. */
   readonly helmMode?: 'warm' | 'cli' | undefined;
+  /** --helm-workers; undefined: two warm workers per CPU, at most one per helm slot. */
+  readonly helmWorkers?: number | undefined;
   readonly logLevel: LogLevel;
   /**
    * `--graceful-shutdown-timeout`: how long running helm calls and Ansible runs may take to finish
@@ -235,6 +237,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
     operatorHelm = await setUpHelm({
       helmBin: config.helmBin,
       helmMode: config.helmMode,
+      helmWorkers: config.helmWorkers,
       env: io.env,
       entries: op.loaded,
       defaultConcurrency: config.maxConcurrentReconciles,

@@ -9,6 +9,9 @@
  * - the worker dies mid-call → HelmProcessDied, which StoppedCalls records too: the dead worker
  *   cannot hold the release's lock any more, so the next reconcile clears it at once.
  * The time counts from `run`, waiting for a free worker included: it is the caller's budget.
+ * Memory: each worker holds ~15–25 MiB of its own (Go runtime and helm's package state) beside the
+ * binary text all workers share, so a worker idle for `idleMs` ends, the last one excepted (it
+ * answers the next call warm); a wave starts them again, one start per waiting call.
  */
 import { HelmCallInterrupted, HelmCallsStopped } from '../reconcile/ports.js';
 import { helmErrorFromStderr } from './errors.js';
@@ -19,7 +22,7 @@ import { describeExit, WarmWorker, WorkerGone, type WorkerExit, type WorkerReply
 export type WorkerEvent =
   | { readonly event: 'started'; readonly pid: number; readonly helmVersion: string; readonly replaces?: number | undefined; readonly workers: number }
   | { readonly event: 'start-failed'; readonly error: string }
-  | { readonly event: 'exited'; readonly pid: number; readonly how: string; readonly why: 'timeout' | 'stopped' | 'died' | 'closed' };
+  | { readonly event: 'exited'; readonly pid: number; readonly how: string; readonly why: 'timeout' | 'stopped' | 'died' | 'closed' | 'idle' };
 
 export interface WarmPoolOptions {
   /** The chartpilot-helm binary. */
@@ -30,6 +33,8 @@ export interface WarmPoolOptions {
   readonly env?: Readonly<Record<string, string | undefined>> | undefined;
   /** How long a worker may take to say ready; default 30 s. */
   readonly readyTimeoutMs?: number | undefined;
+  /** A worker idle this long ends, unless it is the last; default 10 s (IDLE_MS). */
+  readonly idleMs?: number | undefined;
   /** Worker starts, replacements and exits (must not throw). */
   readonly log?: ((event: WorkerEvent) => void) | undefined;
 }
@@ -54,9 +59,22 @@ interface PendingCall {
 }
 
 const DEFAULT_READY_TIMEOUT_MS = 30_000;
+/**
+ * Long enough that the calls of one wave (each worker's next call follows within milliseconds)
+ * and a kind's reconciles after a burst keep their workers; short enough that a quiet operator
+ * holds one worker's memory, not one per helm slot. A new worker costs the next call that finds
+ * none idle one process start (60–130 ms to ready, 30–40 ms of CPU: helm's package initialisation)
+ * and ~10 ms more CPU on its first call (podinfo install: ~50 ms against ~40 ms on a warm worker).
+ */
+export const IDLE_MS = 10_000;
 
 export class WarmHelmPool {
+  /** Most recently used last: calls take from the end, so the oldest idle ones age out. */
   private readonly idle: WarmWorker[] = [];
+  /** Each idle worker's timer to end it (idleMs). */
+  private readonly idleTimers = new Map<WarmWorker, NodeJS.Timeout>();
+  /** Idle workers told to end, until they have exited: they no longer count towards the size. */
+  private readonly leaving = new Set<WarmWorker>();
   private readonly workers = new Set<WarmWorker>();
   private starting = 0;
   private readonly queue: PendingCall[] = [];
@@ -81,7 +99,14 @@ export class WarmHelmPool {
   /** More or fewer helm slots (a hot reload added or removed kinds); extra idle workers end. */
   resize(size: number): void {
     this.sizeNow = checkSize(size);
-    while (this.workers.size > this.sizeNow && this.idle.length > 0) void this.retire(this.idle.pop());
+    for (let w = this.takeIdle(); w !== undefined; w = this.live() > this.sizeNow ? this.takeIdle() : undefined) {
+      if (this.live() <= this.sizeNow) {
+        this.toIdle(w);
+        break;
+      }
+      this.leaving.add(w);
+      void this.retire(w);
+    }
     this.dispatch();
   }
 
@@ -92,7 +117,7 @@ export class WarmHelmPool {
   async warmUp(): Promise<string> {
     if (this.idle[0] !== undefined) return this.idle[0].helmVersion;
     const w = await this.startWorker();
-    this.idle.push(w);
+    this.toIdle(w);
     this.dispatch();
     return w.helmVersion;
   }
@@ -142,6 +167,7 @@ export class WarmHelmPool {
     this.closed = true;
     for (const c of this.queue.splice(0)) c.finish({ error: new HelmCallsStopped(`helm ${c.opts.action} not started: stopping`) });
     const idle = this.idle.splice(0);
+    for (const w of idle) this.clearIdleTimer(w);
     await Promise.all(idle.map((w) => this.retire(w, graceMs)));
     await Promise.all([...this.workers].map((w) => w.exited));
   }
@@ -156,7 +182,7 @@ export class WarmHelmPool {
 
   private dispatch(): void {
     while (this.queue.length > 0) {
-      const worker = this.idle.pop();
+      const worker = this.takeIdle();
       if (worker !== undefined) {
         if (!worker.alive) continue;
         const next = this.queue.shift();
@@ -165,10 +191,10 @@ export class WarmHelmPool {
         continue;
       }
       // One start per waiting call, up to the pool's size.
-      if (this.workers.size + this.starting >= this.sizeNow || this.starting >= this.queue.length) return;
+      if (this.live() + this.starting >= this.sizeNow || this.starting >= this.queue.length) return;
       void this.startWorker().then(
         (w) => {
-          this.idle.push(w);
+          this.toIdle(w);
           this.dispatch();
         },
         (err: unknown) => {
@@ -190,10 +216,12 @@ export class WarmHelmPool {
       this.emit({ event: 'started', pid: w.pid, helmVersion: w.helmVersion, ...(replaces === undefined ? {} : { replaces }), workers: this.workers.size });
       void w.exited.then((exit) => {
         this.workers.delete(w);
+        if (this.leaving.delete(w)) this.dispatch();
         const i = this.idle.indexOf(w);
         if (i >= 0) {
           // Died while idle: nothing ran; the next call starts another.
           this.idle.splice(i, 1);
+          this.clearIdleTimer(w);
           this.emit({ event: 'exited', pid: w.pid, how: describeExit(exit), why: 'died' });
         }
       });
@@ -253,7 +281,7 @@ export class WarmHelmPool {
       this.emit({ event: 'exited', pid: worker.pid, how: describeExit(exit), why: c.aborted ? 'stopped' : c.timedOut ? 'timeout' : 'died' });
       this.replace(worker.pid);
     } else {
-      this.idle.push(worker);
+      this.toIdle(worker);
     }
     this.dispatch();
     c.finish(this.outcome(c, reply, gone, killed.byUs));
@@ -262,10 +290,10 @@ export class WarmHelmPool {
   /** A new worker for a dead one, now, so the next call finds a warm one. */
   private replace(pid: number): void {
     this.replacing.push(pid);
-    if (this.closed || this.workers.size + this.starting >= this.sizeNow) return;
+    if (this.closed || this.live() + this.starting >= this.sizeNow) return;
     void this.startWorker().then(
       (n) => {
-        this.idle.push(n);
+        this.toIdle(n);
         this.dispatch();
       },
       () => undefined, // logged; the next call tries again
@@ -289,9 +317,43 @@ export class WarmHelmPool {
     return { result: { stdout: reply.stdout, stderr: reply.stderr } };
   }
 
-  private async retire(w: WarmWorker | undefined, graceMs = KILL_GRACE_MS): Promise<void> {
+  /** A worker with no call: idle, and ended after idleMs unless it is the last one by then. */
+  private toIdle(w: WarmWorker): void {
+    this.idle.push(w);
+    this.clearIdleTimer(w);
+    const timer = setTimeout(() => {
+      this.idleTimers.delete(w);
+      const i = this.idle.indexOf(w);
+      if (i < 0 || this.closed || this.live() + this.starting <= 1) return;
+      this.idle.splice(i, 1);
+      this.leaving.add(w);
+      void this.retire(w, KILL_GRACE_MS, 'idle');
+    }, this.opts.idleMs ?? IDLE_MS);
+    // An idle worker must not keep the operator's process alive.
+    timer.unref();
+    this.idleTimers.set(w, timer);
+  }
+
+  /** Workers running and not on their way out. */
+  private live(): number {
+    return this.workers.size - this.leaving.size;
+  }
+
+  /** The most recently used idle worker, no longer idle. */
+  private takeIdle(): WarmWorker | undefined {
+    const w = this.idle.pop();
+    if (w !== undefined) this.clearIdleTimer(w);
+    return w;
+  }
+
+  private clearIdleTimer(w: WarmWorker): void {
+    clearTimeout(this.idleTimers.get(w));
+    this.idleTimers.delete(w);
+  }
+
+  private async retire(w: WarmWorker | undefined, graceMs = KILL_GRACE_MS, why: 'closed' | 'idle' = 'closed'): Promise<void> {
     if (w === undefined) return;
-    this.emit({ event: 'exited', pid: w.pid, how: 'stdin closed', why: 'closed' });
+    this.emit({ event: 'exited', pid: w.pid, how: 'stdin closed', why });
     await w.close(graceMs);
   }
 

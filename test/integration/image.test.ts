@@ -60,6 +60,8 @@ const log = (line: string): void => { process.stderr.write(`[image] ${line}\n`);
 
 interface Prepared {
   env: Record<string, string>;
+  /** The chartpilot base image (the Dockerfile's), as built. */
+  baseTag: string;
   /** The API server as a pod sees it (KUBERNETES_SERVICE_HOST/PORT). */
   host: string;
   port: string;
@@ -106,7 +108,7 @@ function prepare(): Promise<Prepared> {
     // The TokenRequest API, as the kubelet does for a projected service-account token.
     const token = (await cluster.kubectl(['create', 'token', NAME, '-n', OPERATOR_NS, '--duration=1h'])).stdout.trim();
     const saDir = serviceAccountDir('sa', { token, ca, namespace: OPERATOR_NS });
-    return { env, host: server.hostname, port: server.port || '443', saDir };
+    return { env, baseTag: base.tag, host: server.hostname, port: server.port || '443', saDir };
   })();
   return prepared;
 }
@@ -187,6 +189,19 @@ describe('the shipped image', { concurrency: false }, () => {
     const ls = await execa('podman', ['run', '--rm', '--network=none', '--entrypoint', 'ls', APP_IMAGE, '/opt/chartpilot', '/opt/chartpilot/charts'], { env: p.env, extendEnv: false });
     assert.match(ls.stdout, /watches\.yaml/);
     assert.match(ls.stdout, /webapp/);
+  });
+
+  it('the base image is at most 110 MB compressed (gzip layers, as a registry stores and a node pulls them)', async (t) => {
+    const p = await prepare();
+    const layout = join(work, 'oci-size');
+    await execa('skopeo', ['copy', '--quiet', '--dest-compress', '--dest-compress-format', 'gzip', `containers-storage:${p.baseTag}`, `oci:${layout}:size`], { env: p.env, extendEnv: false });
+    const blob = (digest: string): string => join(layout, 'blobs', ...digest.split(':'));
+    const index = JSON.parse(readFileSync(join(layout, 'index.json'), 'utf8')) as { manifests: { digest: string }[] };
+    const manifest = JSON.parse(readFileSync(blob(index.manifests[0]?.digest ?? ''), 'utf8')) as { config: { size: number }; layers: { size: number; mediaType: string }[] };
+    assert.ok(manifest.layers.length > 0 && manifest.layers.every((l) => l.mediaType.endsWith('+gzip')), JSON.stringify(manifest.layers));
+    const bytes = manifest.config.size + manifest.layers.reduce((sum, l) => sum + l.size, 0);
+    t.diagnostic(`${p.baseTag}: ${(bytes / 1e6).toFixed(1)} MB compressed in ${String(manifest.layers.length)} layers`);
+    assert.ok(bytes <= 110e6, `${p.baseTag} is ${(bytes / 1e6).toFixed(1)} MB compressed; issue #30 allows 110 MB: look at what the Dockerfile's layers add (podman history ${p.baseTag})`);
   });
 
   it('exits 2 with one line when the watches file does not parse', async (t) => {

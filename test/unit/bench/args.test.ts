@@ -73,4 +73,10 @@ describe('bench arguments: --replicas', () => {
     assert.equal(options(['--replicas', '3', '--contenders', 'chartpilot']).replicas, 3);
     assert.throws(() => parseBenchArgs(['--replicas', '0']), (err: unknown) => err instanceof UsageError && err.message === '--replicas must be an integer ≥ 1, got "0"');
   });
+
+  it("passes --helm-workers W to chartpilot only when given (else chartpilot's own default)", () => {
+    assert.equal(options([]).helmWorkers, undefined);
+    assert.equal(options(['--helm-workers', '4']).helmWorkers, 4);
+    assert.throws(() => parseBenchArgs(['--helm-workers', '0']), (err: unknown) => err instanceof UsageError && err.message === '--helm-workers must be an integer ≥ 1, got "0"');
+  });
 });

@@ -37,6 +37,7 @@ describe('run arguments', () => {
       watchNamespaces: [],
       helmBin: 'helm',
       helmMode: undefined,
+      helmWorkers: undefined,
       kubeconfig: undefined,
       suppressOverrideValues: false,
       defaultServiceAccount: undefined,
@@ -71,6 +72,7 @@ describe('run arguments', () => {
       '--helm-timeout=10m',
       '--helm-mode',
       'cli',
+      '--helm-workers=3',
       '--chart-refresh-interval',
       '2m',
       '--chart-cache-dir=/var/cache/charts',
@@ -119,6 +121,7 @@ describe('run arguments', () => {
       watchNamespaces: [],
       helmBin: 'helm',
       helmMode: 'cli',
+      helmWorkers: 3,
       kubeconfig: '/home/me/.kube/config',
       suppressOverrideValues: true,
       defaultServiceAccount: 'tenant',
@@ -347,6 +350,7 @@ describe('run arguments', () => {
     assert.equal(options([], {}).helmBin, 'helm');
     assert.equal(options(['--helm-mode=warm'], {}).helmMode, 'warm');
     assert.deepEqual(problems(['--helm-mode=hot']), ['--helm-mode is "hot"; expected one of warm, cli']);
+    assert.deepEqual(problems(['--helm-workers=0']), ['--helm-workers is "0"; expected a whole number of at least 1']);
   });
 
   it('bind addresses as Go net.Listen takes them', () => {
@@ -400,6 +404,8 @@ describe('run arguments', () => {
       'default 5m',
       '--helm-mode <mode>',
       'warm when a chartpilot-helm is found, else cli',
+      '--helm-workers <int>',
+      'two per CPU',
       '--zap-log-level <level>',
       '-h, --help',
       'WATCH_NAMESPACE',

@@ -250,6 +250,40 @@ describe('WarmHelmPool', () => {
     assert.deepEqual((await f.recorded()).map((r) => r.argv[1]), ['busy'], 'neither waiting call reached a worker');
   });
 
+  it('a worker idle for idleMs ends, all but the last; the next wave starts them again', async (t) => {
+    const f = await fixture(t, {}, { size: 3, idleMs: 300 });
+    // CALL orders the records: numbers, first wave 1–3, second 11–13.
+    const wave = async (from: number): Promise<Set<number>> => {
+      const calls = [from, from + 1, from + 2];
+      await Promise.all(calls.map((n) => f.pool.run(['upgrade', `r${String(n)}`], f.opts({ CALL: String(n), FAKE_HELM_SLEEP: '0.3' }))));
+      return new Set((await f.recorded()).filter((r) => calls.includes(Number(r.env['CALL']))).map((r) => r.pid));
+    };
+    const first = await wave(1);
+    assert.equal(first.size, 3, 'three calls at once: three workers');
+    await until(() => Promise.resolve(f.pool.running === 1), 5000);
+    const idleExits = f.events.filter((e) => e.event === 'exited' && e.why === 'idle');
+    assert.equal(idleExits.length, 2, 'two ended as idle, the last one stays');
+    // It stays for good: no further idle exit while nothing runs.
+    await new Promise((r) => setTimeout(r, 700));
+    assert.equal(f.pool.running, 1);
+    const kept = [...first].filter((pid) => !idleExits.some((e) => e.event === 'exited' && e.pid === pid));
+    assert.equal(kept.length, 1);
+    const second = await wave(11);
+    assert.equal(second.size, 3, 'the next wave has three workers again');
+    assert.ok(second.has(kept[0] ?? -1), 'the kept worker serves a call of the next wave warm');
+    assert.ok(!f.events.some((e) => e.event === 'exited' && e.why !== 'idle'), 'no worker died or was killed');
+  });
+
+  it('a worker in use is not ended as idle, and one call after another keeps one worker', async (t) => {
+    const f = await fixture(t, {}, { size: 2, idleMs: 250 });
+    for (let i = 0; i < 4; i++) {
+      await f.pool.run(['upgrade', `s${String(i)}`], f.opts({ CALL: String(i), FAKE_HELM_SLEEP: '0.2' }));
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(new Set((await f.recorded()).map((r) => r.pid)).size, 1, 'serial calls: one worker throughout');
+    assert.deepEqual(f.events.filter((e) => e.event === 'exited'), []);
+  });
+
   it('a signal aborted before the call, or a closed pool, starts nothing', async (t) => {
     const f = await fixture(t);
     const stop = new AbortController();
