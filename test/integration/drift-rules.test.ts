@@ -107,7 +107,9 @@ function helmApplyTime(o: Deployment | { metadata: Deployment['metadata'] }): st
   return o.metadata.managedFields?.find((f) => f.manager === 'helm' && f.operation === 'Apply')?.time;
 }
 
-describe('driftDetection: fields others own', () => {
+// Each case has its own kind, namespace and operator, and most of its time is spent waiting (the
+// fight's rounds, a 40 s hold): they run side by side.
+describe('driftDetection: fields others own', { concurrency: true }, () => {
   it('without a rule, a fight with an HPA is given up after bounded writes and told once; the rule it suggests, added by hot reload, settles it', async (t) => {
     const { cluster, ns, cr, op } = await operatorScenario(t, { kind: 'DriftFight', chart: CHART });
     await cr.apply('web', {});
