@@ -9,7 +9,7 @@
  * tenant's change of the labels with a message naming the fix, while the operator's identity may.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
@@ -19,53 +19,14 @@ import { resourceOf } from './crd.js';
 import { condition, crsOf, type Cr } from './crs.js';
 import { pickOf } from '../../src/controller/sharding/guard.js';
 import { BIN, fixtureChart } from './fixtures.js';
-import type { TestCluster } from './harness.js';
 import type { RunningOperator } from './operator.js';
 import { setUp, type Setup } from './scenario.js';
+import { overlaps, timedHelm, type HelmCall } from './timed-helm.js';
 import { waitFor } from './wait.js';
 
 const RING = 'guard';
 const LABEL = `shard.chartpilot.io/${RING}`;
 const LEASE_S = 3;
-
-interface HelmCall {
-  readonly replica: string;
-  readonly release: string;
-  readonly verb: string;
-  readonly start: number;
-  readonly end: number | undefined;
-}
-
-/** A helm stand-in for replica `name` logging each call's start and end (as sharding.test.ts's). */
-function timedHelm(cluster: TestCluster, dir: string, name: string): { bin: string; calls: () => HelmCall[] } {
-  const log = join(dir, `${name}.calls`);
-  const bin = join(dir, `${name}-helm.sh`);
-  writeFileSync(
-    bin,
-    `#!/bin/sh\nid="$$"\nprintf 'start %s %s %s\\n' "$id" "$(date +%s%3N)" "$*" >> '${log}'\n'${cluster.helmBin}' "$@"\nrc=$?\nprintf 'end %s %s\\n' "$id" "$(date +%s%3N)" >> '${log}'\nexit $rc\n`,
-  );
-  chmodSync(bin, 0o755);
-  const calls = (): HelmCall[] => {
-    if (!existsSync(log)) return [];
-    const open = new Map<string, { verb: string; release: string; start: number }>();
-    const out: HelmCall[] = [];
-    for (const line of readFileSync(log, 'utf8').split('\n')) {
-      const [what, id = '', at = '', verb = '', ...rest] = line.split(' ');
-      if (what === 'start') {
-        if (verb === 'version') continue;
-        open.set(id, { verb, release: rest.find((w) => !w.startsWith('-')) ?? '', start: Number(at) });
-      } else if (what === 'end') {
-        const o = open.get(id);
-        if (o === undefined) continue;
-        open.delete(id);
-        out.push({ replica: name, ...o, end: Number(at) });
-      }
-    }
-    for (const o of open.values()) out.push({ replica: name, ...o, end: undefined });
-    return out;
-  };
-  return { bin, calls };
-}
 
 interface Replica {
   readonly name: string;
@@ -79,17 +40,6 @@ async function startReplica(s: Setup, dir: string, name: string, extra: string[]
   const op = await s.start({ args, env: { HELM_BIN: helm.bin, POD_NAME: name, POD_NAMESPACE: s.ns }, noWait: true });
   await waitFor(`${name} joined`, () => Promise.resolve(op.logs().includes('controller started')), { timeoutMs: 60_000, intervalMs: 100 });
   return { name, op, calls: helm.calls };
-}
-
-function overlaps(calls: readonly HelmCall[]): string[] {
-  const out: string[] = [];
-  for (const a of calls) {
-    for (const b of calls) {
-      if (a.replica >= b.replica || a.release !== b.release) continue;
-      if (a.start < (b.end ?? Infinity) && b.start < (a.end ?? Infinity)) out.push(`${a.release}: ${a.replica} ${a.verb} and ${b.replica} ${b.verb}`);
-    }
-  }
-  return out;
 }
 
 /** Log lines of `op` about the CR `name` (JSON lines carrying its name). */
