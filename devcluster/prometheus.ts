@@ -7,12 +7,12 @@
 // The state dir holds: prometheus.yml, token (0600), rules/, data/, prometheus.log, pids.
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify } from 'yaml';
 import { fetchText } from './http.js';
 import { isOurs, killReaper, spawnDaemon, spawnReaper, tail, terminate, type Daemon } from './processes.js';
+import { freePort } from './ports.js';
 
 export interface PrometheusOptions {
   /** State dir; created if missing. */
@@ -57,20 +57,6 @@ export interface Prometheus {
   target(): Promise<{ health: string; lastError: string } | undefined>;
   /** Stops it and deletes the state dir. */
   destroy(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.once('error', rej);
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
-      s.close(() => {
-        res(port);
-      });
-    });
-  });
 }
 
 /** The binary: PROMETHEUS_BIN, else Debian's. */

@@ -8,7 +8,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import bcrypt from 'bcryptjs';
@@ -17,6 +16,7 @@ import { makeServerPki } from './certs.js';
 import { fetchText } from './http.js';
 import { defaultBinDir } from './paths.js';
 import { isOurs, killReaper, spawnDaemon, spawnReaper, tail, terminate, type Daemon } from './processes.js';
+import { freePort } from './ports.js';
 
 export interface RegistryOptions {
   /** State dir; created if missing. */
@@ -45,18 +45,6 @@ export interface Registry {
   destroy(): Promise<void>;
   /** Requests the registry has answered so far (its access log), e.g. to count what a refresh costs. */
   requests(): string[];
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.once('error', rej);
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
-      s.close(() => { res(port); });
-    });
-  });
 }
 
 /** Starts a registry in opts.dir and resolves once it answers on /v2/. */

@@ -14,7 +14,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -34,6 +33,7 @@ import { getJson, newNamespace, testCluster } from './harness.js';
 import { serviceAccountToken } from './identity.js';
 import { scrapeHttps } from './scrape.js';
 import { waitFor } from './wait.js';
+import { freePort } from '../../devcluster/ports.js';
 
 const cluster = await testCluster();
 /** The scaffolded operator: namespace imagetest-system, ServiceAccount imagetest, ClusterRole imagetest-manager. */
@@ -124,15 +124,6 @@ function serviceAccountDir(name: string, files: { token: string; ca: Buffer; nam
   chmodSync(dir, 0o755);
   for (const f of readdirSync(dir)) chmodSync(join(dir, f), 0o644);
   return dir;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 interface PodOptions {

@@ -3,7 +3,6 @@
 // `chartpilot generate monitoring --for 5s`, and is asked what an application's owner would ask.
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
@@ -17,16 +16,9 @@ import { serviceAccountToken } from './identity.js';
 import { setUp } from './scenario.js';
 import { scrapeHttps } from './scrape.js';
 import { waitFor } from './wait.js';
+import { freePort } from '../../devcluster/ports.js';
 
 const JOB = 'chartpilot';
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((resolve) => s.close(resolve));
-  return port;
-}
 
 /** The real CLI, as a user runs it. */
 async function generate(cluster: TestCluster, args: readonly string[]): Promise<string> {

@@ -17,6 +17,7 @@ import { logLines, logged, waitForLog } from './operator-log.js';
 import { metric } from './scrape.js';
 import { operatorScenario, setUp } from './scenario.js';
 import { waitFor } from './wait.js';
+import { freePort } from '../../devcluster/ports.js';
 
 const PROBES = ['--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'];
 
@@ -31,14 +32,6 @@ async function listening(op: RunningOperator, msg: 'metrics server listening' | 
 async function get(address: string, path: string): Promise<{ status: number; body: string }> {
   const res = await fetch(`http://${address}${path}`);
   return { status: res.status, body: await res.text() };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => { resolve(); }));
-  return port;
 }
 
 describe('observability', () => {

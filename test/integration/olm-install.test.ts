@@ -15,7 +15,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
@@ -27,17 +26,7 @@ import { serviceAccountToken, tokenKubeconfig } from './identity.js';
 import { generate, HUB_FLAGS, ICON_SVG, olmToolsBeforeAll } from './olm-tools.js';
 import { startOperator } from './operator.js';
 import { explained, waitFor } from './wait.js';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => { resolve(typeof address === 'object' && address !== null ? address.port : 0); });
-    });
-  });
-}
+import { freePort } from '../../devcluster/ports.js';
 
 /** Starts a long-running tool, its output in dir/<name>.log, killed when the test ends. */
 function background(t: TestContext, dir: string, name: string, file: string, args: string[], env: Record<string, string>): { log: () => string } {
