@@ -27,6 +27,13 @@ describe('file descriptor limit', () => {
     const { log, text } = capturingLogger();
     const { readFile } = await import('node:fs/promises');
     const read = (): Promise<string> => readFile(`/proc/${String(pid)}/limits`, 'utf8');
+    // $! is prlimit's pid before it has set its own limit and exec'd sleep: on a busy machine the
+    // first read can still see the shell's limits, so wait for the exec (comm becomes sleep).
+    const deadline = Date.now() + 10_000;
+    while ((await readFile(`/proc/${String(pid)}/comm`, 'utf8')).trim() !== 'sleep') {
+      assert.ok(Date.now() < deadline, 'prlimit did not exec sleep within 10 s');
+      await new Promise((r) => setTimeout(r, 10));
+    }
     assert.deepEqual(parseFdLimits(await read()), { soft: 64, hard: 128 });
     assert.deepEqual(await raiseFdLimit({ log, pid, read }), { soft: 128, hard: 128 });
     assert.deepEqual(parseFdLimits(await read()), { soft: 128, hard: 128 });

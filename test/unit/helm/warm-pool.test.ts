@@ -87,7 +87,8 @@ describe('WarmHelmPool', () => {
   it('starts workers only when calls need them, at most size, each running one call at a time', async (t) => {
     const f = await fixture(t);
     assert.equal(f.pool.running, 0, 'lazily: no worker before the first call');
-    const calls = [1, 2, 3, 4, 5].map((n) => f.pool.run(['upgrade', `r${String(n)}`], f.opts({ CALL: String(n), FAKE_HELM_SLEEP: '0.3' })));
+    // The first two wait for each other, so a slow second worker start cannot leave all to the first.
+    const calls = [1, 2, 3, 4, 5].map((n) => f.pool.run(['upgrade', `r${String(n)}`], f.opts({ CALL: String(n), FAKE_HELM_BARRIER: 'first:2' })));
     await Promise.all(calls);
     const rec = await f.recorded();
     assert.deepEqual(rec.map((r) => r.argv[1]), ['r1', 'r2', 'r3', 'r4', 'r5']);
@@ -149,11 +150,14 @@ describe('WarmHelmPool', () => {
 
   it('time up and the cancel not honoured: the worker is killed after the grace and replaced', async (t) => {
     const f = await fixture(t, { FAKE_WORKER_IGNORE_CANCEL: '1' }, { size: 1 });
+    // A worker started first: the call's time counts from its submission, and a worker start on a
+    // busy machine can take longer than the time given to the call.
+    await f.pool.run(['status', 'warm-up'], f.opts({ CALL: '0' }));
     const started = Date.now();
-    await assert.rejects(f.pool.run(['upgrade', 'web'], f.opts({ CALL: '1', FAKE_HELM_MODE: 'wait' }, { timeoutMs: 300, killGraceMs: 300 })), HelmKilledError);
+    await assert.rejects(f.pool.run(['upgrade', 'web'], f.opts({ CALL: '1', FAKE_HELM_MODE: 'wait' }, { timeoutMs: 1000, killGraceMs: 300 })), HelmKilledError);
     assert.ok(Date.now() - started < 5000, 'SIGKILL followed the grace');
     await f.pool.run(['status', 'web'], f.opts({ CALL: '2' }));
-    const [a, b] = await f.recorded();
+    const [, a, b] = await f.recorded();
     assert.ok(a && b);
     assert.notEqual(a.pid, b.pid, 'a new worker ran the next call');
     assert.throws(() => process.kill(a.pid, 0), 'the old worker is gone');
@@ -255,7 +259,8 @@ describe('WarmHelmPool', () => {
     // CALL orders the records: numbers, first wave 1–3, second 11–13.
     const wave = async (from: number): Promise<Set<number>> => {
       const calls = [from, from + 1, from + 2];
-      await Promise.all(calls.map((n) => f.pool.run(['upgrade', `r${String(n)}`], f.opts({ CALL: String(n), FAKE_HELM_SLEEP: '0.3' }))));
+      // The three wait for each other: three calls at once whatever the machine's load.
+      await Promise.all(calls.map((n) => f.pool.run(['upgrade', `r${String(n)}`], f.opts({ CALL: String(n), FAKE_HELM_BARRIER: `wave${String(from)}:3` }))));
       return new Set((await f.recorded()).filter((r) => calls.includes(Number(r.env['CALL']))).map((r) => r.pid));
     };
     const first = await wave(1);
