@@ -50,8 +50,13 @@ export async function installCrd(cluster: TestCluster, k: TestKind): Promise<voi
  * structural (a NonStructuralSchema condition).
  */
 export async function established(cluster: TestCluster, name: string): Promise<void> {
-  const conditions = (): Promise<string> =>
-    cluster.kubectl(['get', 'crd', name, '-o', 'jsonpath={range .status.conditions[*]}{.type}={.status}{"\\n"}{end}'], { allowFail: true }).then((r) => r.stdout);
+  // `type=status` lines; -o json, which the harness answers without a kubectl process.
+  const conditions = async (): Promise<string> => {
+    const r = await cluster.kubectl(['get', 'crd', name, '-o', 'json'], { allowFail: true });
+    if (r.exitCode !== 0) return '';
+    const crd = JSON.parse(r.stdout) as { status?: { conditions?: { type: string; status: string }[] } };
+    return (crd.status?.conditions ?? []).map((c) => `${c.type}=${c.status}\n`).join('');
+  };
   const seen = await waitFor(`CRD ${name} established`, async () => {
     const text = await conditions();
     return text.split('\n').includes('Established=True') ? text : undefined;

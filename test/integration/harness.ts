@@ -17,6 +17,8 @@ import { delimiter, join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { execa } from 'execa';
 import { defaultBinDir, repoRoot } from '../../devcluster/paths.js';
+import { createKubeClient, loadKubeConfig } from '../../src/kube/rest.js';
+import { InProcessGet, parseKubectlGet } from './kubectl-get.js';
 import { waitFor } from './wait.js';
 
 export interface RunOptions {
@@ -99,7 +101,24 @@ export function otherCluster(base: TestCluster, kubeconfig: string, stateDir: st
 }
 
 function handle(c: Omit<TestCluster, 'kubectl' | 'helm'>): TestCluster {
+  let gets: InProcessGet | undefined;
+  /** `kubectl get … -o json` in this process when it is a plain form (kubectl-get.ts); else undefined. */
+  const inProcess = async (args: string[]): Promise<RunResult | undefined> => {
+    const req = parseKubectlGet(args);
+    if (req === undefined) return undefined;
+    if (gets === undefined) {
+      const conn = loadKubeConfig({ files: [c.env.KUBECONFIG ?? c.kubeconfig] });
+      gets = new InProcessGet(createKubeClient(conn, { userAgent: 'chartpilot-test-harness' }), conn.namespace ?? 'default');
+    }
+    // Anything unexpected (no connection, say): the real kubectl answers instead.
+    return gets.run(req).catch(() => undefined);
+  };
   const run = async (bin: string, args: string[], opts: RunOptions = {}): Promise<RunResult> => {
+    const answered = bin === c.kubectlBin && opts.input === undefined ? await inProcess(args) : undefined;
+    if (answered !== undefined) {
+      if (answered.exitCode !== 0 && opts.allowFail !== true) throw new Error(`kubectl ${args.join(' ')} failed (exit ${String(answered.exitCode)}): ${answered.stderr}`);
+      return answered;
+    }
     const r = await execa(bin, args, {
       env: c.env,
       extendEnv: false,
@@ -145,7 +164,7 @@ export async function newNamespace(t: TestContext, prefix = 'test', cluster?: Te
     await c.kubectl(['delete', 'namespace', name, '--wait=false', '--ignore-not-found'], { allowFail: true });
   });
   await waitFor(`ServiceAccount default in namespace ${name}`, async () =>
-    (await c.kubectl(['get', 'serviceaccount', 'default', '-n', name], { allowFail: true })).exitCode === 0,
+    (await c.kubectl(['get', 'serviceaccount', 'default', '-n', name, '-o', 'json'], { allowFail: true })).exitCode === 0,
   { timeoutMs: 30_000, intervalMs: 100 });
   return name;
 }
