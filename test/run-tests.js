@@ -42,12 +42,12 @@ function matches(file, filter) {
   return file.includes(needle);
 }
 
-// Files that use the OLM tools (they import olm-tools.ts) start last: on a cold machine .ci/run
-// builds those tools while the rest of the suite runs, and these files wait for that build.
-// node --test starts files in the order given.
-const usesOlmTools = (f) => /from '\.\/olm-tools\.js'/u.test(readFileSync(resolve(root, f.replace(/^dist\//, '').replace(/\.js$/, '.ts')), 'utf8'));
+// Files that use the OLM tools or the OCI registry (they import olm-tools.ts or registries.ts)
+// start last: on a cold machine .ci/run builds those while the rest of the suite runs, and these
+// files wait for that build. node --test starts files in the order given.
+const waitsForBackgroundBuild = (f) => /from '\.\/(olm-tools|registries)\.js'/u.test(readFileSync(resolve(root, f.replace(/^dist\//, '').replace(/\.js$/, '.ts')), 'utf8'));
 const selected = (filters.length === 0 ? files : files.filter((f) => filters.some((flt) => matches(f, flt))))
-  .map((f) => ({ f, last: usesOlmTools(f) }))
+  .map((f) => ({ f, last: waitsForBackgroundBuild(f) }))
   .sort((a, b) => Number(a.last) - Number(b.last))
   .map(({ f }) => f);
 if (selected.length === 0) {

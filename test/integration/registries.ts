@@ -7,12 +7,23 @@ import { createHash, randomBytes } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TestContext } from 'node:test';
+import { before, type TestContext } from 'node:test';
 import { startChartRepo, type ChartRepo } from '../../devcluster/chart-repo.js';
+import { provision } from '../../devcluster/provision.js';
 import { startRegistry, type Registry } from '../../devcluster/registry.js';
 import type { TestCluster } from './harness.js';
 
 export const REGISTRY_USER = 'chartpilot';
+
+/**
+ * Call at the top level of a test file that starts registries: provisions the registry binary in
+ * a file-level before hook, whose own timeout covers waiting for its build — on a cold machine
+ * .ci/run builds it in the background while the rest of the suite runs (test/run-tests.js starts
+ * files importing this module last) — so every test keeps the runner's 5-minute timeout for its work.
+ */
+export function registryBeforeAll(): void {
+  before(async () => { await provision({ components: ['registry'] }); }, { timeout: 18 * 60_000 });
+}
 
 export interface TestRegistry {
   readonly registry: Registry;

@@ -17,11 +17,12 @@ import { BIN, SAMPLE_CHART } from './fixtures.js';
 import { testCluster } from './harness.js';
 import type { RunningOperator } from './operator.js';
 import { logLines, logTail } from './operator-log.js';
-import { REGISTRY_USER, testRegistry, testRepo } from './registries.js';
+import { REGISTRY_USER, registryBeforeAll, testRegistry, testRepo } from './registries.js';
 import { setUp } from './scenario.js';
 import { explained, waitFor } from './wait.js';
 
 const c = await testCluster();
+registryBeforeAll();
 
 function tempDir(t: TestContext, prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
