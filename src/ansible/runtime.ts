@@ -15,10 +15,10 @@
  */
 import { constants } from 'node:fs';
 import { access, readFile, readdir, stat } from 'node:fs/promises';
-import { delimiter, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { delimiter, join } from 'node:path';
 import { execa } from 'execa';
 import { errorMessage } from '../lib/errors.js';
+import { packageRoot } from '../lib/package-root.js';
 import { chartpilotCacheDir } from '../helm/find-helm.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -56,8 +56,6 @@ export const INSTALL_COMMAND = 'npm run cluster:provision (or bash devcluster/an
 /** Where the chartpilot-ansible image has its runtime. */
 export const IMAGE_RUNTIME_DIR = '/opt/chartpilot/ansible';
 const SCRIPT = 'devcluster/ansible-runtime.sh';
-/** The package's root (dist/src/ansible/ → ../../..), where devcluster/ is in a checkout. */
-const PACKAGE_ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 /** No usable runtime; the message is one line naming how to get one. */
 export class AnsibleRuntimeMissingError extends Error {
@@ -85,7 +83,8 @@ export async function findAnsibleRuntime(env: Env, opts: FindOptions = {}): Prom
   if (typeof image !== 'string') return image;
 
   const cache = chartpilotCacheDir(env);
-  const script = join(opts.packageRoot ?? PACKAGE_ROOT, SCRIPT);
+  // The package's root is where devcluster/ is in a checkout (the image has none).
+  const script = join(opts.packageRoot ?? packageRoot(), SCRIPT);
   if (await exists(script)) {
     const hash = await inputsHash(script, env);
     const dir = join(cache, `ansible-${hash}`);

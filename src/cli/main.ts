@@ -1,7 +1,7 @@
 /** The chartpilot command line: dispatches sub-commands and turns every outcome into an exit code. */
-import { readFileSync } from 'node:fs';
 import { parseRunArgs, RUN_HELP } from './args.js';
 import { ExitCode } from '../lib/exit-codes.js';
+import { packageVersion } from '../lib/package-root.js';
 import { runOperator } from './run.js';
 
 const USAGE = `chartpilot — turn any Helm chart into a Kubernetes API
@@ -22,11 +22,6 @@ Exit codes: 0 ok, 1 internal error, 2 bad flags or watches.yaml, 3 cluster/CRD/R
 
 /** After `run` has finished, how long leftovers may keep the process alive. */
 const EXIT_GRACE_MS = 1_000;
-
-function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: string };
-  return pkg.version ?? 'unknown';
-}
 
 async function run(argv: readonly string[]): Promise<number> {
   const parsed = parseRunArgs(argv, process.env);

@@ -4,8 +4,8 @@
  * the comments are half the value: they tell the reader which knobs exist and why the secure
  * defaults are what they are.
  */
-import { readFileSync } from 'node:fs';
 import { Document, parseDocument, stringify } from 'yaml';
+import { packageVersion } from '../lib/package-root.js';
 import { METRICS_ARGS, METRICS_PORT, METRICS_PORT_NAME } from './metrics.js';
 
 export interface DeployOptions {
@@ -43,14 +43,11 @@ export const MEMORY_NODE_OPTIONS = '--max-old-space-size=128';
 /** Where the image keeps chartpilot and where application images put watches.yaml and charts. */
 export const IMAGE_HOME = '/opt/chartpilot';
 
-export function packageVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
-    return typeof pkg.version === 'string' ? pkg.version : '0.0.0';
-  } catch {
-    return '0.0.0';
-  }
-}
+/**
+ * The version image names and scaffolds carry. An unreadable package.json is an error, not a
+ * quiet 0.0.0: a scaffold built `FROM chartpilot:0.0.0` would only fail at its image build.
+ */
+export { packageVersion };
 
 /** The base image as built from this repository's Dockerfile (`docker build -t chartpilot:<v> .`). */
 export function defaultImage(): string {

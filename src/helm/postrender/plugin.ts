@@ -15,7 +15,7 @@ import { readFile } from 'node:fs/promises';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, isAbsolute, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { BUNDLE_DIR, packageLayout, type PackageLayout } from '../../lib/package-root.js';
 import type { PostRenderSpec } from '../types.js';
 import { startRenderServer, type RenderServer } from './server.js';
 import { parseRefusalFile, SEAL_KEY_ENV, serializePostRenderSpec, type RenderRefusal } from './spec.js';
@@ -79,8 +79,17 @@ const WRAPPER_SH = `#!/bin/sh
 exec "$${NODE_ENV}" "$${SCRIPT_ENV}" "$@"
 `;
 
-/** Path of the compiled script next to this module (dist/src/helm/postrender/main.js). */
-export const POSTRENDER_SCRIPT = fileURLToPath(new URL('./main.js', import.meta.url));
+/**
+ * The script helm runs, a Node process per call (script transport), in the layout this process
+ * runs from (src/lib/package-root.ts): tsc's main.js, or the bundle's own small postrender.js
+ * (scripts/bundler.ts) — main.js is not beside the bundle, and the whole operator's bundle would
+ * cost every helm call far more to load.
+ */
+export function postrenderScript(layout: PackageLayout): string {
+  return layout.bundled ? join(layout.root, BUNDLE_DIR, 'postrender.js') : join(layout.root, 'dist', 'src', 'helm', 'postrender', 'main.js');
+}
+
+export const POSTRENDER_SCRIPT = postrenderScript(packageLayout());
 
 /** One helm call's use of the post-renderer. */
 export interface PreparedRender {
