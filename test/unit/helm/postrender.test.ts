@@ -16,8 +16,10 @@ import {
   POSTRENDER_PLUGIN_NAME,
   POSTRENDER_PLUGIN_YAML,
   POSTRENDER_SCRIPT,
+  postrenderScript,
   SCRIPT_ENV,
 } from '../../../src/helm/postrender/plugin.js';
+import { packageRoot } from '../../../src/lib/package-root.js';
 import { parsePostRenderSpec, SPEC_ENV } from '../../../src/helm/postrender/spec.js';
 
 const SPEC = {
@@ -142,32 +144,39 @@ describe('post-render', () => {
     assert.throws(() => parsePostRenderSpec('{"labels":{"a":1}}'), /must be a string/);
   });
 
-  async function runScript(args: string[], input: string, env: Record<string, string> = {}) {
-    const r = await execa(process.execPath, [POSTRENDER_SCRIPT, ...args], { input, env, reject: false, stripFinalNewline: false });
-    return { code: r.exitCode, stdout: r.stdout, stderr: r.stderr };
+  // The same script in both layouts chartpilot runs from: tsc's main.js (what these tests' process
+  // would use) and the bundle's postrender.js (what bin/chartpilot.js and the image use).
+  const SCRIPTS = { tsc: POSTRENDER_SCRIPT, bundle: postrenderScript({ root: packageRoot(), bundled: true }) };
+  for (const [layout, script] of Object.entries(SCRIPTS)) {
+    describe(`the post-render script (${layout}: ${script.slice(packageRoot().length + 1)})`, () => {
+      const runScript = async (args: string[], input: string, env: Record<string, string> = {}) => {
+        const r = await execa(process.execPath, [script, ...args], { input, env, reject: false, stripFinalNewline: false });
+        return { code: r.exitCode, stdout: r.stdout, stderr: r.stderr };
+      };
+
+      it('transforms a manifest on stdin (spec as argument)', async () => {
+        const { code, stdout, stderr } = await runScript([JSON.stringify(SPEC)], MANIFEST);
+        assert.equal(code, 0, stderr);
+        assert.equal(stdout, injectMetadata(MANIFEST, SPEC));
+      });
+
+      it('reads its spec from the environment when no argument is given', async () => {
+        const { code, stdout } = await runScript([], MANIFEST, { [SPEC_ENV]: JSON.stringify(SPEC) });
+        assert.equal(code, 0);
+        assertInjected(doc(objects(stdout), 0).metadata);
+      });
+
+      it('fails loudly on a bad spec or bad input', async () => {
+        const noSpec = await runScript([], MANIFEST);
+        assert.equal(noSpec.code, 1);
+        assert.match(noSpec.stderr, /no spec given/);
+        assert.equal(noSpec.stdout, '');
+        const badYaml = await runScript([JSON.stringify(SPEC)], 'a: b\n  c: d\n');
+        assert.equal(badYaml.code, 1);
+        assert.match(badYaml.stderr, /not valid YAML/);
+      });
+    });
   }
-
-  it('the post-render script transforms a manifest on stdin (spec as argument)', async () => {
-    const { code, stdout } = await runScript([JSON.stringify(SPEC)], MANIFEST);
-    assert.equal(code, 0);
-    assert.equal(stdout, injectMetadata(MANIFEST, SPEC));
-  });
-
-  it('the post-render script reads its spec from the environment when no argument is given', async () => {
-    const { code, stdout } = await runScript([], MANIFEST, { [SPEC_ENV]: JSON.stringify(SPEC) });
-    assert.equal(code, 0);
-    assertInjected(doc(objects(stdout), 0).metadata);
-  });
-
-  it('the post-render script fails loudly on a bad spec or bad input', async () => {
-    const noSpec = await runScript([], MANIFEST);
-    assert.equal(noSpec.code, 1);
-    assert.match(noSpec.stderr, /no spec given/);
-    assert.equal(noSpec.stdout, '');
-    const badYaml = await runScript([JSON.stringify(SPEC)], 'a: b\n  c: d\n');
-    assert.equal(badYaml.code, 1);
-    assert.match(badYaml.stderr, /not valid YAML/);
-  });
 
   it('the plugin.yaml checked in equals the one the client installs', async () => {
     const checkedIn = fileURLToPath(new URL('../../../../src/helm/postrender/plugin.yaml', import.meta.url));
