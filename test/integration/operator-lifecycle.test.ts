@@ -47,6 +47,17 @@ describe('operator lifecycle', () => {
     assert.ok(op.helmCalls().some((c) => c.startsWith('uninstall ') && c.endsWith(' shop')), op.helmCalls().join(' | '));
   });
 
+  it('post-renders through a Node process per call where curl is missing (the bundled operator runs dist/bundle/postrender.js)', async (t) => {
+    // No curl on PATH: the script transport (src/helm/postrender/plugin.ts). helm (HELM_BIN) and
+    // node (the operator's own) are absolute paths, so nothing else needs PATH.
+    const { cluster, ns, cr } = await operatorScenario(t, { kind: 'NoCurl', chart: SAMPLE_CHART, operator: { env: { PATH: '/nonexistent' } } });
+    await cr.apply('plain', { replicaCount: 1 });
+    await cr.deployed('plain');
+    // Only the post-renderer puts this annotation on the chart's objects.
+    const owner = await cluster.kubectl(['get', 'deployment', 'plain', '-n', ns, '-o', 'jsonpath={.metadata.annotations.operator-sdk/primary-resource}']);
+    assert.equal(owner.stdout, `${ns}/plain`);
+  });
+
   it('lets overrideValues win over the spec and warns once per overridden key', async (t) => {
     const { cluster, ns, cr } = await operatorScenario(t, {
       kind: 'Override',
