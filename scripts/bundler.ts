@@ -21,8 +21,9 @@
  * source maps, chained to the .ts sources, lie beside each file for `node --enable-source-maps`.
  *
  * What the bundle cannot carry fails the build (checkBundle): a package left to be loaded from
- * node_modules at run time, or a dependency's module that finds files beside itself (`__dirname`),
- * which in the bundle would be dist/bundle/. The image has no node_modules at all.
+ * node_modules at run time, a dependency's module that finds files beside itself (`__dirname`),
+ * which in the bundle would be dist/bundle/, or an import() of a CommonJS module, which esbuild's
+ * chunks answer with its default export only. The image has no node_modules at all.
  */
 import { readFileSync, rmSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -87,9 +88,19 @@ const isBuiltin = (spec: string): boolean => spec.startsWith('node:') || builtin
 const MODULE_COMMENT = /^\/\/ ((?:node_modules|dist)\/\S+)$/u;
 const PATH_GLOBALS = /\b__(?:dirname|filename)\b/u;
 
-/** What in a bundle would break at run time: a non-optional external package, an unknown `__dirname` user. */
+/**
+ * What in a bundle would break at run time: a non-optional external package, an unknown
+ * `__dirname` user, an import() of a CommonJS module.
+ */
 export function checkBundle(metafile: Metafile, readOutput: (file: string) => string): string[] {
   const problems: string[] = [];
+  for (const [file, input] of Object.entries(metafile.inputs)) {
+    for (const i of input.imports) {
+      if (i.kind === 'dynamic-import' && metafile.inputs[i.path]?.format === 'cjs') {
+        problems.push(`${file} import()s "${i.original ?? i.path}", a CommonJS module: from another chunk esbuild hands over only its default export (evanw/esbuild#3245); import it statically in an ES module of ours and import() that (as src/observe/x509.ts does)`);
+      }
+    }
+  }
   for (const [file, output] of Object.entries(metafile.outputs)) {
     if (!file.endsWith('.js')) continue;
     for (const i of output.imports) {

@@ -54,10 +54,8 @@ export async function loadCertificateFiles(files: CertificateFiles): Promise<Cre
 
 /** A fresh ECDSA P-256 key and a certificate for it, signed by itself, valid for a year. */
 export async function selfSignedCertificate(hosts: readonly string[] = defaultHosts()): Promise<Credentials> {
-  // Loaded only here: the X.509 builder needs the reflect-metadata polyfill, and most runs never
-  // make a certificate.
-  await import('reflect-metadata');
-  const x509 = await import('@peculiar/x509');
+  // Loaded only here: most runs never make a certificate (x509.ts says why through that module).
+  const x509 = await import('./x509.js');
   const algorithm = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
   const keys = await webcrypto.subtle.generateKey(algorithm, true, ['sign', 'verify']);
   const now = Date.now();

@@ -31,6 +31,43 @@ describe('the built bundle, through bin/chartpilot.js', () => {
 
   const work = mkdtempSync(join(tmpdir(), 'chartpilot-bin-'));
   after(() => { rmSync(work, { recursive: true, force: true }); });
+
+  it('makes its self-signed metrics certificate (x509 code from an on-demand chunk) before it finds no API server', async () => {
+    // Servers start before the API server is asked for, so an unreachable one still lets the
+    // certificate be made: the image test found the bundle failing exactly here.
+    const kubeconfig = join(work, 'kubeconfig');
+    writeFileSync(kubeconfig, `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:9", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: x}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+`);
+    const r = await execa(process.execPath, [BIN, 'run', '--watches-file', join(ROOT, 'watches.yaml'), '--helm-mode', 'cli', '--metrics-secure',
+      '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'], { env: { KUBECONFIG: kubeconfig, HELM_BIN: '/bin/false' }, reject: false, timeout: 60_000 });
+    assert.match(r.stdout, /"scheme":"https","certificate":"self-signed".*"msg":"metrics server listening"/u, `${r.stdout}\n${r.stderr}`);
+    assert.equal(r.exitCode, 3, r.stderr);
+    assert.match(r.stderr, /^error: cannot reach the Kubernetes API server at https:\/\/127\.0\.0\.1:9/u);
+  });
+
+  it("runs a kubeconfig's exec credential plugin (client-node's ExecAuth, from an on-demand chunk)", async () => {
+    const plugin = join(work, 'credential.sh');
+    const ran = join(work, 'credential-ran');
+    writeFileSync(plugin, `#!/bin/sh\ntouch '${ran}'\necho '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t"}}'\n`, { mode: 0o755 });
+    const kubeconfig = join(work, 'exec-kubeconfig');
+    writeFileSync(kubeconfig, `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:9", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: '${plugin}', interactiveMode: Never}}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+`);
+    const r = await execa(process.execPath, [BIN, 'run', '--watches-file', join(ROOT, 'watches.yaml'), '--helm-mode', 'cli',
+      '--metrics-bind-address', '0', '--health-probe-bind-address', '0'], { env: { KUBECONFIG: kubeconfig, HELM_BIN: '/bin/false' }, reject: false, timeout: 60_000 });
+    assert.equal(r.exitCode, 3, r.stderr);
+    assert.match(r.stderr, /^error: cannot reach the Kubernetes API server at https:\/\/127\.0\.0\.1:9/u);
+    assert.ok(existsSync(ran), 'the credential plugin ran');
+  });
   /** A package with this bin/chartpilot.js and tsc's dist/src, with or without a bundle of its own. */
   function layout(name: string, bundle?: string): string {
     const dir = join(work, name);

@@ -5,9 +5,9 @@ import type { Metafile } from 'esbuild';
 import { checkBundle, OPTIONAL_EXTERNALS, PATH_USERS } from '../../../scripts/bundler.js';
 
 /** A metafile with one output importing `imports`, and that output's text. */
-function bundleOf(imports: { path: string; external: boolean }[], text: string): [Metafile, (file: string) => string] {
+function bundleOf(imports: { path: string; external: boolean }[], text: string, inputs: Metafile['inputs'] = {}): [Metafile, (file: string) => string] {
   const meta = {
-    inputs: {},
+    inputs,
     outputs: { 'dist/bundle/chartpilot.js': { bytes: text.length, inputs: {}, imports: imports.map((i) => ({ ...i, kind: 'require-call' as const })), exports: [] } },
   } as unknown as Metafile;
   return [meta, () => text];
@@ -43,5 +43,17 @@ describe('the bundle check', () => {
     const [meta, read] = bundleOf([], text);
     const problems = checkBundle(meta, read);
     assert.deepEqual(problems.map((p) => /: (\S+) uses __dirname/.exec(p)?.[1]), ['node_modules/some-lib/index.js', 'dist/src/generate/own.js']);
+  });
+
+  it('refuses an import() of a CommonJS module (esbuild hands another chunk only its default export); of an ES module it is fine', () => {
+    const input = (format: 'cjs' | 'esm', imports: { path: string; original: string }[] = []) => ({ bytes: 1, format, imports: imports.map((i) => ({ ...i, kind: 'dynamic-import' as const })) });
+    const [meta, read] = bundleOf([], '', {
+      'dist/src/observe/certificates.js': input('esm', [{ path: 'node_modules/x509/x509.cjs.js', original: 'x509' }, { path: 'dist/src/observe/x509.js', original: './x509.js' }]),
+      'node_modules/x509/x509.cjs.js': input('cjs'),
+      'dist/src/observe/x509.js': input('esm'),
+    });
+    const problems = checkBundle(meta, read);
+    assert.equal(problems.length, 1);
+    assert.match(problems[0] ?? '', /^dist\/src\/observe\/certificates\.js import\(\)s "x509", a CommonJS module/);
   });
 });
