@@ -38,14 +38,16 @@ RUN test "$(/out/helm version --template '{{.Version}}')" = "v4.1.4" \
 COPY tsconfig.json ./
 COPY bin/ bin/
 COPY src/ src/
-# tsc through the image's node (not `npm run build`, whose PATH would prefer the unused `node`
-# devDependency's binary); then drop the devDependencies and what the runtime never reads
-# (type declarations, source maps, docs: over half of node_modules).
+COPY scripts/bundle.ts scripts/bundler.ts scripts/
+# What `npm run build` does, through the image's node (npm's PATH would prefer the unused `node`
+# devDependency's binary): tsc, then esbuild bundles its output into dist/bundle/ (scripts/
+# bundler.ts), which has every dependency inside and fails to build if anything would still be
+# loaded from node_modules at run time. So the image needs no node_modules, nor dist/src: with
+# neither, bin/chartpilot.js cannot fall back to an unbundled start. The source maps stay behind.
 RUN node node_modules/typescript/bin/tsc -p tsconfig.json \
- && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
- && find node_modules dist/src -type f \( -name '*.map' -o -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' \
-      -o -name '*.md' -o -name '*.markdown' \) -delete \
- && rm -f node_modules/.package-lock.json
+ && node dist/scripts/bundle.js \
+ && test -s dist/bundle/chartpilot.js && test -s dist/bundle/postrender.js \
+ && rm dist/bundle/*.map
 
 # The final stage starts from plain Debian, not from the Node image: npm, corepack, yarn and the
 # C headers never reach it, only the node binary.
@@ -75,8 +77,7 @@ COPY --from=build /out/helm /usr/local/bin/helm
 RUN ln -s helm /usr/local/bin/chartpilot-helm
 WORKDIR /opt/chartpilot
 COPY --from=build /src/package.json ./package.json
-COPY --from=build /src/node_modules ./node_modules
-COPY --from=build /src/dist/src ./dist/src
+COPY --from=build /src/dist/bundle ./dist/bundle
 COPY --from=build /src/bin ./bin
 # Not root, and a numeric id so Kubernetes can verify runAsNonRoot without /etc/passwd.
 USER 65532:65532

@@ -513,7 +513,7 @@ export function chartpilotSpec(bases: BaseImages): BuildSpec {
     context: repoRoot(),
     dockerfile: 'Dockerfile',
     // What the Dockerfile copies (the .dockerignore allowlist, less watches.yaml and charts/).
-    inputs: ['.dockerignore', 'package.json', 'package-lock.json', 'tsconfig.json', 'bin', 'src', WARM_HELM_INPUT],
+    inputs: ['.dockerignore', 'package.json', 'package-lock.json', 'tsconfig.json', 'bin', 'src', 'scripts/bundle.ts', 'scripts/bundler.ts', WARM_HELM_INPUT],
     buildArgs: { NODE_IMAGE: bases.node, DEBIAN_IMAGE: bases.debian },
     from: [bases.node, bases.debian],
     caSecret: true,

@@ -10,6 +10,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { build } from 'esbuild';
 import { execa } from 'execa';
 import {
   buildAnsibleImage,
@@ -21,6 +22,7 @@ import {
   type Built,
 } from '../../devcluster/images.js';
 import { repoRoot } from '../../devcluster/paths.js';
+import { bundleOptions } from '../../scripts/bundler.js';
 
 const work = mkdtempSync(join(tmpdir(), 'chartpilot-ansible-image-'));
 after(() => { rmSync(work, { recursive: true, force: true }); });
@@ -111,11 +113,16 @@ describe('the chartpilot-ansible image', { concurrency: false }, () => {
   });
 
   it("the operator in the image finds the runtime at /opt/chartpilot/ansible without any variable", async () => {
+    // The image has only the operator's bundle, which exports nothing: the lookup is bundled alone,
+    // as the build bundles it, and mounted beside the operator's bundle, so it runs in the same
+    // layout (its package root /opt/chartpilot) and the image's node.
+    const probe = join(work, 'probe');
+    await build({ ...bundleOptions(repoRoot(), 'find-runtime', 'dist/src/ansible/runtime.js', false), outdir: probe, sourcemap: false, logLevel: 'error' });
     const r = await inPod(['--input-type=module', '-e', [
-      "const { findAnsibleRuntime } = await import('/opt/chartpilot/dist/src/ansible/runtime.js');",
+      "const { findAnsibleRuntime } = await import('/opt/chartpilot/dist/bundle/find-runtime.js');",
       'const rt = await findAnsibleRuntime(process.env);',
       'console.log(JSON.stringify({ source: rt.source, dir: rt.dir, python: rt.python, collections: rt.versions.collections }));',
-    ].join('\n')], { entrypoint: 'node' });
+    ].join('\n')], { entrypoint: 'node', mounts: ['-v', `${join(probe, 'find-runtime.js')}:/opt/chartpilot/dist/bundle/find-runtime.js:ro`] });
     assert.equal(r.exitCode, 0, r.stderr);
     assert.deepEqual(JSON.parse(r.stdout), {
       source: 'image',

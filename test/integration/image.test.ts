@@ -180,6 +180,10 @@ describe('the shipped image', { concurrency: false }, () => {
     const ls = await execa('podman', ['run', '--rm', '--network=none', '--entrypoint', 'ls', APP_IMAGE, '/opt/chartpilot', '/opt/chartpilot/charts'], { env: p.env, extendEnv: false });
     assert.match(ls.stdout, /watches\.yaml/);
     assert.match(ls.stdout, /webapp/);
+    // chartpilot's code is the bundle alone: no node_modules, and no dist/src to fall back to.
+    const code = await execa('podman', ['run', '--rm', '--network=none', '--entrypoint', 'ls', APP_IMAGE, '-A', '/opt/chartpilot', '/opt/chartpilot/dist'], { env: p.env, extendEnv: false });
+    assert.doesNotMatch(code.stdout, /node_modules/);
+    assert.match(code.stdout, /^\/opt\/chartpilot\/dist:\nbundle$/mu);
   });
 
   it('the base image is at most 110 MB compressed (gzip layers, as a registry stores and a node pulls them)', async (t) => {

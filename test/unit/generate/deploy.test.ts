@@ -160,7 +160,8 @@ describe('Dockerfile (built for real by test/integration/image.test.ts)', () => 
     assert.match(text, /RUN --mount=type=secret,id=ca,target=\/run\/secrets\/ca/);
     assert.match(text, /NODE_EXTRA_CA_CERTS=\/run\/secrets\/ca/);
     assert.match(text, /npm ci --ignore-scripts/);
-    assert.match(text, /npm prune --omit=dev/);
+    // npm run build's two steps: tsc, then the bundle, which is all the runtime stage takes of them.
+    assert.match(text, /RUN node node_modules\/typescript\/bin\/tsc -p tsconfig\.json \\\n && node dist\/scripts\/bundle\.js \\\n/u);
     // helm is chartpilot-helm from the build context (scripts/image.ts places it), checked for version and worker mode.
     assert.match(text, /^COPY dist\/image\/chartpilot-helm \/out\/helm$/mu);
     assert.match(text, /= "v4\.1\.4"/);
@@ -175,15 +176,15 @@ describe('Dockerfile (built for real by test/integration/image.test.ts)', () => 
     // curl carries the post-render to the operator's render server.
     assert.match(text, /apt-get install -y --no-install-recommends curl/);
     assert.match(text, /^CMD \["run", "--watches-file=\/opt\/chartpilot\/watches\.yaml"\]$/mu);
-    // Every path the runtime stage copies from the build stage is produced there.
-    for (const m of text.matchAll(/^COPY --from=build \/src\/(\S+)/gmu)) {
-      assert.ok(['package.json', 'node_modules', 'dist/src', 'bin'].includes(m[1] ?? ''), m[1]);
-    }
+    // What the runtime stage copies from the build stage: the bundle carries every dependency, so
+    // no node_modules, and without dist/src bin/chartpilot.js has nothing to fall back to.
+    const copied = [...text.matchAll(/^COPY --from=build \/src\/(\S+)/gmu)].map((m) => m[1]);
+    assert.deepEqual(copied, ['package.json', 'dist/bundle', 'bin']);
   });
 
   it('sends the builder only what the stages copy', async () => {
     const ignore = (await readFile(join(REPO_ROOT, '.dockerignore'), 'utf8')).split('\n').filter((l) => l !== '' && !l.startsWith('#'));
-    assert.deepEqual(ignore, ['*', '!package.json', '!package-lock.json', '!tsconfig.json', '!bin', '!src', '!dist/image/chartpilot-helm', '!watches.yaml', '!charts']);
+    assert.deepEqual(ignore, ['*', '!package.json', '!package-lock.json', '!tsconfig.json', '!bin', '!src', '!scripts/bundle.ts', '!scripts/bundler.ts', '!dist/image/chartpilot-helm', '!watches.yaml', '!charts']);
   });
 });
 
