@@ -12,7 +12,7 @@ KUBECONFIG_FILE=${CHARTPILOT_TEST_KUBECONFIG:-$ROOT/.cluster/kubeconfig}
 [[ -f $KUBECONFIG_FILE ]] || { echo "ansible-operator-costs: no cluster: set CHARTPILOT_TEST_KUBECONFIG or run npm run cluster:up" >&2; exit 1; }
 KUBECTL=${CHARTPILOT_TEST_BIN:-${CHARTPILOT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/chartpilot}/bin}/kubectl
 command -v "$KUBECTL" >/dev/null || KUBECTL=kubectl
-[[ -f $ROOT/dist/src/cli/main.js ]] || { echo "ansible-operator-costs: build first (npm run build)" >&2; exit 1; }
+[[ -f $ROOT/dist/bundle/chartpilot.js ]] || { echo "ansible-operator-costs: build first (npm run build)" >&2; exit 1; }
 k() { "$KUBECTL" --kubeconfig "$KUBECONFIG_FILE" "$@"; }
 # The project's Node 24 (the npm devDependency), as `npm run` would put it first on PATH.
 NODE=$ROOT/node_modules/.bin/node

@@ -52,10 +52,10 @@ describe('operator lifecycle', () => {
     // node (the operator's own) are absolute paths, so nothing else needs PATH.
     const { cluster, ns, cr } = await operatorScenario(t, { kind: 'NoCurl', chart: SAMPLE_CHART, operator: { env: { PATH: '/nonexistent' } } });
     await cr.apply('plain', { replicaCount: 1 });
-    await cr.deployed('plain');
-    // Only the post-renderer puts this annotation on the chart's objects.
-    const owner = await cluster.kubectl(['get', 'deployment', 'plain', '-n', ns, '-o', 'jsonpath={.metadata.annotations.operator-sdk/primary-resource}']);
-    assert.equal(owner.stdout, `${ns}/plain`);
+    const deployed = await cr.deployed('plain');
+    // Only the post-renderer puts the owner's label and ownerReference on the chart's objects.
+    const owner = await cluster.kubectl(['get', 'deployment', 'plain', '-n', ns, '-o', "jsonpath={.metadata.labels.chartpilot\\.io/owner-uid} {.metadata.ownerReferences[0].uid}"]);
+    assert.equal(owner.stdout, `${String(deployed.metadata.uid)} ${String(deployed.metadata.uid)}`);
   });
 
   it('lets overrideValues win over the spec and warns once per overridden key', async (t) => {
