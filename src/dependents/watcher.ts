@@ -98,6 +98,8 @@ const ALL = '';
 const DEFAULT_RETRY_SKIPPED_MS = 5 * 60_000;
 const OPEN: Gate = { live: true };
 export const DEFAULT_SWAP_DELAYS: SwapDelays = { gainMs: 1_000, shrinkMs: 30_000 };
+/** setTimeout's limit: a longer delay would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export class DependentWatcher {
   private readonly client: KubeClient;
@@ -269,7 +271,7 @@ export class DependentWatcher {
     const handle = setTimeout(() => {
       this.swapTimer = undefined;
       this.startSwap();
-    }, delay);
+    }, Math.min(delay, MAX_TIMER_MS));
     handle.unref();
     this.swapTimer = { at, handle };
   }
