@@ -146,19 +146,23 @@ describe('shards: each replica watches only its own CRs\' objects', () => {
     const bBucket = bucketOf(byName.get(y)?.metadata.uid ?? '');
     const [a, b, c] = [replica('a'), replica('b'), replica('c')];
     const repairedBefore = await repairsBy(a, x);
-    await patchConfigMap(x, { metadata: { labels: { [BUCKET]: String(bBucket) } }, data: { message: 'forged' } });
     const restored = async (): Promise<true | undefined> => {
       const cm = await configMap(x);
       return cm.labels[BUCKET] === String(bucketOf(xUid)) && cm.message === x ? true : undefined;
     };
-    await waitFor(`${x}'s object and its bucket label set back`, restored, { timeoutMs: 60_000, intervalMs: 250 });
+    let since = Date.now();
+    await patchConfigMap(x, { metadata: { labels: { [BUCKET]: String(bBucket) } }, data: { message: 'forged' } });
+    await waitFor(`${x}'s object and its bucket label set back`, restored, { timeoutMs: 60_000, intervalMs: 100 });
+    t.diagnostic(`bucket label moved to b's bucket: set back with the data after ${String(Date.now() - since)} ms`);
     assert.ok((await repairsBy(a, x)) > repairedBefore, 'by its owner a, through its watch (no reconcile period runs)');
 
     // 3. ... then removes the label (every replica watches objects without one) and changes the data again.
     const repairedForged = await repairsBy(a, x);
+    since = Date.now();
     await cluster.kubectl(['label', 'configmap', `${x}-tiny`, '-n', ns, `${BUCKET}-`]);
     await patchConfigMap(x, { data: { message: 'unlabelled' } });
-    await waitFor(`${x}'s object and its bucket label set back again`, restored, { timeoutMs: 60_000, intervalMs: 250 });
+    await waitFor(`${x}'s object and its bucket label set back again`, restored, { timeoutMs: 60_000, intervalMs: 100 });
+    t.diagnostic(`bucket label removed (then the data changed): set back after ${String(Date.now() - since)} ms`);
     assert.ok((await repairsBy(a, x)) > repairedForged, 'by a again');
 
     // 4. The object is in a's caches again: plain drift is repaired as before.
@@ -181,7 +185,9 @@ describe('shards: each replica watches only its own CRs\' objects', () => {
       const settled = all.every((cr) => cr.metadata.labels?.[LABEL] !== undefined && cr.metadata.labels[DRAIN] === undefined);
       return settled && (countBy(owners(all, LABEL))['d'] ?? 0) > 0 && all.every(isDeployed) ? all : undefined;
     }, { timeoutMs: 90_000, intervalMs: 250 });
+    const joinedAt = Date.now();
     const four = await cachesHoldShares(t, replicas, ['a', 'b', 'c', 'd'], moved);
+    t.diagnostic(`every replica's caches held its new share ${String(Date.now() - joinedAt)} ms after the CRs settled`);
     assert.equal(Object.values(four).reduce((n, x4) => n + x4.owned, 0), COUNT * OBJECTS_PER_CR, 'still every object once');
     for (const { r, swaps, views } of before) {
       const now = await cachedBy(r);
