@@ -164,7 +164,7 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
     // --shards: the caches hold only this replica's share. Judged from caches that cannot hold
     // them, every object would look missing: wait for its bucket's watch, or leave it to its owner.
     if (!(await watcher.waitForOwner(input.ownerUid, synced))) {
-      this.opts.log.info('this replica does not watch this resource\'s objects (its share of the ring is changing); drift and readiness wait for a pass that does');
+      this.opts.log.info({ namespace: input.namespace, name: input.release }, 'this replica does not watch this resource\'s objects (its share of the ring is changing); drift and readiness wait for a pass that does');
       return { inventory, repaired: [], readiness: undefined };
     }
 
@@ -200,10 +200,10 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
       const where = resource.namespaced ? { namespace: desired.namespace } : {};
       if (!isAllowedTarget(input.confinement, where, resource.namespaced ? 'namespaced' : 'cluster')) return;
       if (await fixBucketLabel(this.opts.client, resource, live, input.ownerUid, input.impersonate)) {
-        this.opts.log.info({ object: describeRef(desired) }, 'set the owner-bucket label of an object, so the replica whose share it is watches it');
+        this.opts.log.info({ namespace: input.namespace, name: input.release, object: describeRef(desired) }, 'set the owner-bucket label of an object, so the replica whose share it is watches it');
       }
     } catch (err) {
-      this.opts.log.warn({ object: describeRef(desired), err: errorText(err) }, 'could not set the owner-bucket label of an object; the next pass tries again');
+      this.opts.log.warn({ namespace: input.namespace, name: input.release, object: describeRef(desired), err: errorText(err) }, 'could not set the owner-bucket label of an object; the next pass tries again');
     }
   }
 
