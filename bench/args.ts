@@ -34,7 +34,7 @@ export interface BenchOptions {
   replicas: number;
   /** chartpilot's --helm-mode; undefined: its default. */
   helmMode: 'warm' | 'cli' | undefined;
-  /** chartpilot's --helm-workers; undefined: its default (a worker per helm slot). */
+  /** chartpilot's --helm-workers; undefined: its default (two per CPU, at most one per helm slot). */
   helmWorkers: number | undefined;
 }
 
@@ -84,7 +84,7 @@ fresh local control plane: create N releases, upgrade all N, idle, delete all N.
   --helm-mode warm|cli        chartpilot's --helm-mode (default: its own, warm when chartpilot-helm is
                               in the bin dir); floor and chartpilot run chartpilot-helm when it is there
   --helm-workers W            chartpilot's --helm-workers: at most W warm workers (default: its own,
-                              one per helm slot)
+                              two per CPU, never more than the helm slots)
   --keep                      keep the scratch dir (logs of every process) after the run
   --render FILE               print the markdown of an earlier results-*.json, run nothing
   --medians A.json,B.json,…   print the medians over earlier runs of one command (run them with the
