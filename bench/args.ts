@@ -20,6 +20,8 @@ export interface BenchOptions {
   keep: boolean;
   /** Only print the markdown of an earlier results-*.json. */
   render: string | undefined;
+  /** Only print the medians over these earlier results-*.json (bench/medians.ts). */
+  medians: string[] | undefined;
   /** The chart every contender installs (bench/charts.ts). */
   chart: ChartName;
   /** Where chartpilot's chart comes from: the directory, or a real OCI registry next to the control plane. */
@@ -32,7 +34,7 @@ export interface BenchOptions {
   replicas: number;
   /** chartpilot's --helm-mode; undefined: its default. */
   helmMode: 'warm' | 'cli' | undefined;
-  /** chartpilot's --helm-workers; undefined: its default (a worker per helm slot). */
+  /** chartpilot's --helm-workers; undefined: its default (two per CPU, at most one per helm slot). */
   helmWorkers: number | undefined;
 }
 
@@ -82,9 +84,11 @@ fresh local control plane: create N releases, upgrade all N, idle, delete all N.
   --helm-mode warm|cli        chartpilot's --helm-mode (default: its own, warm when chartpilot-helm is
                               in the bin dir); floor and chartpilot run chartpilot-helm when it is there
   --helm-workers W            chartpilot's --helm-workers: at most W warm workers (default: its own,
-                              one per helm slot)
+                              two per CPU, never more than the helm slots)
   --keep                      keep the scratch dir (logs of every process) after the run
   --render FILE               print the markdown of an earlier results-*.json, run nothing
+  --medians A.json,B.json,…   print the medians over earlier runs of one command (run them with the
+                              contenders in alternating order), with each run's speed-ups; run nothing
   -h, --help                  this text
 `;
 
@@ -95,6 +99,12 @@ function positiveInt(flag: string, v: string | undefined, def: number, min = 1):
   const n = Number(v);
   if (!Number.isInteger(n) || n < min) throw new UsageError(`--${flag} must be an integer ≥ ${min}, got ${JSON.stringify(v)}`);
   return n;
+}
+
+function medianFiles(v: string): string[] {
+  const files = v.split(',').map((f) => f.trim()).filter((f) => f !== '');
+  if (files.length < 2) throw new UsageError(`--medians needs at least two results files, comma-separated, got ${JSON.stringify(v)}`);
+  return files;
 }
 
 /** undefined for --help. */
@@ -118,6 +128,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
         smoke: { type: 'boolean' },
         keep: { type: 'boolean' },
         render: { type: 'string' },
+        medians: { type: 'string' },
         chart: { type: 'string' },
         'chart-source': { type: 'string' },
         'chart-refresh-seconds': { type: 'string' },
@@ -165,6 +176,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
     helmOperatorBin: values['helm-operator-bin'],
     keep: values.keep === true,
     render: values.render,
+    medians: values.medians === undefined ? undefined : medianFiles(values.medians),
     chart: chart as ChartName,
     chartSource,
     chartRefreshSeconds: positiveInt('chart-refresh-seconds', values['chart-refresh-seconds'], 600),

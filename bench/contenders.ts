@@ -462,6 +462,8 @@ interface ShardMember {
 
 export function chartpilot(env: Env, binJs: string, member?: ShardMember): Contender {
   const cpuProfDir = process.env.CHARTPILOT_BENCH_CPU_PROF;
+  // More node flags for the operator in an experiment (`--trace-gc`: each GC's heap size in its log).
+  const extraNodeFlags = (process.env.CHARTPILOT_BENCH_NODE_FLAGS ?? '').split(/\s+/).filter((f) => f !== '');
   return operator(env, {
     name: 'chartpilot',
     kind: operatorKind('chartpilot', env.kindPrefix),
@@ -471,6 +473,7 @@ export function chartpilot(env: Env, binJs: string, member?: ShardMember): Conte
       // A CPU profile of the operator during the bench (node allows --cpu-prof only on the command line).
       // Set and not empty: an empty directory would make node refuse to start.
       ...(cpuProfDir === undefined || cpuProfDir === '' ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`]),
+      ...extraNodeFlags,
       binJs,
       'run',
       '--watches-file', watches,

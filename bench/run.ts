@@ -19,6 +19,7 @@ import { deleteCrd, deleteNamespace, createNamespace, listCrs, type Kind } from 
 import { benchHelm, chartpilot, chartpilotReplicas, floor, operatorKind, operatorSdk, type Contender, type Env } from './contenders.js';
 import { buildHelmOperator, cachedHelmOperator, HELM_OPERATOR_VERSION, type BuildResult } from './helm-operator.js';
 import { createBenchKube, type BenchKube } from './kube.js';
+import { MediansError, mediansMarkdown } from './medians.js';
 import { cpuSeconds, statusKiB } from './proc.js';
 import { computeRatios, toMarkdown, type BenchResults, type ContenderResult } from './report.js';
 import { runScenarios } from './scenario.js';
@@ -137,6 +138,17 @@ async function main(argv: string[]): Promise<number> {
   }
   if (opts === undefined) {
     process.stdout.write(USAGE);
+    return 0;
+  }
+  if (opts.medians !== undefined) {
+    const runs = opts.medians.map((f) => JSON.parse(readFileSync(f, 'utf8')) as BenchResults);
+    try {
+      process.stdout.write(mediansMarkdown(runs));
+    } catch (err) {
+      if (!(err instanceof MediansError)) throw err;
+      process.stderr.write(`error: ${err.message}\n`);
+      return 2;
+    }
     return 0;
   }
   if (opts.render !== undefined) {

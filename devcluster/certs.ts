@@ -1,6 +1,9 @@
 // A throwaway PKI for one control plane, made with the openssl CLI (present on every Debian
-// machine) rather than a crypto dependency. EC P-256 keys: generating them takes milliseconds,
-// which keeps startup fast, and every Kubernetes component accepts them.
+// machine) rather than a crypto dependency. EC P-256 keys for the leaves: generating them takes
+// milliseconds and a TLS handshake signs with them cheaply. The control plane's CA is RSA-2048:
+// the API server verifies the CA's signature on the client certificate on every request (x509
+// authenticator, no cache), and an RSA verify costs a third of a P-256 one (measured 93 vs
+// 259 µs here): ECDSA verification was ~9% of the API server's CPU in a test run's profile.
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -48,6 +51,7 @@ async function openssl(cwd: string, args: string[]): Promise<void> {
 }
 
 const ecKey = (out: string): string[] => ['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', out];
+const rsaKey = (out: string): string[] => ['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048', '-out', out];
 
 async function leaf(dir: string, name: string, subject: string, extensions: 'server' | 'client'): Promise<void> {
   await openssl(dir, ecKey(`${name}.key`));
@@ -64,7 +68,7 @@ async function leaf(dir: string, name: string, subject: string, extensions: 'ser
 export async function makePki(dir: string): Promise<Pki> {
   await mkdir(dir, { recursive: true });
   await writeFile(join(dir, 'openssl.cnf'), OPENSSL_CNF);
-  await openssl(dir, ecKey('ca.key'));
+  await openssl(dir, rsaKey('ca.key'));
   await openssl(dir, ['req', '-x509', '-new', '-key', 'ca.key', '-subj', '/CN=chartpilot-local-ca', '-days', '3650', '-config', 'openssl.cnf', '-extensions', 'ca', '-out', 'ca.crt']);
   await Promise.all([
     leaf(dir, 'apiserver', '/CN=kube-apiserver', 'server'),

@@ -14,7 +14,7 @@ import type { DependentsView, LiveObject } from './reconciler.js';
 
 export interface DependentsViewOptions {
   readonly client: KubeClient;
-  readonly watcher: Pick<DependentWatcher, 'ensureWatching' | 'waitForSync' | 'isWatching' | 'get'>;
+  readonly watcher: Pick<DependentWatcher, 'ensureWatching' | 'waitForSync' | 'waitForOwner' | 'isWatching' | 'get'>;
   readonly log: Logger;
   /** How long to wait for a newly watched kind's first LIST; default 20 s. */
   readonly syncTimeoutMs?: number;
@@ -31,7 +31,7 @@ export function createDependentsView(opts: DependentsViewOptions): DependentsVie
     return out;
   };
   return {
-    async cached(refs, confinement) {
+    async cached(refs, confinement, ownerUid) {
       const within = await allowed(refs, confinement);
       const kinds = new Map(within.map((r) => [`${r.apiVersion}/${r.kind}`, r]));
       for (const r of kinds.values()) {
@@ -41,11 +41,14 @@ export function createDependentsView(opts: DependentsViewOptions): DependentsVie
           opts.log.warn({ kind: r.kind, err: errorMessage(err) }, 'cannot watch a kind of these dependents; their drift is not noticed');
         }
       }
+      const synced = AbortSignal.timeout(opts.syncTimeoutMs ?? 20_000);
       try {
-        await opts.watcher.waitForSync(AbortSignal.timeout(opts.syncTimeoutMs ?? 20_000));
+        await opts.watcher.waitForSync(synced);
       } catch {
         return undefined;
       }
+      // --shards: caches that do not hold this owner's share would show every object missing.
+      if (!(await opts.watcher.waitForOwner(ownerUid, synced))) return undefined;
       const out: LiveObject[] = [];
       for (const r of within) {
         if (!opts.watcher.isWatching(r.apiVersion, r.kind)) continue;

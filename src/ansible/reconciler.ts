@@ -41,8 +41,11 @@ export interface AnsibleCrWriter {
 
 /** The dependents a CR's runs made, as the caches show them (cheap) or as the API server has them (a GET each). */
 export interface DependentsView {
-  /** undefined when the caches cannot tell yet (kind not watchable, not synced in time). */
-  cached(refs: readonly ObjectRef[], confinement: Confinement): Promise<readonly LiveObject[] | undefined>;
+  /**
+   * undefined when the caches cannot tell yet (kind not watchable, not synced in time), or, with
+   * --shards, do not hold the objects of the owner with this uid (its share of the ring is moving).
+   */
+  cached(refs: readonly ObjectRef[], confinement: Confinement, ownerUid: string): Promise<readonly LiveObject[] | undefined>;
   fresh(refs: readonly ObjectRef[], confinement: Confinement): Promise<readonly LiveObject[]>;
 }
 
@@ -260,7 +263,7 @@ export class AnsibleReconciler {
     const inventory = watchedDependents(d.record?.inventory ?? [], d.target.source);
     if (view === undefined || !d.target.watchDependentResources) return { drift: [], readiness: undefined };
     if (inventory.length === 0) return { drift: [], readiness: d.record === undefined ? undefined : readinessOf([]) };
-    const cached = await view.cached(inventory, d.confinement);
+    const cached = await view.cached(inventory, d.confinement, uid);
     if (cached === undefined) return { drift: [], readiness: undefined };
     let objects = cached;
     const baseline = this.baselines.get(uid);

@@ -200,7 +200,7 @@ const RUN_FLAGS = [
     choices: ['warm', 'cli'],
     defaultHelp: 'warm when a chartpilot-helm is found, else cli',
     example: 'cli',
-    help: 'warm: helm calls run in long-lived chartpilot-helm workers, one per helm slot; cli: a helm process per call',
+    help: 'warm: helm calls run in long-lived chartpilot-helm workers (see --helm-workers); cli: a helm process per call',
   },
   {
     name: 'helm-workers',

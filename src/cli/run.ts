@@ -343,6 +343,8 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
   let member: ShardMember | undefined;
   // Set once the manager runs: a ring member that went away makes every CR look again at its locks.
   let onMemberGone = (): void => undefined;
+  // Set once the manager runs: the dependent watches follow this replica's share of the ring.
+  let onViewChanged = (): void => undefined;
   if (op.shards !== undefined) {
     const setup = op.shards;
     member = new ShardMember({
@@ -359,6 +361,9 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
       },
       onMemberGone: () => {
         onMemberGone();
+      },
+      onViewChanged: () => {
+        onViewChanged();
       },
       onSharder: (sharder) => {
         metrics.leader(setup.ring, sharder);
@@ -448,7 +453,15 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
     defaultServiceAccount: config.defaultServiceAccount,
     charts: { resolver: charts, defaultRefreshIntervalMs: config.chartRefreshIntervalMs ?? 600_000 },
     ansible: ansibleEngine,
-    ...(member === undefined ? {} : { shard: { selector: member.selector, hooks: (resource) => member.hooks(resource) } }),
+    ...(member === undefined
+      ? {}
+      : {
+          shard: {
+            selector: member.selector,
+            hooks: (resource) => member.hooks(resource),
+            dependents: { selection: member.dependentSelection(), swapDelays: member.dependentSwapDelays },
+          },
+        }),
     queueMetrics: (controller) => {
       metrics.registerController(controller);
       return metrics.queueMetrics(controller);
@@ -476,11 +489,17 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
   };
   for (const [entry, resource] of resources) await manager.add(entry, resource);
   reportConcurrency();
+  metrics.dependentCaches(() => manager.dependentStats());
   if (member !== undefined && op.shards !== undefined) {
     const m = member;
     onMemberGone = () => {
       for (const c of manager.controllers()) c.enqueueAll();
     };
+    onViewChanged = () => {
+      manager.selectDependents(m.dependentSelection());
+    };
+    // A change between the manager's start and now (select ignores an unchanged share).
+    onViewChanged();
     metrics.shardRing(
       op.shards.ring,
       op.shards.member,

@@ -18,6 +18,8 @@ import { drainLabel, memberLeaseName, shardLabel } from '../controller/sharding/
 import { BUCKETS, VIRTUAL_NODES } from '../controller/sharding/ring.js';
 import { RingView, type RingMember } from '../controller/sharding/ring-view.js';
 import { Sharder } from '../controller/sharding/sharder.js';
+import { dependentShare, dependentSwapDelays } from '../controller/sharding/share.js';
+import type { DependentSelection, SwapDelays } from '../dependents/selection.js';
 import type { ShardTimings } from '../controller/sharding/timings.js';
 import { handOverNote, parseHandOverNote, type StoppedCalls } from '../helm/stopped-calls.js';
 import { isForbidden } from '../kube/errors.js';
@@ -101,6 +103,8 @@ export interface ShardMemberOptions {
   readonly onMemberGone: () => void;
   /** The sharder role was taken or given up (leader_election_master_status). */
   readonly onSharder?: (sharder: boolean) => void;
+  /** This replica's view of the ring changed: its dependent watches should follow dependentSelection(). */
+  readonly onViewChanged?: () => void;
 }
 
 /** One replica's part in the ring. */
@@ -158,7 +162,18 @@ export class ShardMember {
       retryPeriodMs: setup.timings.retryPeriodMs,
       log: opts.log.child({ controller: 'shard-member' }),
       publish: () => this.lease.publish(),
+      onViewChanged: () => opts.onViewChanged?.(),
     });
+  }
+
+  /** The owners whose objects this replica's dependent watches should hold: its share of its view. */
+  dependentSelection(): DependentSelection {
+    return dependentShare(this.claims.currentView(), this.opts.setup.member);
+  }
+
+  /** When its dependent watches follow a change of its share. */
+  get dependentSwapDelays(): SwapDelays {
+    return dependentSwapDelays(this.opts.setup.timings);
   }
 
   /** The label selector of this replica's CRs. */

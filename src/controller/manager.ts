@@ -16,7 +16,8 @@ import { Reconciler } from '../reconcile/reconciler.js';
 import type { ReconcileTarget } from '../reconcile/target.js';
 import { canonicalJson } from '../lib/json.js';
 import { ScopeMap } from '../dependents/scopes.js';
-import { DependentWatcher } from '../dependents/watcher.js';
+import type { DependentSelection, SwapDelays } from '../dependents/selection.js';
+import { DependentWatcher, type DependentCacheStats } from '../dependents/watcher.js';
 import { chartDigest } from '../config/chart-digest.js';
 import { systemWallClock, type Clock } from '../lib/clock.js';
 import { errorMessage } from '../lib/errors.js';
@@ -78,9 +79,14 @@ export interface ManagerOptions {
   readonly ansible?: AnsibleEngine | (() => Promise<AnsibleEngine>);
   /**
    * `--shards`: every kind's informers hold only the CRs labelled for this replica (`selector`,
-   * added to the entry's own), and hand CRs back as `hooks` say.
+   * added to the entry's own), and hand CRs back as `hooks` say; the dependent watches hold only
+   * the objects of the uid buckets `dependents.selection` names (changed by selectDependents).
    */
-  readonly shard?: { readonly selector: string; readonly hooks: (resource: ApiResource) => ShardHooks };
+  readonly shard?: {
+    readonly selector: string;
+    readonly hooks: (resource: ApiResource) => ShardHooks;
+    readonly dependents: { readonly selection: DependentSelection; readonly swapDelays: SwapDelays };
+  };
 }
 
 /** The edges of the Ansible engine and the operator-wide settings of its runs. */
@@ -163,6 +169,16 @@ export class Manager {
     const startup = new StartupRecords({ client: opts.client, namespaces: opts.watchNamespaces, log: opts.log.child({ controller: 'releases' }) });
     this.releases = createReleaseStore(opts.client, origins, startup);
     const log = opts.log.child({ controller: 'dependents' });
+    const lookAgain = (ownerUid: string, paced: boolean): void => {
+      // Only owners in this replica's CR caches: with --shards, an object another replica's
+      // owner has (a forged bucket label puts it anywhere) names no CR here, and nothing runs.
+      for (const r of this.running.values()) {
+        const key = r.controller.keyForUid(ownerUid);
+        if (key === undefined) continue;
+        if (paced) r.controller.enqueueAfter(key, this.statusPaceMs, { respectBackoff: true });
+        else r.controller.enqueue(key, { respectBackoff: true });
+      }
+    };
     this.dependents = new DependentWatcher({
       client: opts.client,
       namespaces: opts.watchNamespaces,
@@ -172,17 +188,24 @@ export class Manager {
       // Progress that leaves the object's verdict as it was is told at the status pace anyway:
       // one look after that long covers every such update meanwhile.
       onChange: (ownerUid, change) => {
-        for (const r of this.running.values()) {
-          const key = r.controller.keyForUid(ownerUid);
-          if (key === undefined) continue;
-          if (change.verdictChanged) r.controller.enqueue(key, { respectBackoff: true });
-          else r.controller.enqueueAfter(key, this.statusPaceMs, { respectBackoff: true });
-        }
+        lookAgain(ownerUid, !change.verdictChanged);
       },
+      ...(opts.shard === undefined
+        ? {}
+        : {
+            selection: opts.shard.dependents.selection,
+            swapDelays: opts.shard.dependents.swapDelays,
+            // A pass that found its objects not watched yet (its CR just moved here) runs again now.
+            onCovered: (ownerUid: string) => {
+              lookAgain(ownerUid, false);
+            },
+          }),
     });
     this.keeper = new ReleaseKeeper({
       client: opts.client,
       watcher: this.dependents,
+      // With shards an object's bucket label decides whose caches hold it: repair passes set it right.
+      fixBucketLabels: opts.shard !== undefined,
       scopes: new ScopeMap({ client: opts.client, log }),
       log,
       readManifest: (at) => origins.ownManifest(at),
@@ -475,6 +498,16 @@ export class Manager {
 
   async waitForSync(signal?: AbortSignal): Promise<void> {
     await Promise.all(this.controllers().map((c) => c.waitForSync(signal)));
+  }
+
+  /** Shards: this replica's view of the ring changed, and with it the owners whose objects it should watch. */
+  selectDependents(selection: DependentSelection): void {
+    this.dependents.select(selection);
+  }
+
+  /** What the dependent caches hold (metrics). */
+  dependentStats(): DependentCacheStats {
+    return this.dependents.stats();
   }
 
   /** Shards, on stop: every controller hands its CRs back as their running reconciles end. */

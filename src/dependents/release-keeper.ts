@@ -10,6 +10,7 @@ import { parseManifest, inventoryOf } from './manifest.js';
 import { FieldContests, type ContestPolicy } from './contest.js';
 import { driftedFields, driftedPaths, formatPath, type FieldPath } from './drift.js';
 import { leftAloneBy } from './drift-rules.js';
+import { bucketLabelFix, fixBucketLabel } from './bucket-label.js';
 import { describeOwner, ownersOf } from './managed-fields.js';
 import { readinessOf } from './readiness.js';
 import { HELM_FIELD_MANAGER, RepairError, repairObject } from './repair.js';
@@ -29,7 +30,12 @@ import { formatPointer, isWithin, parsePointer } from '../lib/json-pointer.js';
 export interface ReleaseKeeperOptions {
   readonly client: KubeClient;
   /** The shared dependent watcher; only these methods are used (unit tests pass a fake cache). */
-  readonly watcher: Pick<DependentWatcher, 'ensureWatching' | 'waitForSync' | 'isWatching' | 'get'>;
+  readonly watcher: Pick<DependentWatcher, 'ensureWatching' | 'waitForSync' | 'waitForOwner' | 'isWatching' | 'get'>;
+  /**
+   * --shards: a repair pass also sets each object's owner-bucket label right when it is missing
+   * or wrong (bucket-label.ts), so the object is in its owner's caches and no one else's.
+   */
+  readonly fixBucketLabels?: boolean;
   readonly scopes: ScopeMap;
   readonly log: Logger;
   /** How long to wait for a newly watched kind's first LIST before judging without it. */
@@ -64,6 +70,8 @@ interface Judged {
   repair?: Repair;
   unrepaired?: UnrepairedDrift;
   contests: Contest[];
+  /** The newest copy of the object judging saw (the cache's, or a fresh read), when it wrote nothing. */
+  seen?: KubeObject | undefined;
 }
 
 /** The watch delivers helm's writes within milliseconds unless the machine is saturated. */
@@ -146,10 +154,17 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
         this.opts.log.warn({ kind: o.kind, err: errorText(err) }, 'cannot watch a kind of this release; its objects are not kept');
       }
     }
+    const synced = AbortSignal.timeout(this.opts.syncTimeoutMs ?? 20_000);
     try {
-      await watcher.waitForSync(AbortSignal.timeout(this.opts.syncTimeoutMs ?? 20_000));
+      await watcher.waitForSync(synced);
     } catch {
       this.opts.log.warn('dependent caches not synced in time; drift and readiness wait for the next pass');
+      return { inventory, repaired: [], readiness: undefined };
+    }
+    // --shards: the caches hold only this replica's share. Judged from caches that cannot hold
+    // them, every object would look missing: wait for its bucket's watch, or leave it to its owner.
+    if (!(await watcher.waitForOwner(input.ownerUid, synced))) {
+      this.opts.log.info({ namespace: input.namespace, name: input.release }, 'this replica does not watch this resource\'s objects (its share of the ring is changing); drift and readiness wait for a pass that does');
       return { inventory, repaired: [], readiness: undefined };
     }
 
@@ -166,6 +181,7 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
       for (const o of objects) {
         if (!watcher.isWatching(o.apiVersion, o.kind)) continue;
         const judged = await this.judge(o, watcher.get(o.apiVersion, o.kind, o.namespace, o.name), input, drift, fights);
+        if (this.opts.fixBucketLabels === true && drift.mode === 'repair' && judged.repair === undefined && judged.seen !== undefined) await this.fixBucketLabel(o, judged.seen, input);
         if (judged.repair !== undefined) repaired.push(judged.repair);
         if (judged.unrepaired !== undefined) unrepaired.push(judged.unrepaired);
         contests.push(...judged.contests);
@@ -174,6 +190,21 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
     const watched = objects.filter((o) => watcher.isWatching(o.apiVersion, o.kind));
     const readiness: Readiness = readinessOf(watched.map((o) => ({ ...o, live: watcher.get(o.apiVersion, o.kind, o.namespace, o.name) })));
     return { inventory, repaired, readiness, ...(input.repair ? { unrepaired, contests } : {}) };
+  }
+
+  /** Sets `live`'s owner-bucket label right (bucket-label.ts); a failure is logged, the pass goes on. */
+  private async fixBucketLabel(desired: DesiredObject, live: KubeObject, input: KeepInput): Promise<void> {
+    if (bucketLabelFix(live, input.ownerUid) === undefined) return;
+    try {
+      const resource = await this.opts.client.resourceFor(desired.apiVersion, desired.kind);
+      const where = resource.namespaced ? { namespace: desired.namespace } : {};
+      if (!isAllowedTarget(input.confinement, where, resource.namespaced ? 'namespaced' : 'cluster')) return;
+      if (await fixBucketLabel(this.opts.client, resource, live, input.ownerUid, input.impersonate)) {
+        this.opts.log.info({ namespace: input.namespace, name: input.release, object: describeRef(desired) }, 'set the owner-bucket label of an object, so the replica whose share it is watches it');
+      }
+    } catch (err) {
+      this.opts.log.warn({ namespace: input.namespace, name: input.release, object: describeRef(desired), err: errorText(err) }, 'could not set the owner-bucket label of an object; the next pass tries again');
+    }
   }
 
   private contestsOf(input: KeepInput): ReleaseContests {
@@ -250,7 +281,7 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
    * only written when it really differs.
    */
   private async judge(desired: DesiredObject, cached: KubeObject | undefined, input: KeepInput, drift: DriftDetection, fights: ReleaseContests): Promise<Judged> {
-    const judged: Judged = { contests: [] };
+    const judged: Judged = { contests: [], seen: cached };
     if (cached?.metadata.deletionTimestamp !== undefined) return judged; // being deleted: recreate once gone
     const object = describeRef(desired);
     const objectKey = `${desired.apiVersion}/${desired.kind} ${desired.namespace ?? ''}/${desired.name}`;
@@ -280,6 +311,7 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
     if (!isAllowedTarget(input.confinement, where, resource.namespaced ? 'namespaced' : 'cluster')) return judged;
     // As the tenant too: what a repair reads must not tell the CR more than the tenant may read.
     const current = (await findObject(this.opts.client, { resource, namespace: desired.namespace, name: desired.name }, { impersonateUser: input.impersonate })) ?? null;
+    judged.seen = current ?? undefined;
     if (current?.metadata.deletionTimestamp !== undefined) return judged;
     const leaveAlone: (readonly string[])[] = [...rules, ...givenUp];
     const paths: FieldPath[] = current === null ? [] : driftedPaths(desired.object, current, leaveAlone);

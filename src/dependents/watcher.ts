@@ -4,6 +4,14 @@
  * cached, so memory grows with what we deployed, not with the cluster. Full objects (not
  * metadata) are cached because drift detection and readiness read spec and status from here
  * instead of GETting every object on every reconcile.
+ *
+ * With --shards only this replica's share is cached (selection.ts): the objects whose owner-bucket
+ * label names a bucket its view of the ring gives it, and every object without a bucket label.
+ * When the view changes the owned watches are swapped: new informers with the new selector list
+ * and sync while the old ones keep serving reads and events; then, in one synchronous step, reads
+ * move to the new caches, whatever the old watch had not delivered yet is told from the
+ * difference of the two caches, and the old informers stop. An owner whose bucket is not watched
+ * yet waits for that step (waitForOwner) rather than reading a cache that cannot hold its objects.
  */
 import type { Logger } from 'pino';
 import { isForbidden, isNotFound } from '../kube/errors.js';
@@ -11,8 +19,10 @@ import { Informer, type InformerOptions } from '../kube/informer.js';
 import { listObjects } from '../kube/objects.js';
 import type { KubeClient } from '../kube/rest.js';
 import type { ApiResource, KubeObject } from '../kube/types.js';
+import { bucketOf } from '../lib/uid-bucket.js';
 import { OWNER_UID_LABEL } from '../reconcile/names.js';
 import { objectReadiness } from './readiness.js';
+import { ALL_DEPENDENTS, bucketCount, gains, sameSelection, selects, selectorsOf, swapChanges, swapDelay, type DependentSelection, type SwapDelays } from './selection.js';
 import { specHash } from './spec-hash.js';
 import type { ObjectRef } from './types.js';
 
@@ -46,16 +56,50 @@ export interface DependentWatcherOptions {
   retrySkippedAfterMs?: number | undefined;
   /** Passed to every informer (tests use short timeouts). */
   informer?: Pick<InformerOptions<KubeObject>, 'silenceTimeoutMs' | 'backoff' | 'pageSize' | 'clock' | 'random'> | undefined;
+  /** Which objects to watch at first (selection.ts); every owner's (no --shards) by default. Changed by select(). */
+  selection?: DependentSelection | undefined;
+  /** How long after a change of the selection its watches are swapped; DEFAULT_SWAP_DELAYS by default. */
+  swapDelays?: SwapDelays | undefined;
+  /**
+   * An owner whose pass gave up waiting for its bucket to be watched (waitForOwner false while the
+   * selection wanted it) is watched now: its pass should run again. Should only enqueue.
+   */
+  onCovered?: ((ownerUid: string) => void) | undefined;
 }
 
 interface KindWatch {
-  resource: ApiResource;
-  /** By namespace; '' = cluster-wide (cluster-scoped kinds, or all namespaces). */
-  informers: Map<string, Informer<KubeObject>>;
+  readonly resource: ApiResource;
+  /** The namespaces (or ALL) this kind may be listed in. */
+  readonly scopes: readonly string[];
+  /** The selected owners' objects, by namespace; '' = cluster-wide (cluster-scoped kinds, or all namespaces). Empty when the selection selects no bucket. */
+  owned: Map<string, Informer<KubeObject>>;
+  /** Objects without a bucket label, by namespace: with --shards only. */
+  readonly unbucketed: Map<string, Informer<KubeObject>>;
+}
+
+/** Whether an informer's events reach the owners yet: a swap's new informers are silent until it commits. */
+interface Gate {
+  live: boolean;
+}
+
+/** What the dependent caches hold now (metrics). */
+export interface DependentCacheStats {
+  /** Objects in the owned watches' caches. */
+  readonly owned: number;
+  /** Objects in the caches of objects without a bucket label (--shards). */
+  readonly unbucketed: number;
+  /** Uid buckets the owned watches select (all 1024 without --shards). */
+  readonly buckets: number;
+  /** Swaps to a new selection so far. */
+  readonly swaps: number;
 }
 
 const ALL = '';
 const DEFAULT_RETRY_SKIPPED_MS = 5 * 60_000;
+const OPEN: Gate = { live: true };
+export const DEFAULT_SWAP_DELAYS: SwapDelays = { gainMs: 1_000, shrinkMs: 30_000 };
+/** setTimeout's limit: a longer delay would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export class DependentWatcher {
   private readonly client: KubeClient;
@@ -65,8 +109,20 @@ export class DependentWatcher {
   private readonly notifyInitial: boolean;
   private readonly retrySkippedAfterMs: number;
   private readonly informerOptions: DependentWatcherOptions['informer'];
+  private readonly swapDelays: SwapDelays;
+  private readonly onCovered: DependentWatcherOptions['onCovered'];
 
   private readonly watches = new Map<string, KindWatch>();
+  /** What the owned watches select now, and what they should select (they differ until a swap commits). */
+  private active: DependentSelection;
+  private target: DependentSelection;
+  private swapTimer: { readonly at: number; readonly handle: NodeJS.Timeout } | undefined;
+  private swap: { readonly to: DependentSelection; readonly abort: AbortController; readonly done: Promise<void> } | undefined;
+  private swaps = 0;
+  /** Resolved whenever the active or the target selection changes (waitForOwner). */
+  private changed = Promise.withResolvers<undefined>();
+  /** Owners whose pass gave up waiting for their bucket: told (onCovered) once it is watched. */
+  private readonly uncovered = new Set<string>();
   private readonly starting = new Map<string, Promise<void>>();
   /** Kinds we may not or cannot watch, with when we last tried. */
   private readonly skipped = new Map<string, number>();
@@ -82,6 +138,56 @@ export class DependentWatcher {
     this.notifyInitial = opts.notifyInitial ?? false;
     this.retrySkippedAfterMs = opts.retrySkippedAfterMs ?? DEFAULT_RETRY_SKIPPED_MS;
     this.informerOptions = opts.informer;
+    this.active = opts.selection ?? ALL_DEPENDENTS;
+    this.target = this.active;
+    this.swapDelays = opts.swapDelays ?? DEFAULT_SWAP_DELAYS;
+    this.onCovered = opts.onCovered;
+  }
+
+  /**
+   * Watch the objects of `selection` from now on (the replica's view of the ring changed). The
+   * owned watches are swapped after the selection's swap delay, once (a change that arrives
+   * meanwhile is folded in); reads keep coming from the current caches until the swap commits.
+   */
+  select(selection: DependentSelection): void {
+    if (this.stopped || sameSelection(selection, this.target)) return;
+    this.target = selection;
+    this.signalChange();
+    // A swap in flight that would not cover what the new selection gains is superseded; one that
+    // would finishes, and the rest (buckets to let go) follows after the shrink delay.
+    if (this.swap !== undefined && gains(this.swap.to, selection)) this.swap.abort.abort();
+    this.schedule();
+  }
+
+  /**
+   * Resolves true once the caches hold the objects of the owner with this uid (at once when they
+   * do); false when the selection does not want them (the ring gives the owner to another
+   * replica) or `signal` aborts first, in which case the owner is told through onCovered once they
+   * are watched.
+   */
+  async waitForOwner(ownerUid: string, signal?: AbortSignal): Promise<boolean> {
+    if (this.active.kind === 'all') return true; // without --shards: not even a hash per pass
+    const bucket = bucketOf(ownerUid);
+    for (;;) {
+      if (selects(this.active, bucket)) return true;
+      if (this.stopped || !selects(this.target, bucket)) return false;
+      if (signal?.aborted === true) {
+        this.uncovered.add(ownerUid);
+        return false;
+      }
+      await untilChangedOrAborted(this.changed.promise, signal);
+    }
+  }
+
+  /** What the caches hold now. */
+  stats(): DependentCacheStats {
+    let owned = 0;
+    let unbucketed = 0;
+    for (const w of this.watches.values()) {
+      for (const i of w.owned.values()) owned += i.size;
+      for (const i of w.unbucketed.values()) unbucketed += i.size;
+    }
+    return { owned, unbucketed, buckets: bucketCount(this.active), swaps: this.swaps };
   }
 
   /**
@@ -121,23 +227,134 @@ export class DependentWatcher {
     const w = this.watches.get(kindKey(apiVersion, kind));
     if (!w) return undefined;
     const scope = w.resource.namespaced && this.namespaces.length > 0 ? (namespace ?? ALL) : ALL;
-    return w.informers.get(scope)?.get(namespace, name);
+    return w.owned.get(scope)?.get(namespace, name) ?? w.unbucketed.get(scope)?.get(namespace, name);
   }
 
   /** Resolves when every kind requested so far has completed its first LIST. */
   async waitForSync(signal?: AbortSignal): Promise<void> {
     await Promise.all(this.starting.values());
-    const informers = [...this.watches.values()].flatMap((w) => [...w.informers.values()]);
+    const informers = [...this.watches.values()].flatMap(informersOf);
     await Promise.all(informers.map((i) => i.waitForSync(signal)));
   }
 
   /** Stops every informer; the watcher cannot be restarted. */
   async stop(): Promise<void> {
     this.stopped = true;
+    if (this.swapTimer !== undefined) clearTimeout(this.swapTimer.handle);
+    this.swapTimer = undefined;
+    this.swap?.abort.abort();
+    this.signalChange();
     await Promise.allSettled(this.starting.values());
-    const informers = [...this.watches.values()].flatMap((w) => [...w.informers.values()]);
+    await this.swap?.done;
+    const informers = [...this.watches.values()].flatMap(informersOf);
     this.watches.clear();
     await Promise.all(informers.map((i) => i.stop()));
+  }
+
+  /** Wakes waitForOwner's waiters: the active or the target selection changed. */
+  private signalChange(): void {
+    this.changed.resolve(undefined);
+    this.changed = Promise.withResolvers<undefined>();
+  }
+
+  /** Arms the swap timer for the target selection, never later than it is armed already. */
+  private schedule(): void {
+    if (this.stopped || this.swap !== undefined) return; // a running swap schedules again when it ends
+    const delay = swapDelay(this.active, this.target, this.swapDelays);
+    if (delay === undefined) {
+      if (this.swapTimer !== undefined) clearTimeout(this.swapTimer.handle);
+      this.swapTimer = undefined;
+      return;
+    }
+    const at = performance.now() + delay;
+    if (this.swapTimer !== undefined && this.swapTimer.at <= at) return;
+    if (this.swapTimer !== undefined) clearTimeout(this.swapTimer.handle);
+    const handle = setTimeout(() => {
+      this.swapTimer = undefined;
+      this.startSwap();
+    }, Math.min(delay, MAX_TIMER_MS));
+    handle.unref();
+    this.swapTimer = { at, handle };
+  }
+
+  private startSwap(): void {
+    if (this.stopped || this.swap !== undefined || sameSelection(this.active, this.target)) return;
+    const to = this.target;
+    const abort = new AbortController();
+    const done = this.swapTo(to, abort.signal)
+      .catch((err: unknown) => {
+        if (!abort.signal.aborted) this.log.warn({ err }, 'could not swap the dependent watches to this replica\'s new share; trying again');
+      })
+      .finally(() => {
+        this.swap = undefined;
+        this.schedule();
+      });
+    this.swap = { to, abort, done };
+  }
+
+  /**
+   * New owned informers for `to`, for every watched kind (also kinds that start meanwhile), synced
+   * while the old ones serve; then the synchronous commit. Aborted: the new ones stop, nothing changed.
+   */
+  private async swapTo(to: DependentSelection, signal: AbortSignal): Promise<void> {
+    const started = performance.now();
+    const from = this.active;
+    const gate: Gate = { live: false };
+    const pending = new Map<string, Map<string, Informer<KubeObject>>>();
+    const selector = selectorsOf(to).owned;
+    try {
+      for (;;) {
+        for (const [k, w] of this.watches) {
+          if (pending.has(k)) continue;
+          const informers = new Map<string, Informer<KubeObject>>();
+          if (selector !== undefined) for (const scope of w.scopes) informers.set(scope, this.newInformer(w.resource, scope, selector, gate));
+          pending.set(k, informers);
+          for (const i of informers.values()) i.start();
+        }
+        await Promise.all([...pending.values()].flatMap((m) => [...m.values()]).map((i) => i.waitForSync(signal)));
+        if (signal.aborted || this.stopped) throw new Error('swap aborted');
+        // Kinds whose watch started while these synced get their new informers too, before anything moves.
+        if ([...this.watches.keys()].every((k) => pending.has(k))) break;
+      }
+    } catch (err) {
+      await Promise.all([...pending.values()].flatMap((m) => [...m.values()]).map((i) => i.stop()));
+      throw err;
+    }
+    this.commit(from, to, pending, gate, performance.now() - started);
+  }
+
+  /** Synchronous, so no read and no event falls between the old caches and the new ones. */
+  private commit(from: DependentSelection, to: DependentSelection, pending: Map<string, Map<string, Informer<KubeObject>>>, gate: Gate, listMs: number): void {
+    const retired: Informer<KubeObject>[] = [];
+    let told = 0;
+    for (const [k, informers] of pending) {
+      const w = this.watches.get(k);
+      if (w === undefined) continue;
+      for (const scope of w.scopes) {
+        const old = w.owned.get(scope)?.list() ?? [];
+        const next = informers.get(scope)?.list() ?? [];
+        for (const change of swapChanges(from, to, old, next)) {
+          told++;
+          if (change.type === 'updated') this.emit(w.resource, [change.old, change.obj], 'updated', specHash(change.old) !== specHash(change.obj));
+          else this.emit(w.resource, [change.obj], change.type, true);
+        }
+      }
+      retired.push(...w.owned.values());
+      w.owned = informers;
+    }
+    gate.live = true;
+    this.active = to;
+    this.swaps++;
+    this.signalChange();
+    for (const uid of this.uncovered) {
+      const bucket = bucketOf(uid);
+      if (selects(this.active, bucket)) {
+        this.uncovered.delete(uid);
+        this.onCovered?.(uid);
+      } else if (!selects(this.target, bucket)) this.uncovered.delete(uid);
+    }
+    this.log.info({ buckets: bucketCount(to), kinds: pending.size, objects: this.stats().owned, changes: told, listMs: Math.round(listMs) }, 'dependent watches swapped to this replica\'s share of the ring');
+    void Promise.all(retired.map((i) => i.stop()));
   }
 
   private async start(k: string, apiVersion: string, kind: string): Promise<void> {
@@ -169,32 +386,37 @@ export class DependentWatcher {
       return;
     }
     if (this.stopped) return;
-    const informers = new Map<string, Informer<KubeObject>>();
-    for (const scope of allowed) informers.set(scope, this.newInformer(resource, scope));
-    this.watches.set(k, { resource, informers });
+    // The selection active now: a swap in flight gives this kind its own new informers before it commits.
+    const selectors = selectorsOf(this.active);
+    const watch: KindWatch = { resource, scopes: allowed, owned: new Map(), unbucketed: new Map() };
+    for (const scope of allowed) {
+      if (selectors.owned !== undefined) watch.owned.set(scope, this.newInformer(resource, scope, selectors.owned, OPEN));
+      if (selectors.unbucketed !== undefined) watch.unbucketed.set(scope, this.newInformer(resource, scope, selectors.unbucketed, OPEN));
+    }
+    this.watches.set(k, watch);
     this.skipped.delete(k);
-    for (const i of informers.values()) i.start();
+    for (const i of informersOf(watch)) i.start();
     this.log.info({ kind: resource.kind, apiVersion: resource.apiVersion, scopes: allowed.length }, 'watching dependent kind');
   }
 
-  private newInformer(resource: ApiResource, scope: string): Informer<KubeObject> {
+  private newInformer(resource: ApiResource, scope: string, labelSelector: string, gate: Gate): Informer<KubeObject> {
     let primed = this.notifyInitial;
     const informer = new Informer<KubeObject>({
       ...this.informerOptions,
       client: this.client,
       resource,
       namespace: scope === ALL ? undefined : scope,
-      labelSelector: OWNER_UID_LABEL,
+      labelSelector,
       log: this.log,
       handlers: {
         onAdd: (obj) => {
-          if (primed) this.emit(resource, [obj], 'added', true);
+          if (primed && gate.live) this.emit(resource, [obj], 'added', true);
         },
         onUpdate: (old, obj) => {
-          this.emit(resource, [old, obj], 'updated', specHash(old) !== specHash(obj));
+          if (gate.live) this.emit(resource, [old, obj], 'updated', specHash(old) !== specHash(obj));
         },
         onDelete: (obj) => {
-          this.emit(resource, [obj], 'deleted', true);
+          if (gate.live) this.emit(resource, [obj], 'deleted', true);
         },
       },
     });
@@ -245,6 +467,30 @@ export function sameReadinessVerdict(ref: ObjectRef, before: KubeObject | undefi
   const a = objectReadiness(ref, before);
   const b = objectReadiness(ref, after);
   return a.ready === b.ready && a.failed === b.failed && a.reason === b.reason;
+}
+
+/** Resolves when `changed` does or `signal` aborts, whichever is first, leaving no listener behind. */
+async function untilChangedOrAborted(changed: Promise<unknown>, signal: AbortSignal | undefined): Promise<void> {
+  if (signal === undefined) {
+    await changed;
+    return;
+  }
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<undefined>((resolve) => {
+    onAbort = () => {
+      resolve(undefined);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    await Promise.race([changed, aborted]);
+  } finally {
+    if (onAbort !== undefined) signal.removeEventListener('abort', onAbort);
+  }
+}
+
+function informersOf(w: KindWatch): Informer<KubeObject>[] {
+  return [...w.owned.values(), ...w.unbucketed.values()];
 }
 
 function kindKey(apiVersion: string, kind: string): string {

@@ -172,6 +172,11 @@ export class Informer<T extends KubeObject> {
     return [...this.cache.values()];
   }
 
+  /** How many objects the cache holds. */
+  get size(): number {
+    return this.cache.size;
+  }
+
   /** The last LIST/WATCH failure (e.g. Forbidden: missing RBAC), cleared by the next success. */
   get lastError(): unknown {
     return this.error;

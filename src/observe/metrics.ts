@@ -372,6 +372,45 @@ export class OperatorMetrics {
     });
   }
 
+  /**
+   * The dependent watches (read at each scrape): `chartpilot_dependent_cached_objects{watch}`
+   * (`owned`: the objects of the owners this replica watches, all of them without --shards;
+   * `unbucketed`: with --shards, objects without an owner-bucket label, which every replica
+   * watches), `chartpilot_dependent_watch_buckets` (uid buckets of 1024 selected) and
+   * `chartpilot_dependent_watch_swaps_total` (swaps to a new share of the ring).
+   */
+  dependentCaches(stats: () => { readonly owned: number; readonly unbucketed: number; readonly buckets: number; readonly swaps: number }): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'chartpilot_dependent_cached_objects',
+      help: 'Objects of the releases this replica\'s dependent watches cache: owned (the owners it watches; with --shards its share of the ring) and unbucketed (with --shards: objects without an owner-bucket label, watched by every replica)',
+      labelNames: ['watch'],
+      registers,
+      collect() {
+        const s = stats();
+        this.set({ watch: 'owned' }, s.owned);
+        this.set({ watch: 'unbucketed' }, s.unbucketed);
+      },
+    });
+    new Gauge({
+      name: 'chartpilot_dependent_watch_buckets',
+      help: 'Owner uid buckets (of 1024) whose objects this replica\'s dependent watches select',
+      registers,
+      collect() {
+        this.set(stats().buckets);
+      },
+    });
+    new Counter({
+      name: 'chartpilot_dependent_watch_swaps_total',
+      help: 'Times this replica\'s dependent watches were swapped to a new share of the shard ring (one LIST per watched kind each)',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(stats().swaps);
+      },
+    });
+  }
+
   /** The Prometheus text exposition of every metric. */
   async render(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };

@@ -1,4 +1,5 @@
 /** Names chartpilot shares with operator-sdk, so a user can switch images and keep their CRs. */
+import { bucketOf } from '../lib/uid-bucket.js';
 
 export const FINALIZER = 'helm.sdk.operatorframework.io/uninstall-release';
 /** Older operator-sdk releases used this one; removed on delete so such CRs are not stuck. */
@@ -37,6 +38,18 @@ export const ReleaseLabels = {
 
 /** Label on every object chartpilot deploys, so dependent watches cache only ours. */
 export const OWNER_UID_LABEL = 'chartpilot.io/owner-uid';
+/**
+ * Label on every object chartpilot deploys beside the owner's uid: the owner's uid bucket
+ * (lib/uid-bucket.ts), so with --shards each replica's dependent watches select only the objects
+ * of the CRs its view of the ring gives it. Stamped with or without --shards, so turning shards
+ * on later needs no relabelling of releases deployed meanwhile.
+ */
+export const OWNER_BUCKET_LABEL = 'chartpilot.io/owner-bucket';
+
+/** The labels that name an object's owner: its uid and its uid's bucket. */
+export function ownerLabels(uid: string): Record<string, string> {
+  return { [OWNER_UID_LABEL]: uid, [OWNER_BUCKET_LABEL]: String(bucketOf(uid)) };
+}
 
 export const ConditionTypes = {
   initialized: 'Initialized',

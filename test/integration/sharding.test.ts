@@ -12,12 +12,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
-import { resourceOf, type TestKind } from './crd.js';
-import { isDeployed, helmList, type Cr } from './crs.js';
+import { isDeployed, helmList } from './crs.js';
 import { fixtureChart } from './fixtures.js';
-import type { TestCluster } from './harness.js';
-import type { RunningOperator } from './operator.js';
 import { setUp, type Setup } from './scenario.js';
+import { countBy, crList, listCrs, owners as ownersBy, startReplica as startMember, type Replica } from './shard-replicas.js';
 import { overlaps, timedHelm, type HelmCall } from './timed-helm.js';
 import { waitFor } from './wait.js';
 import { serviceAccountToken, tokenKubeconfig } from './identity.js';
@@ -29,47 +27,16 @@ const LABEL = `shard.chartpilot.io/${RING}`;
 const DRAIN = `drain.shard.chartpilot.io/${RING}`;
 const COUNT = 90;
 
-interface Replica {
-  readonly name: string;
-  readonly op: RunningOperator;
-  readonly calls: () => HelmCall[];
-}
-
 /** A helm process per call (--helm-mode=cli), so the timed wrapper sees each call's start and end. */
 function shardArgs(ns: string, leaseSeconds = LEASE_S): string[] {
   return ['--helm-mode=cli', '--shards', '--leader-election-id', RING, '--leader-election-namespace', ns, '--shard-lease-duration', `${String(leaseSeconds)}s`, '--max-concurrent-reconciles', '2', '--reconcile-period', '0'];
 }
 
-async function startReplica(s: Setup, dir: string, name: string, leaseSeconds = LEASE_S): Promise<Replica> {
-  const helm = timedHelm(s.cluster, dir, name);
-  const op = await s.start({ args: shardArgs(s.ns, leaseSeconds), env: { HELM_BIN: helm.bin, POD_NAME: name, POD_NAMESPACE: s.ns }, noWait: true });
-  await waitFor(`${name} joined`, () => Promise.resolve(op.logs().includes('controller started')), { timeoutMs: 60_000, intervalMs: 100 });
-  return { name, op, calls: helm.calls };
+function startReplica(s: Setup, dir: string, name: string): Promise<Replica> {
+  return startMember(s, dir, name, shardArgs(s.ns));
 }
 
-async function listCrs(cluster: TestCluster, kind: TestKind, ns: string): Promise<Cr[]> {
-  const r = await cluster.kubectl(['get', resourceOf(kind), '-n', ns, '-o', 'json']);
-  return (JSON.parse(r.stdout) as { items: Cr[] }).items;
-}
-
-function owners(crs: readonly Cr[]): Map<string, string | undefined> {
-  return new Map(crs.map((c) => [c.metadata.name, c.metadata.labels?.[LABEL]]));
-}
-
-function countBy(m: Map<string, string | undefined>): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const v of m.values()) out[v ?? '<none>'] = (out[v ?? '<none>'] ?? 0) + 1;
-  return out;
-}
-
-
-function crList(kind: TestKind, ns: string, names: readonly string[]): string {
-  return JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'List',
-    items: names.map((name) => ({ apiVersion: `${kind.group}/${kind.version}`, kind: kind.kind, metadata: { name, namespace: ns }, spec: { message: name } })),
-  });
-}
+const owners = (crs: Parameters<typeof ownersBy>[0]): Map<string, string | undefined> => ownersBy(crs, LABEL);
 
 describe('shards', () => {
   it('three replicas share 90 CRs; a killed one\'s CRs move in two lease durations, a fourth takes a quarter without helm, a stopped one hands over at once', { timeout: 6 * 60_000 }, async (t: TestContext) => {

@@ -3,11 +3,12 @@
  * (inject_owner.go): an object the CR can own (same namespace, or any object of a cluster-scoped
  * CR) gets an ownerReference to it, so the garbage collector removes it with the CR; any other
  * gets operator-sdk's `primary-resource` annotations, which an ownerReference across namespaces
- * could not express. Both also get chartpilot's owner label, so the dependent watches find them.
+ * could not express. Both also get chartpilot's owner labels (uid and uid bucket), so the dependent
+ * watches find them (with --shards, only the replica whose share the bucket is).
  * Pure: it edits the body the proxy will send.
  */
 import { getOwn, isPlainMap, setOwn, type PlainMap } from '../../lib/json.js';
-import { OWNER_UID_LABEL, PRIMARY_RESOURCE_ANNOTATION, PRIMARY_RESOURCE_TYPE_ANNOTATION } from '../../reconcile/names.js';
+import { ownerLabels, PRIMARY_RESOURCE_ANNOTATION, PRIMARY_RESOURCE_TYPE_ANNOTATION } from '../../reconcile/names.js';
 
 /** The custom resource a run reconciles. */
 export interface RunOwner {
@@ -45,7 +46,8 @@ export function isOwnerItself(owner: RunOwner, body: PlainMap, group: string, na
  */
 export function stampOwnership(body: PlainMap, owner: RunOwner, placement: Placement): void {
   const meta = mapIn(body, 'metadata');
-  setOwn(mapIn(meta, 'labels'), OWNER_UID_LABEL, owner.uid);
+  const labels = mapIn(meta, 'labels');
+  for (const [key, value] of Object.entries(ownerLabels(owner.uid))) setOwn(labels, key, value);
   if (placement === 'annotated') {
     const annotations = mapIn(meta, 'annotations');
     setOwn(annotations, PRIMARY_RESOURCE_ANNOTATION, `${owner.namespace ?? ''}/${owner.name}`);

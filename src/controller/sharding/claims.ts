@@ -27,6 +27,8 @@ export interface ShardClaimsOptions {
   readonly log: Logger;
   /** Writes this member's Lease now (its annotations are `annotations()`); true when written. */
   readonly publish: () => Promise<boolean>;
+  /** The view changed (the dependent watches follow it; they are not what decides to act). */
+  readonly onViewChanged?: (view: readonly string[]) => void;
 }
 
 export class ShardClaims {
@@ -104,6 +106,12 @@ export class ShardClaims {
     this.view = view;
     this.opts.log.info({ ring: this.opts.ring, member: this.opts.member, view }, 'ring view changed; publishing it before acting on resources it gives this replica');
     void this.publish();
+    this.opts.onViewChanged?.(view);
+  }
+
+  /** The ring as this member sees it now (ready members of its version and settings, sorted). */
+  currentView(): readonly string[] {
+    return this.view;
   }
 
   /**

@@ -5,26 +5,17 @@
  *
  * The hash is SHA-256 from node:crypto, not xxhash (timebertt's choice): no dependency, and it runs
  * only when a CR appears or the membership changes, where a microsecond per key is nothing next to
- * the API write that follows. Keys are buckets of the CR's uid (bucketOf), not the CR's name, so a
- * later step can filter dependents by the same bucket label (the post-renderer could stamp it) and
- * so the unit matches the uid hash ranges of KEP-5866's sharded list and watch.
+ * the API write that follows. Keys are buckets of the CR's uid (bucketOf, lib/uid-bucket.ts), not
+ * the CR's name, so each member's dependent watches select the same share by the owner-bucket label
+ * every deployed object carries, and so the unit matches the uid hash ranges of KEP-5866's sharded
+ * list and watch.
  */
-import { hash } from 'node:crypto';
+import { BUCKETS, bucketOf, hashPoint as point } from '../../lib/uid-bucket.js';
+
+export { BUCKETS, bucketOf };
 
 /** Points per member on the ring (timebertt uses 100): 200 keeps the largest share of 3 members within ~30 % of a third over 1024 buckets (100: ~40 %). */
 export const VIRTUAL_NODES = 200;
-/** Buckets CRs fall into by uid; the ring assigns buckets. Fine enough that a bucket is a small part of any share. */
-export const BUCKETS = 1024;
-
-/** The first 32 bits of SHA-256 of `text`, unsigned. */
-function point(text: string): number {
-  return Buffer.from(hash('sha256', text, 'hex').slice(0, 8), 'hex').readUInt32BE(0);
-}
-
-/** The bucket (0 … BUCKETS-1) of a CR by its uid: stable for the CR's whole life, whoever owns it. */
-export function bucketOf(uid: string, buckets: number = BUCKETS): number {
-  return point(uid) % buckets;
-}
 
 export class HashRing {
   readonly members: readonly string[];
@@ -58,12 +49,23 @@ export class HashRing {
 
   /** The member owning the CR with this uid (by its bucket). */
   ownerOfUid(uid: string): string | undefined {
-    const bucket = bucketOf(uid);
+    return this.ownerOfBucket(bucketOf(uid));
+  }
+
+  /** The member owning one bucket (0 … BUCKETS-1). */
+  ownerOfBucket(bucket: number): string | undefined {
     let owner = this.owners.get(bucket);
     if (owner === undefined) {
       owner = this.ownerOf(`bucket-${String(bucket)}`);
       if (owner !== undefined) this.owners.set(bucket, owner);
     }
     return owner;
+  }
+
+  /** Every bucket this ring gives `member`, ascending. */
+  bucketsOf(member: string): number[] {
+    const out: number[] = [];
+    for (let b = 0; b < BUCKETS; b++) if (this.ownerOfBucket(b) === member) out.push(b);
+    return out;
   }
 }

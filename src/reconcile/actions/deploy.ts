@@ -3,7 +3,7 @@ import { errorMessage } from '../../lib/errors.js';
 import { fieldConflictHint } from '../conflict-hint.js';
 import { forbiddenExplanation } from '../identity.js';
 import type { Release } from '../model.js';
-import { OWNER_UID_LABEL, PRIMARY_RESOURCE_ANNOTATION, PRIMARY_RESOURCE_TYPE_ANNOTATION, Reasons, ReleaseLabels } from '../names.js';
+import { ownerLabels, PRIMARY_RESOURCE_ANNOTATION, PRIMARY_RESOURCE_TYPE_ANNOTATION, Reasons, ReleaseLabels } from '../names.js';
 import { HelmCallsStopped, type PostRenderSpec } from '../ports.js';
 import { foreignRecordsMessage } from '../plan.js';
 import { CONTINUE, end, type ActionContext, type StepResult } from './context.js';
@@ -99,7 +99,7 @@ function unknownKindsOf(err: unknown): readonly string[] {
   return err.unknownKinds.filter((k): k is string => typeof k === 'string');
 }
 
-/** Labels every object with its owner; owns what it may, annotates or refuses the rest. */
+/** Labels every object with its owner (uid and uid bucket); owns what it may, annotates or refuses the rest. */
 async function postRenderSpec(ctx: ActionContext): Promise<PostRenderSpec> {
   const { cr, target } = ctx;
   const uid = cr.metadata.uid;
@@ -111,11 +111,13 @@ async function postRenderSpec(ctx: ActionContext): Promise<PostRenderSpec> {
   // Without knowing which kinds are cluster-scoped an ownerReference could land on one (and the
   // garbage collector would delete it), so ownership needs the keeper's discovery.
   if (uid === undefined || cr.apiVersion === undefined || cr.kind === undefined || keeper === undefined) {
-    return { labels: uid === undefined ? {} : { [OWNER_UID_LABEL]: uid }, annotations: nonOwned };
+    return { labels: uid === undefined ? {} : ownerLabels(uid), annotations: nonOwned };
   }
   const scopes = await keeper.kindScopes();
   return {
-    labels: { [OWNER_UID_LABEL]: uid },
+    // Not in the fingerprint: derived from the uid, which is; a release deployed before the bucket
+    // label existed keeps its fingerprint and is not upgraded for it.
+    labels: ownerLabels(uid),
     annotations: {},
     owner: {
       reference: { apiVersion: cr.apiVersion, kind: cr.kind, name: cr.metadata.name, uid },

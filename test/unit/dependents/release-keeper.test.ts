@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AGGREGATED_DISCOVERY_ACCEPT, ScopeMap } from '../../../src/dependents/scopes.js';
-import { ReleaseKeeper } from '../../../src/dependents/release-keeper.js';
+import { ReleaseKeeper, type ReleaseKeeperOptions } from '../../../src/dependents/release-keeper.js';
+import { bucketOf } from '../../../src/lib/uid-bucket.js';
 import type { DependentWatcher } from '../../../src/dependents/watcher.js';
 import { KubeApiError } from '../../../src/kube/errors.js';
 import type { KubeClient, RequestOptions } from '../../../src/kube/rest.js';
@@ -43,6 +44,7 @@ class ObjectApi implements KubeClient {
     this.calls.push({ method, path, opts });
     const doc = this.docs.get(path);
     if (doc !== undefined) return Promise.resolve(doc as T);
+    if (method === 'PATCH' && opts.contentType === 'application/merge-patch+json') return this.mergePatch<T>(method, path, opts.body as KubeObject);
     if (method === 'PATCH') {
       const body = opts.body as KubeObject;
       this.objects.set(path, body);
@@ -51,6 +53,18 @@ class ObjectApi implements KubeClient {
     const obj = this.objects.get(path);
     if (method === 'GET' && obj !== undefined) return Promise.resolve(structuredClone(obj) as T);
     return Promise.reject(new KubeApiError(`${path} not found`, { status: 404, method, path }));
+  }
+
+  /** A merge patch of labels, guarded by the resourceVersion it names (what the keeper's label fix sends). */
+  private mergePatch<T>(method: string, path: string, patch: KubeObject): Promise<T> {
+    const obj = this.objects.get(path);
+    if (obj === undefined) return Promise.reject(new KubeApiError(`${path} not found`, { status: 404, method, path }));
+    if (patch.metadata.resourceVersion !== undefined && patch.metadata.resourceVersion !== obj.metadata.resourceVersion) {
+      return Promise.reject(new KubeApiError('the object has been modified', { status: 409, reason: 'Conflict', method, path }));
+    }
+    const next: KubeObject = { ...obj, metadata: { ...obj.metadata, labels: { ...obj.metadata.labels, ...patch.metadata.labels }, resourceVersion: String(Number(obj.metadata.resourceVersion ?? '0') + 1) } };
+    this.objects.set(path, next);
+    return Promise.resolve(next as T);
   }
 
   watch(): never {
@@ -70,12 +84,15 @@ class ObjectApi implements KubeClient {
 }
 
 /** The dependent watcher's cache, set by the test: which kinds are watched and what they hold. */
-class FakeWatcher implements Pick<DependentWatcher, 'ensureWatching' | 'waitForSync' | 'isWatching' | 'get'> {
+class FakeWatcher implements Pick<DependentWatcher, 'ensureWatching' | 'waitForSync' | 'waitForOwner' | 'isWatching' | 'get'> {
   readonly ensured: string[] = [];
   readonly cache = new Map<string, KubeObject>();
   /** Kinds (`apiVersion/Kind`) that cannot be watched. */
   readonly unwatchable = new Set<string>();
   syncError: Error | undefined;
+  /** Owners (by uid) whose objects these caches do not hold (--shards: another replica's share). */
+  readonly notWatchedOwners = new Set<string>();
+  readonly waitedFor: string[] = [];
   private readonly watching = new Set<string>();
 
   put(obj: KubeObject): void {
@@ -92,6 +109,11 @@ class FakeWatcher implements Pick<DependentWatcher, 'ensureWatching' | 'waitForS
 
   waitForSync(): Promise<void> {
     return this.syncError === undefined ? Promise.resolve() : Promise.reject(this.syncError);
+  }
+
+  waitForOwner(ownerUid: string): Promise<boolean> {
+    this.waitedFor.push(ownerUid);
+    return Promise.resolve(!this.notWatchedOwners.has(ownerUid));
   }
 
   isWatching(apiVersion: string, kind: string): boolean {
@@ -144,12 +166,13 @@ function deployment(available: number): KubeObject {
   };
 }
 
-function setup() {
+function setup(extra: Partial<ReleaseKeeperOptions> = {}) {
   const api = new ObjectApi();
   const watcher = new FakeWatcher();
   const { log, text } = capturingLogger();
   const reading: string[] = [];
   const keeper = new ReleaseKeeper({
+    ...extra,
     client: api,
     watcher,
     scopes: new ScopeMap({ client: api }),
@@ -537,5 +560,103 @@ describe('ReleaseKeeper.keep with driftDetection', () => {
     const kept = await keeper.keep(input({ driftDetection: { mode: 'warn', ignore: [] } }));
     assert.equal(kept.unrepaired, undefined);
     assert.equal(kept.contests, undefined);
+  });
+});
+
+describe('ReleaseKeeper with --shards: the owner-bucket label', () => {
+  const OWNER = 'chartpilot.io/owner-uid';
+  const BUCKET = 'chartpilot.io/owner-bucket';
+  /** The bucket of the test's owner uid-1, and one that is not. */
+  const mine = String(bucketOf('uid-1'));
+  const other = String((bucketOf('uid-1') + 1) % 1024);
+  const labelled = (obj: KubeObject, labels: Record<string, string>, resourceVersion = '5'): KubeObject => ({ ...obj, metadata: { ...obj.metadata, resourceVersion, labels: { ...obj.metadata.labels, ...labels } } });
+  /** MANIFEST as the post-renderer emits it now: every object labelled with its owner and bucket. */
+  const STAMPED = MANIFEST.replace(/^metadata:\n/gmu, `metadata:\n  labels:\n    ${OWNER}: uid-1\n    ${BUCKET}: "${mine}"\n`);
+  const merges = (api: ObjectApi) => api.calls.filter((c) => c.method === 'PATCH' && c.opts.contentType === 'application/merge-patch+json');
+
+  it('judges nothing from caches that do not hold the owner\'s objects, and tells no readiness', async () => {
+    const { keeper, watcher, api, logged } = setup();
+    inSync(api, watcher);
+    watcher.cache.delete('v1/ConfigMap/ns1/extra'); // would be recreated if this pass judged
+    watcher.notWatchedOwners.add('uid-1');
+    const kept = await keeper.keep(input({ repair: true }));
+    assert.deepEqual(watcher.waitedFor, ['uid-1']);
+    assert.deepEqual(kept, { inventory: INVENTORY, repaired: [], readiness: undefined });
+    assert.deepEqual(api.requests, [], 'no read, no write');
+    assert.match(logged(), /does not watch this resource's objects/);
+  });
+
+  it('a changed bucket label takes the object out of its owner\'s cache: the fresh read finds the label drifted from the chart, and the repair sets it back', async () => {
+    const { keeper, watcher, api } = setup({ fixBucketLabels: true });
+    inSync(api, watcher);
+    const cfg = labelled(configMap('cfg', { mode: 'fast' }), { [OWNER]: 'uid-1', [BUCKET]: other });
+    watcher.cache.delete('v1/ConfigMap/ns1/cfg'); // another replica's bucket: not in this one's cache
+    api.put(configMaps, cfg);
+    for (const name of ['extra']) api.put(configMaps, labelled(configMap(name), { [OWNER]: 'uid-1', [BUCKET]: mine }));
+    watcher.put(labelled(configMap('extra'), { [OWNER]: 'uid-1', [BUCKET]: mine }));
+    const d = labelled(deployment(2), { [OWNER]: 'uid-1', [BUCKET]: mine });
+    watcher.put(d);
+    api.put(deployments, d);
+    const kept = await keeper.keep(input({ repair: true, manifest: STAMPED }));
+    assert.deepEqual(kept.repaired, [{ object: 'ConfigMap cfg', action: 'updated', fields: [`metadata.labels["${BUCKET}"]`] }]);
+    const apply = api.calls.find((c) => c.method === 'PATCH');
+    assert.equal(apply?.opts.contentType, 'application/apply-patch+yaml', 'set back as Helm, like any drift');
+    assert.equal((apply.opts.body as KubeObject).metadata.labels?.[BUCKET], mine);
+    assert.deepEqual(merges(api), [], 'the repair did it: no second write');
+  });
+
+  it('sets a missing or wrong label of a release made before the label existed: one guarded merge patch of that label, no repair reported', async () => {
+    const { keeper, watcher, api, logged } = setup({ fixBucketLabels: true });
+    inSync(api, watcher);
+    // cfg: no bucket label (in the cache of unlabelled objects); extra: another bucket (a cache miss); web: right.
+    const cfg = labelled(configMap('cfg', { mode: 'fast' }), { [OWNER]: 'uid-1' });
+    watcher.put(cfg);
+    api.put(configMaps, cfg);
+    api.put(configMaps, labelled(configMap('extra'), { [OWNER]: 'uid-1', [BUCKET]: other }, '7'));
+    watcher.cache.delete('v1/ConfigMap/ns1/extra');
+    const d = labelled(deployment(2), { [OWNER]: 'uid-1', [BUCKET]: mine });
+    watcher.put(d);
+    api.put(deployments, d);
+    const kept = await keeper.keep(input({ repair: true }));
+    assert.deepEqual(kept.repaired, [], 'not drift from the chart: no DriftRepaired');
+    assert.deepEqual(api.requests, ['PATCH /api/v1/namespaces/ns1/configmaps/cfg', 'GET /api/v1/namespaces/ns1/configmaps/extra', 'PATCH /api/v1/namespaces/ns1/configmaps/extra']);
+    assert.deepEqual(merges(api).map((c) => c.opts.body), [
+      { metadata: { resourceVersion: '5', labels: { [BUCKET]: mine } } },
+      { metadata: { resourceVersion: '7', labels: { [BUCKET]: mine } } },
+    ]);
+    assert.deepEqual(merges(api).map((c) => c.opts.query), [{ fieldManager: 'chartpilot' }, { fieldManager: 'chartpilot' }]);
+    assert.equal(api.objects.get('/api/v1/namespaces/ns1/configmaps/extra')?.metadata.labels?.[BUCKET], mine);
+    assert.equal(api.objects.get('/api/v1/namespaces/ns1/configmaps/cfg')?.metadata.labels?.[BUCKET], mine);
+    assert.match(logged(), /set the owner-bucket label of an object/);
+  });
+
+  it('leaves the label alone without --shards, in warn mode, on another owner\'s object, and on a copy that changed since (the next pass sees it)', async () => {
+    const legacy = (api: ObjectApi, watcher: FakeWatcher, owner: string, cachedVersion = '5'): void => {
+      inSync(api, watcher);
+      api.put(configMaps, labelled(configMap('cfg', { mode: 'fast' }), { [OWNER]: owner }));
+      watcher.put(labelled(configMap('cfg', { mode: 'fast' }), { [OWNER]: owner }, cachedVersion));
+    };
+    const off = setup();
+    legacy(off.api, off.watcher, 'uid-1');
+    await off.keeper.keep(input({ repair: true }));
+    assert.deepEqual(off.api.requests, [], 'without the option (no --shards)');
+
+    const warn = setup({ fixBucketLabels: true });
+    legacy(warn.api, warn.watcher, 'uid-1');
+    await warn.keeper.keep(input({ repair: true, driftDetection: { mode: 'warn', ignore: [] } }));
+    assert.deepEqual(warn.api.requests, [], 'warn writes nothing');
+
+    const theirs = setup({ fixBucketLabels: true });
+    legacy(theirs.api, theirs.watcher, 'uid-2');
+    await theirs.keeper.keep(input({ repair: true }));
+    assert.deepEqual(theirs.api.requests, [], 'an object naming another owner is not this owner\'s to label');
+
+    const stale = setup({ fixBucketLabels: true });
+    legacy(stale.api, stale.watcher, 'uid-1', '4');
+    const kept = await stale.keeper.keep(input({ repair: true }));
+    assert.deepEqual(stale.api.requests, ['PATCH /api/v1/namespaces/ns1/configmaps/cfg'], 'tried once');
+    assert.equal(stale.api.objects.get('/api/v1/namespaces/ns1/configmaps/cfg')?.metadata.labels?.[BUCKET], undefined, 'refused: it changed since the cache saw it');
+    assert.equal(kept.readiness?.ready, true, 'the pass went on');
+    assert.doesNotMatch(stale.logged(), /could not set the owner-bucket label/, 'a conflict is no failure: the watch brings the change and the next pass');
   });
 });

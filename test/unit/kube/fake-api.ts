@@ -2,6 +2,7 @@
  * An in-memory stand-in for the API server's LIST and WATCH of one resource, enough to drive the
  * informer through every path (pagination, events, bookmarks, 410, errors) deterministically.
  */
+import { matchesLabels, parseLabelQuery } from '../../../src/config/label-query.js';
 import { KubeApiError } from '../../../src/kube/errors.js';
 import { resourcePath } from '../../../src/kube/resource.js';
 import type { KubeClient, Query, RequestOptions, WatchHandle } from '../../../src/kube/rest.js';
@@ -25,6 +26,12 @@ export class FakeApi implements KubeClient {
   readonly objects = new Map<string, KubeObject>();
   readonly lists: { path: string; query: Query; accept: string | undefined }[] = [];
   readonly watches: OpenWatch[] = [];
+  /**
+   * Answer LISTs and WATCHes by their label selector, as the API server does (off by default: most
+   * tests put unlabelled objects and only check the selector is sent). A watched object whose
+   * labels stop or start matching comes as DELETED or ADDED.
+   */
+  honourSelectors = false;
   /** Errors the next LIST / WATCH calls fail with, in order. */
   readonly listFailures: (Error | undefined)[] = [];
   readonly watchFailures: Error[] = [];
@@ -32,7 +39,7 @@ export class FakeApi implements KubeClient {
   /** Creates or updates an object (bumping its resourceVersion) and tells open watches. */
   put(name: string, data: Record<string, string> = {}, ns = 'default', extra: Partial<KubeObject['metadata']> = {}): KubeObject {
     const key = `${ns}/${name}`;
-    const existed = this.objects.has(key);
+    const previous = this.objects.get(key);
     const obj: KubeObject = {
       apiVersion: 'v1',
       kind: 'ConfigMap',
@@ -40,7 +47,7 @@ export class FakeApi implements KubeClient {
       data,
     };
     this.objects.set(key, obj);
-    this.broadcast(existed ? 'MODIFIED' : 'ADDED', obj);
+    this.broadcast(previous !== undefined ? 'MODIFIED' : 'ADDED', obj, previous);
     return obj;
   }
 
@@ -61,18 +68,48 @@ export class FakeApi implements KubeClient {
   /** Live broadcasting can be switched off to simulate changes made while nobody watches. */
   live = true;
 
-  private broadcast(type: WatchEventType, obj: KubeObject): void {
+  private broadcast(type: WatchEventType, obj: KubeObject, previous?: KubeObject): void {
     if (!this.live) return;
-    for (const w of this.watches) if (!w.ended) w.emit(type, structuredClone(obj));
+    for (const w of this.watches) {
+      if (w.ended) continue;
+      const as = eventSeen(type, this.selected(w.query, obj), previous !== undefined && this.selected(w.query, previous));
+      if (as !== undefined) w.emit(as, structuredClone(obj));
+    }
+  }
+
+  private selected(query: Query, obj: KubeObject): boolean {
+    const selector = query.labelSelector;
+    if (!this.honourSelectors || typeof selector !== 'string') return true;
+    const parsed = parseLabelQuery(selector);
+    if (!parsed.ok) throw new Error(`bad label selector ${selector}: ${parsed.reason}`);
+    return matchesLabels(parsed.requirements, obj.metadata.labels);
+  }
+
+  private readonly held = new Map<string, Promise<undefined>>();
+
+  /** LISTs with exactly this label selector wait (a slow LIST) until the returned function is called. */
+  holdLists(labelSelector: string): () => void {
+    const { promise, resolve } = Promise.withResolvers<undefined>();
+    this.held.set(labelSelector, promise);
+    return () => {
+      this.held.delete(labelSelector);
+      resolve(undefined);
+    };
   }
 
   request<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
     if (method !== 'GET') return Promise.reject(new Error(`fake supports GET only, got ${method}`));
     const query = opts.query ?? {};
+    const hold = this.held.get(String(query.labelSelector));
+    if (hold !== undefined) {
+      // As a real request, a held one ends when its caller aborts it.
+      const aborted = new Promise<never>((_, reject) => opts.signal?.addEventListener('abort', () => { reject(new Error('aborted')); }, { once: true }));
+      return Promise.race([hold, aborted]).then(() => this.request<T>(method, path, opts));
+    }
     this.lists.push({ path, query, accept: opts.accept });
     const failure = this.listFailures.shift();
     if (failure !== undefined) return Promise.reject(failure);
-    const all = [...this.objects.values()].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+    const all = [...this.objects.values()].filter((o) => this.selected(query, o)).sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
     const limit = typeof query.limit === 'number' ? query.limit : all.length;
     const start = typeof query.continue === 'string' ? Number(query.continue) : 0;
     const items = all.slice(start, start + limit).map((o) => {
@@ -129,6 +166,13 @@ export class FakeApi implements KubeClient {
   }
 
   pathFor = resourcePath;
+}
+
+/** The event a watch selecting by labels gets for a change, from whether it selects the object now and did before. */
+function eventSeen(type: WatchEventType, selectsNow: boolean, selectedBefore: boolean): WatchEventType | undefined {
+  if (type === 'DELETED') return selectsNow ? 'DELETED' : undefined;
+  if (selectsNow) return selectedBefore ? 'MODIFIED' : 'ADDED';
+  return selectedBefore ? 'DELETED' : undefined;
 }
 
 export const gone = (): KubeApiError => new KubeApiError('too old resource version: 1 (200)', { status: 410, reason: 'Expired' });

@@ -115,6 +115,22 @@ describe('OperatorMetrics', () => {
     assert.equal(sample((await m.render()).body, 'leader_election_master_status{name="chartpilot-abc"}'), 1);
   });
 
+  it('reports what the dependent caches hold at each scrape', async () => {
+    const m = new OperatorMetrics({ build: { version: '1' }, defaultMetrics: false });
+    let stats = { owned: 12, unbucketed: 3, buckets: 341, swaps: 0 };
+    m.dependentCaches(() => stats);
+    let body = (await m.render()).body;
+    assert.equal(sample(body, 'chartpilot_dependent_cached_objects{watch="owned"}'), 12);
+    assert.equal(sample(body, 'chartpilot_dependent_cached_objects{watch="unbucketed"}'), 3);
+    assert.equal(sample(body, 'chartpilot_dependent_watch_buckets'), 341);
+    assert.equal(sample(body, 'chartpilot_dependent_watch_swaps_total'), 0);
+    stats = { owned: 9, unbucketed: 0, buckets: 256, swaps: 2 };
+    body = (await m.render()).body;
+    assert.equal(sample(body, 'chartpilot_dependent_cached_objects{watch="owned"}'), 9);
+    assert.equal(sample(body, 'chartpilot_dependent_watch_buckets'), 256);
+    assert.equal(sample(body, 'chartpilot_dependent_watch_swaps_total'), 2);
+  });
+
   it('keeps separate registries per instance and includes process metrics by default', async () => {
     const a = new OperatorMetrics({ build: { version: 'a' } });
     const b = new OperatorMetrics({ build: { version: 'b' } });

@@ -3,6 +3,7 @@ import { beforeEach, describe, it } from 'node:test';
 import pino from 'pino';
 import { applyOverrides } from '../../../src/config/overrides.js';
 import { HelmError } from '../../../src/helm/types.js';
+import { fingerprint } from '../../../src/reconcile/fingerprint.js';
 import { FINALIZER } from '../../../src/reconcile/names.js';
 import { HelmCallInterrupted, HelmCallsStopped, type ReleaseKeeperPort } from '../../../src/reconcile/ports.js';
 import { Reconciler, ReconcileFailure, type ReconcilerOptions, type ReconcileTarget } from '../../../src/reconcile/reconciler.js';
@@ -144,6 +145,20 @@ describe('Reconciler', () => {
     await reconciler.reconcile(cr({}, { replicas: 1 }, status), log);
     assert.deepEqual(world.calls, []);
     assert.equal(writer.statuses.length, 0);
+  });
+
+  it('leaves alone a release deployed before objects carried the owner-bucket label: its fingerprint is unchanged, so no upgrade', async () => {
+    // The fingerprint of this CR's inputs as chartpilot wrote it before the bucket label existed:
+    // the label is derived from the uid, already an input, so it must not change the fingerprint
+    // (a new input would upgrade every release once after updating chartpilot).
+    const before = fingerprint({
+      chartDigest: 'digest-1',
+      values: { replicas: 1 },
+      options: { ownerUid: 'uid-1', ownerKind: target.ownerKind, allowClusterScoped: false, allowCrossNamespace: false },
+    });
+    world.seed('ns1', 'demo', [{ revision: 1, status: 'deployed', fingerprint: before, ownerKind: target.ownerKind, createdAt: new Date(world.now - 60_000).toISOString(), secretName: 's1', values: { replicas: 1 } }]);
+    await reconciler.reconcile(cr(), log);
+    assert.deepEqual(world.calls.filter((c) => c.startsWith('upgradeInstall')), [], 'no upgrade');
   });
 
   it('takes a first look from the start’s snapshot of the records when it finds nothing to do: no LIST, no helm', async () => {

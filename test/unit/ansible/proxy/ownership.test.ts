@@ -2,8 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isOwnerItself, placementOf, primaryResourceType, stampOwnership, type RunOwner } from '../../../../src/ansible/proxy/ownership.js';
 import type { PlainMap } from '../../../../src/lib/json.js';
+import { bucketOf } from '../../../../src/lib/uid-bucket.js';
 
 const owner: RunOwner = { apiVersion: 'cache.example.com/v1', kind: 'Memcached', name: 'm', namespace: 'team-a', uid: 'uid-1' };
+/** The owner's uid bucket, as the dependent watches of a sharded replica select it. */
+const BUCKET = String(bucketOf('uid-1'));
 const ref = { apiVersion: 'cache.example.com/v1', kind: 'Memcached', name: 'm', uid: 'uid-1', controller: true, blockOwnerDeletion: true };
 
 describe('ownership stamps', () => {
@@ -16,10 +19,10 @@ describe('ownership stamps', () => {
     assert.equal(placementOf(clusterOwner, 'namespaced', 'team-b'), 'owned');
   });
 
-  it('adds the controller reference and the owner label, keeping what the body has', () => {
+  it('adds the controller reference and the owner labels (uid and uid bucket), keeping what the body has', () => {
     const body: PlainMap = { metadata: { name: 'x', labels: { app: 'web' } } };
     stampOwnership(body, owner, 'owned');
-    assert.deepEqual(body, { metadata: { name: 'x', labels: { app: 'web', 'chartpilot.io/owner-uid': 'uid-1' }, ownerReferences: [ref] } });
+    assert.deepEqual(body, { metadata: { name: 'x', labels: { app: 'web', 'chartpilot.io/owner-uid': 'uid-1', 'chartpilot.io/owner-bucket': BUCKET }, ownerReferences: [ref] } });
   });
 
   it('adds no second reference to the same owner, and is not the controller when the body names one', () => {
@@ -39,7 +42,7 @@ describe('ownership stamps', () => {
     assert.deepEqual(body, {
       kind: 'ClusterRole',
       metadata: {
-        labels: { 'chartpilot.io/owner-uid': 'uid-1' },
+        labels: { 'chartpilot.io/owner-uid': 'uid-1', 'chartpilot.io/owner-bucket': BUCKET },
         annotations: { 'operator-sdk/primary-resource': 'team-a/m', 'operator-sdk/primary-resource-type': 'Memcached.cache.example.com' },
       },
     });

@@ -13,6 +13,7 @@ import { createRunProxy, type RunAccess, type RunContext, type RunProxy } from '
 import type { ResourceInfo, ResourceLookup } from '../../../../src/ansible/proxy/resources.js';
 import type { ForwardRequest, ForwardResponse, KubeClient } from '../../../../src/kube/rest.js';
 import { resourcePath } from '../../../../src/kube/resource.js';
+import { bucketOf } from '../../../../src/lib/uid-bucket.js';
 
 const log = pino({ level: 'silent' });
 
@@ -135,6 +136,7 @@ describe('run proxy', () => {
     const sent = JSON.parse(api.seen[0]?.text ?? '') as { metadata: { ownerReferences: unknown[]; labels: Record<string, string> }; data: unknown };
     assert.deepEqual(sent.metadata.ownerReferences, [{ apiVersion: 'cache.example.com/v1', kind: 'Memcached', name: 'm', uid: 'uid-1', controller: true, blockOwnerDeletion: true }]);
     assert.equal(sent.metadata.labels['chartpilot.io/owner-uid'], 'uid-1');
+    assert.equal(sent.metadata.labels['chartpilot.io/owner-bucket'], String(bucketOf('uid-1')));
     assert.deepEqual(sent.data, { a: 'b' });
     const headers = api.seen[0]?.headers ?? {};
     assert.equal(headers['content-type'], 'application/json');
@@ -225,7 +227,7 @@ describe('run proxy', () => {
     assert.deepEqual(JSON.parse(patch.text), {
       metadata: {
         resourceVersion: '7',
-        labels: { app: 'a', 'chartpilot.io/owner-uid': 'uid-1' },
+        labels: { app: 'a', 'chartpilot.io/owner-uid': 'uid-1', 'chartpilot.io/owner-bucket': String(bucketOf('uid-1')) },
         ownerReferences: [{ apiVersion: 'cache.example.com/v1', kind: 'Memcached', name: 'm', uid: 'uid-1', controller: true, blockOwnerDeletion: true }],
       },
     });

@@ -35,6 +35,7 @@ function cr(uid: string, owner = 'a'): KubeObject {
 function setup(t: TestContext, retryPeriodMs = 60_000) {
   let members = [member('a')];
   const writes: Record<string, string>[] = [];
+  const views: string[] = [];
   let others: KubeObject[] = [];
   let reads = 0;
   const client = {
@@ -54,6 +55,7 @@ function setup(t: TestContext, retryPeriodMs = 60_000) {
     view: { states: () => members.map((m) => ({ member: m, state: 'ready' })) },
     retryPeriodMs,
     log: pino({ level: 'silent' }),
+    onViewChanged: (view) => views.push(view.join(',')),
     publish: () => {
       const annotations = claims.annotations();
       writes.push(annotations);
@@ -74,6 +76,7 @@ function setup(t: TestContext, retryPeriodMs = 60_000) {
     claims,
     decide,
     writes,
+    views,
     reads: () => reads,
     setMembers: (names: string[]) => {
       members = names.map(member);
@@ -116,6 +119,18 @@ describe('ShardClaims', () => {
     run.end?.();
     await until('busy cleared', () => s.writes.at(-1)?.[MemberAnnotations.busy] === '');
     assert.equal(s.writes.at(-1)?.[MemberAnnotations.view], 'a,b');
+  });
+
+  it('tells each change of its view, once (the dependent watches follow it)', (t) => {
+    const s = setup(t);
+    s.claims.start();
+    assert.deepEqual(s.views, ['a']);
+    s.claims.refresh();
+    assert.deepEqual(s.views, ['a'], 'no change, nothing told');
+    s.setMembers(['b', 'a']);
+    s.claims.refresh();
+    assert.deepEqual(s.views, ['a', 'a,b']);
+    assert.deepEqual(s.claims.currentView(), ['a', 'b']);
   });
 
   it('waits while another member\'s Lease claims the CR, and reads again until it does not', async (t) => {

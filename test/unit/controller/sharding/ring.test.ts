@@ -70,4 +70,18 @@ describe('HashRing', () => {
     }
     assert.throws(() => new HashRing(['a'], 0), RangeError);
   });
+
+  it('lists each member\'s buckets: every bucket once, and a uid\'s owner is its bucket\'s', () => {
+    const ring = new HashRing(['a', 'b', 'c']);
+    const lists = ['a', 'b', 'c'].map((m) => ring.bucketsOf(m));
+    const all = lists.flat().sort((x, y) => x - y);
+    assert.deepEqual(all, Array.from({ length: BUCKETS }, (_, i) => i), 'the members\' buckets partition all of them');
+    for (const list of lists) assert.deepEqual(list, [...list].sort((x, y) => x - y), 'ascending');
+    for (const u of uids.slice(0, 2000)) {
+      const owner = ring.ownerOfUid(u);
+      assert.ok(owner !== undefined && ring.bucketsOf(owner).includes(bucketOf(u)), `${u}: owned by ${String(owner)}, whose buckets hold its bucket`);
+    }
+    assert.deepEqual(new HashRing([]).bucketsOf('a'), []);
+    assert.deepEqual(ring.bucketsOf('stranger'), []);
+  });
 });

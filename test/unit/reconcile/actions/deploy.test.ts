@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { HelmError } from '../../../../src/helm/types.js';
+import { bucketOf } from '../../../../src/lib/uid-bucket.js';
 import { deploy } from '../../../../src/reconcile/actions/deploy.js';
 import type { Readiness } from '../../../../src/reconcile/model.js';
 import { helmRelease } from '../../fakes/reconcile-ports.js';
@@ -29,7 +30,7 @@ describe('deploy: the helm request', () => {
         historyMax: HISTORY_MAX,
         releaseLabels: { 'chartpilot.io/fingerprint': DESIRED_FINGERPRINT, 'chartpilot.io/owner-kind': 'WebApp.apps.example.com' },
         postRender: {
-          labels: { 'chartpilot.io/owner-uid': 'uid-1' },
+          labels: { 'chartpilot.io/owner-uid': 'uid-1', 'chartpilot.io/owner-bucket': String(bucketOf('uid-1')) },
           annotations: {},
           owner: {
             reference: { apiVersion: 'apps.example.com/v1', kind: 'WebApp', name: 'demo', uid: 'uid-1' },
@@ -106,7 +107,7 @@ describe('deploy: the helm request', () => {
   it('only labels and annotates, owning nothing, without a keeper to tell cluster-scoped kinds', async () => {
     const { ctx, helm } = actionContext({ keeper: false });
     await deploy(ctx, 'install');
-    assert.deepEqual(helm.upgrades[0]?.postRender, { labels: { 'chartpilot.io/owner-uid': 'uid-1' }, annotations: nonOwned });
+    assert.deepEqual(helm.upgrades[0]?.postRender, { labels: { 'chartpilot.io/owner-uid': 'uid-1', 'chartpilot.io/owner-bucket': String(bucketOf('uid-1')) }, annotations: nonOwned });
   });
 
   it('neither labels nor owns when the resource has no uid', async () => {
