@@ -19,9 +19,11 @@ import { OPERATOR_NODE_FLAGS } from '../src/cli/node-flags.js';
 import { releaseLabelFlags, uninstallArgs, upgradeArgs } from '../src/helm/argv.js';
 import { dialectFor } from '../src/helm/dialect.js';
 import { ReleaseLabels } from '../src/reconcile/names.js';
+import { shardLabel } from '../src/controller/sharding/names.js';
 import type { BenchKube } from './kube.js';
 import { metricsPortOf, metricsReaderToken, type MetricsTarget } from './metrics-probe.js';
 import { descendants, readStat, statusKiB } from './proc.js';
+import { snapshotShare, type NamedShare, type ReplicaMark } from './replica-figures.js';
 
 export type ContenderName = 'floor' | 'floor-postrender' | 'operator-sdk' | 'chartpilot';
 /** Run by default, in this order. */
@@ -100,6 +102,15 @@ export interface Contender {
   logLine?(re: RegExp): string | undefined;
   /** chartpilot with --replicas: each replica's CPU and peak RSS so far (read before stop). */
   replicaFigures?(): ReplicaFigure[];
+  /** chartpilot with --replicas: each replica's counters now (the phase's figures are deltas). */
+  replicaMarks?(): ReplicaMark[];
+  /** chartpilot with --replicas: each replica's peak RSS (KiB, by name) since the previous call. */
+  takeReplicaPeaks?(): Map<string, number>;
+  /**
+   * chartpilot: what each process's /metrics says of its share (CRs held, dependents cached), one
+   * scrape each, with the CRs labelled for it where sharded; called after a wave's figures.
+   */
+  shareSnapshots?(): Promise<NamedShare[]>;
   /** chartpilot: where its /metrics is served (HTTPS, token reviewed) and a token allowed to read it. */
   metricsTarget?(): Promise<MetricsTarget>;
   stop(): Promise<void>;
@@ -424,6 +435,9 @@ function operator(env: Env, spec: OperatorSpec): Contender {
         if (port === undefined || pid === undefined) throw new Error(`${spec.name} logged no "metrics server listening" line with its address`);
         return { port, pid, token: await metricsReaderToken(env.kube, env.namespace) };
       },
+      async shareSnapshots(): Promise<NamedShare[]> {
+        return [{ name: spec.name, ...await snapshotShare(() => this.metricsTarget?.() ?? Promise.reject(new Error('no metrics'))) }];
+      },
     } : {}),
     logTail: () => logs().split('\n').slice(-30).join('\n'),
   };
@@ -498,20 +512,28 @@ export function chartpilot(env: Env, binJs: string, member?: ShardMember): Conte
  * first replica, and replicaFigures() gives each one's CPU and peak RSS. The CRs are written and
  * progress measured once, through the first replica's view of the cluster.
  */
+/** The bench's ring (`--leader-election-id`) for --replicas. */
+const RING = 'bench-ring';
+
 export function chartpilotReplicas(env: Env, binJs: string, replicas: number): Contender {
   const members = Array.from({ length: replicas }, (_, i) =>
-    chartpilot({ ...env, dir: join(env.dir, `replica-${String(i)}`) }, binJs, { podName: `chartpilot-${String(i)}`, ring: 'bench-ring' }));
+    chartpilot({ ...env, dir: join(env.dir, `replica-${String(i)}`) }, binJs, { podName: `chartpilot-${String(i)}`, ring: RING }));
   const first = members[0];
   if (first === undefined) throw new Error('--replicas must be at least 1');
   const peaks = new Map<number, number>();
+  /** Per replica name, since the last takeReplicaPeaks (VmRSS samples: VmHWM never falls, so not per phase). */
+  let phasePeaks = new Map<string, number>();
   let sampler: NodeJS.Timeout | undefined;
+  const nameOf = (i: number): string => `chartpilot-${String(i)}`;
   const sample = (): void => {
-    for (const m of members) {
+    members.forEach((m, i) => {
       const pid = m.pid;
-      if (pid === undefined) continue;
-      const kib = Math.max(statusKiB(pid, 'VmRSS') ?? 0, statusKiB(pid, 'VmHWM') ?? 0);
+      if (pid === undefined) return;
+      const rss = statusKiB(pid, 'VmRSS') ?? 0;
+      const kib = Math.max(rss, statusKiB(pid, 'VmHWM') ?? 0);
       peaks.set(pid, Math.max(peaks.get(pid) ?? 0, kib));
-    }
+      phasePeaks.set(nameOf(i), Math.max(phasePeaks.get(nameOf(i)) ?? 0, rss));
+    });
   };
   return {
     name: 'chartpilot',
@@ -519,7 +541,7 @@ export function chartpilotReplicas(env: Env, binJs: string, replicas: number): C
     get tree() { return first.tree; },
     async start() {
       await Promise.all(members.map((m) => m.start()));
-      sampler ??= setInterval(sample, 1000);
+      sampler ??= setInterval(sample, 250);
       sampler.unref();
     },
     cpu() {
@@ -534,8 +556,30 @@ export function chartpilotReplicas(env: Env, binJs: string, replicas: number): C
       sample();
       return members.map((m, i) => {
         const c = m.cpu();
-        return { name: `chartpilot-${String(i)}`, cpuSeconds: c.self + c.children, peakRssMiB: (peaks.get(m.pid ?? -1) ?? 0) / 1024 };
+        return { name: nameOf(i), cpuSeconds: c.self + c.children, peakRssMiB: (peaks.get(m.pid ?? -1) ?? 0) / 1024 };
       });
+    },
+    replicaMarks() {
+      return members.map((m, i) => {
+        const c = m.cpu();
+        return { name: nameOf(i), self: c.self, children: c.children, helm: m.helmProcesses() };
+      });
+    },
+    takeReplicaPeaks() {
+      sample();
+      const out = phasePeaks;
+      phasePeaks = new Map();
+      return out;
+    },
+    async shareSnapshots() {
+      const label = shardLabel(RING);
+      const crs = await listCrs(env.kube, operatorKind('chartpilot', env.kindPrefix), env.namespace).catch(() => undefined);
+      const labelled = (name: string): number | undefined => crs?.filter((c) => c.metadata.labels?.[label] === name).length;
+      return Promise.all(members.map(async (m, i) => {
+        const one = (await m.shareSnapshots?.())?.[0];
+        const crsLabelled = labelled(nameOf(i));
+        return { ...(one ?? { assignedCrs: null, ringMembers: null, dependentsOwned: null, dependentsUnbucketed: null, dependentBuckets: null, dependentSwaps: null }), name: nameOf(i), ...(crsLabelled === undefined ? {} : { crsLabelled }) };
+      }));
     },
     async stop() {
       if (sampler !== undefined) clearInterval(sampler);
