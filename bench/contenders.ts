@@ -23,6 +23,7 @@ import { shardLabel } from '../src/controller/sharding/names.js';
 import type { BenchKube } from './kube.js';
 import { metricsPortOf, metricsReaderToken, type MetricsTarget } from './metrics-probe.js';
 import { descendants, readStat, statusKiB } from './proc.js';
+import { crLookDue } from './progress.js';
 import { snapshotShare, type NamedShare, type ReplicaMark } from './replica-figures.js';
 
 export type ContenderName = 'floor' | 'floor-postrender' | 'operator-sdk' | 'chartpilot';
@@ -66,6 +67,8 @@ export interface Progress {
   done: number;
   /** The same without readiness: release at the goal revision and CR Deployed=True. */
   deployed: number;
+  /** Releases at the goal revision (delete: releases and CRs gone), CRs aside: always fresh. */
+  released?: number;
   /** One line on what is still missing, for logs and timeouts. */
   detail: string;
 }
@@ -178,8 +181,20 @@ function crState(cr: CrView): { deployed: boolean; ready: boolean } {
   return { deployed, ready: deployed && (readyCond === undefined || (readyCond.status === 'True' && fresh(readyCond))) };
 }
 
+/** Above this many CRs a wave's CRs are listed sparsely until every release is at the goal (crLookDue). */
+const MANY_CRS = 2000;
+const SPARSE_CR_LOOK_MS = 30_000;
+
+/** The last list of the CRs of a wave, whose counts stand in while the CRs are not listed. */
+interface CrLook {
+  phase: Phase;
+  at: number;
+  deployed: number;
+  done: number;
+}
+
 /** Progress from release Secrets (all contenders) and, for operators, the CRs' conditions. */
-async function measureProgress(env: Env, kind: Kind | undefined, phase: Phase, names: readonly string[]): Promise<Progress> {
+async function measureProgress(env: Env, kind: Kind | undefined, phase: Phase, names: readonly string[], look?: { last: CrLook | undefined }): Promise<Progress> {
   const releases = await listReleases(env.kube, env.namespace);
   if (phase === 'delete') {
     const crs = kind === undefined ? [] : await listCrs(env.kube, kind, env.namespace);
@@ -189,20 +204,28 @@ async function measureProgress(env: Env, kind: Kind | undefined, phase: Phase, n
   }
   const wanted = phase === 'create' ? 1 : 2;
   const revs = deployedRevisions(releases);
+  const released = names.filter((n) => (revs.get(n) ?? 0) >= wanted).length;
+  const last = look?.last?.phase === phase ? look.last : undefined;
+  const listNow = kind !== undefined && (look === undefined || names.length <= MANY_CRS || last === undefined
+    || crLookDue(released, names.length, Date.now() - last.at, SPARSE_CR_LOOK_MS));
+  if (kind !== undefined && !listNow && last !== undefined) {
+    // Not listed: the last counts, which cannot have reached the goal (some release has not).
+    const age = ((Date.now() - last.at) / 1000).toFixed(0);
+    return { done: last.done, deployed: last.deployed, released, detail: `${released}/${names.length} releases at revision ≥ ${wanted}, ${last.deployed} CRs Deployed, ${last.done} also Ready (listed ${age} s ago)` };
+  }
   const crs = kind === undefined ? undefined : new Map((await listCrs(env.kube, kind, env.namespace)).map((c) => [c.metadata.name, c]));
-  let released = 0;
   let deployed = 0;
   let done = 0;
   for (const n of names) {
     if ((revs.get(n) ?? 0) < wanted) continue;
-    released++;
     const cr = crs?.get(n);
     const st = crs === undefined ? { deployed: true, ready: true } : cr === undefined ? { deployed: false, ready: false } : crState(cr);
     if (st.deployed) deployed++;
     if (st.ready) done++;
   }
+  if (look !== undefined && crs !== undefined) look.last = { phase, at: Date.now(), deployed, done };
   const crDetail = crs === undefined ? '' : `, ${deployed} CRs Deployed, ${done} also Ready (where reported)`;
-  return { done, deployed, detail: `${released}/${names.length} releases at revision ≥ ${wanted}${crDetail}` };
+  return { done, deployed, released, detail: `${released}/${names.length} releases at revision ≥ ${wanted}${crDetail}` };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -339,6 +362,7 @@ function operator(env: Env, spec: OperatorSpec): Contender {
   let lastCpu = { self: 0, children: 0 };
   /** Where the current process's log starts in the file (a restart appends to it). */
   let logOffset = 0;
+  const crLook: { last: CrLook | undefined } = { last: undefined };
 
   const logs = (): string => {
     try {
@@ -404,7 +428,7 @@ function operator(env: Env, spec: OperatorSpec): Contender {
       else if (phase === 'upgrade') await pool(names, 20, (n) => patchCrSpec(env.kube, spec.kind, env.namespace, n, crSpec));
       else await deleteAllCrs(env.kube, spec.kind, env.namespace);
     },
-    progress: (phase, names) => measureProgress(env, spec.kind, phase, names),
+    progress: (phase, names) => measureProgress(env, spec.kind, phase, names, crLook),
     failure: () => (exited === undefined ? undefined : `${spec.name} ${exited}`),
     async stop() {
       if (child === undefined || exited !== undefined) return;

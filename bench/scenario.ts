@@ -8,13 +8,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { CONTENDER_AGENTS } from './audit.js';
 import type { AuditLog } from './audit-log.js';
 import type { Kind } from './cluster-ops.js';
-import type { Contender, Phase } from './contenders.js';
+import type { Contender, Phase, Progress } from './contenders.js';
 import { diffCounters, scrapeRequestCounters, type BenchKube, type RequestCounters } from './kube.js';
 import { phaseMeasures, writesOver, type PhaseMeasures } from './measure.js';
 import { probeMetrics, summarizeProbe, type MetricsProbe, type MetricsTarget } from './metrics-probe.js';
 import { startPhaseWatch, type PhaseWatch } from './phase-watch.js';
 import { machineBusySeconds, RssSampler, type RssPeaks } from './proc.js';
-import { progressRate, replicaDeltas, type NamedShare, type ReplicaMark, type ReplicaPhase } from './replica-figures.js';
+import { progressRate } from './progress.js';
+import { replicaDeltas, type NamedShare, type ReplicaMark, type ReplicaPhase } from './replica-figures.js';
 import { errorMessage } from '../src/lib/errors.js';
 
 export type ScenarioName = Phase | 'idle' | 'restart';
@@ -363,20 +364,20 @@ async function converge(c: Contender, phase: Phase, names: string[], opts: Scena
   } catch (err) {
     failure = `${phase} action failed: ${errorMessage(err)}`;
   }
-  let progress = { done: 0, deployed: 0, detail: 'not checked' };
+  let progress: Progress = { done: 0, deployed: 0, detail: 'not checked' };
   let deployedAt: number | undefined;
   let lastLog = Date.now();
-  /** [ms since the phase start, CRs Deployed]: the progress line's rate. */
+  /** [ms since the phase start, releases at the goal]: the progress line's rate. */
   const seen: [number, number][] = [];
   while (failure === undefined && !opts.signal.aborted) {
     progress = await c.progress(phase, names);
-    seen.push([Date.now() - a.at, progress.deployed]);
+    seen.push([Date.now() - a.at, progress.released ?? progress.deployed]);
     if (progress.deployed === names.length) deployedAt ??= Date.now();
     if (progress.done === names.length) break;
     failure = c.failure();
     if (Date.now() > deadline) failure = `timed out after ${opts.phaseTimeoutMs / 1000} s: ${progress.detail}`;
     if (Date.now() - lastLog > 15_000) {
-      opts.log(`${c.name}: ${phase}: ${progress.detail}; Deployed ${progressRate(seen, names.length)}`);
+      opts.log(`${c.name}: ${phase}: ${progress.detail}; releases ${progressRate(seen, names.length)}`);
       lastLog = Date.now();
     }
     // Each look lists every CR and release record: at 10,000 of them, once a second would be load of its own.

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { progressRate, replicaDeltas, shareFigures, shares } from '../../../bench/replica-figures.js';
+import { replicaDeltas, shareFigures, shares } from '../../../bench/replica-figures.js';
 import { OperatorMetrics } from '../../../src/observe/metrics.js';
 
 describe('bench per-replica figures', () => {
@@ -50,20 +50,5 @@ describe('bench per-replica figures', () => {
   it('shares of a sum', () => {
     assert.deepEqual(shares([1, 1, 2]), [0.25, 0.25, 0.5]);
     assert.deepEqual(shares([0, 0]), [0, 0]);
-  });
-
-  it('a progress line: the rate over the last minute and overall, and the rest at the recent rate', () => {
-    // 2 CRs/s for the first two minutes, then 10 CRs/s.
-    const samples: [number, number][] = [];
-    for (let t = 0; t <= 120; t += 5) samples.push([t * 1000, 2 * t]);
-    for (let t = 125; t <= 180; t += 5) samples.push([t * 1000, 240 + 10 * (t - 120)]);
-    const line = progressRate(samples, 10_000);
-    assert.match(line, /^840\/10000 after 3 min 0 s: /);
-    assert.match(line, /10\.0 CRs\/s over the last minute, 4\.7 CRs\/s overall/);
-    assert.match(line, /the rest in ~15 min 16 s at the recent rate$/);
-    assert.equal(progressRate([], 5), '0/5');
-    assert.doesNotMatch(progressRate([[1000, 5]], 5), /the rest/);
-    // Nothing done lately: no estimate rather than an infinite one.
-    assert.doesNotMatch(progressRate([[0, 3], [60_000, 3]], 5), /the rest/);
   });
 });
