@@ -22,7 +22,7 @@ export interface Condition {
 }
 
 export interface CrView {
-  metadata: { name: string; generation?: number; deletionTimestamp?: string };
+  metadata: { name: string; generation?: number; deletionTimestamp?: string; labels?: Record<string, string> };
   status?: { conditions?: Condition[] };
 }
 

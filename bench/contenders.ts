@@ -19,9 +19,12 @@ import { OPERATOR_NODE_FLAGS } from '../src/cli/node-flags.js';
 import { releaseLabelFlags, uninstallArgs, upgradeArgs } from '../src/helm/argv.js';
 import { dialectFor } from '../src/helm/dialect.js';
 import { ReleaseLabels } from '../src/reconcile/names.js';
+import { shardLabel } from '../src/controller/sharding/names.js';
 import type { BenchKube } from './kube.js';
 import { metricsPortOf, metricsReaderToken, type MetricsTarget } from './metrics-probe.js';
 import { descendants, readStat, statusKiB } from './proc.js';
+import { crLookDue } from './progress.js';
+import { snapshotShare, type NamedShare, type ReplicaMark } from './replica-figures.js';
 
 export type ContenderName = 'floor' | 'floor-postrender' | 'operator-sdk' | 'chartpilot';
 /** Run by default, in this order. */
@@ -64,6 +67,8 @@ export interface Progress {
   done: number;
   /** The same without readiness: release at the goal revision and CR Deployed=True. */
   deployed: number;
+  /** Releases at the goal revision (delete: releases and CRs gone), CRs aside: always fresh. */
+  released?: number;
   /** One line on what is still missing, for logs and timeouts. */
   detail: string;
 }
@@ -100,6 +105,15 @@ export interface Contender {
   logLine?(re: RegExp): string | undefined;
   /** chartpilot with --replicas: each replica's CPU and peak RSS so far (read before stop). */
   replicaFigures?(): ReplicaFigure[];
+  /** chartpilot with --replicas: each replica's counters now (the phase's figures are deltas). */
+  replicaMarks?(): ReplicaMark[];
+  /** chartpilot with --replicas: each replica's peak RSS (KiB, by name) since the previous call. */
+  takeReplicaPeaks?(): Map<string, number>;
+  /**
+   * chartpilot: what each process's /metrics says of its share (CRs held, dependents cached), one
+   * scrape each, with the CRs labelled for it where sharded; called after a wave's figures.
+   */
+  shareSnapshots?(): Promise<NamedShare[]>;
   /** chartpilot: where its /metrics is served (HTTPS, token reviewed) and a token allowed to read it. */
   metricsTarget?(): Promise<MetricsTarget>;
   stop(): Promise<void>;
@@ -167,8 +181,20 @@ function crState(cr: CrView): { deployed: boolean; ready: boolean } {
   return { deployed, ready: deployed && (readyCond === undefined || (readyCond.status === 'True' && fresh(readyCond))) };
 }
 
+/** Above this many CRs a wave's CRs are listed sparsely until every release is at the goal (crLookDue). */
+const MANY_CRS = 2000;
+const SPARSE_CR_LOOK_MS = 30_000;
+
+/** The last list of the CRs of a wave, whose counts stand in while the CRs are not listed. */
+interface CrLook {
+  phase: Phase;
+  at: number;
+  deployed: number;
+  done: number;
+}
+
 /** Progress from release Secrets (all contenders) and, for operators, the CRs' conditions. */
-async function measureProgress(env: Env, kind: Kind | undefined, phase: Phase, names: readonly string[]): Promise<Progress> {
+async function measureProgress(env: Env, kind: Kind | undefined, phase: Phase, names: readonly string[], look?: { last: CrLook | undefined }): Promise<Progress> {
   const releases = await listReleases(env.kube, env.namespace);
   if (phase === 'delete') {
     const crs = kind === undefined ? [] : await listCrs(env.kube, kind, env.namespace);
@@ -178,20 +204,28 @@ async function measureProgress(env: Env, kind: Kind | undefined, phase: Phase, n
   }
   const wanted = phase === 'create' ? 1 : 2;
   const revs = deployedRevisions(releases);
+  const released = names.filter((n) => (revs.get(n) ?? 0) >= wanted).length;
+  const last = look?.last?.phase === phase ? look.last : undefined;
+  const listNow = kind !== undefined && (look === undefined || names.length <= MANY_CRS || last === undefined
+    || crLookDue(released, names.length, Date.now() - last.at, SPARSE_CR_LOOK_MS));
+  if (kind !== undefined && !listNow && last !== undefined) {
+    // Not listed: the last counts, which cannot have reached the goal (some release has not).
+    const age = ((Date.now() - last.at) / 1000).toFixed(0);
+    return { done: last.done, deployed: last.deployed, released, detail: `${released}/${names.length} releases at revision ≥ ${wanted}, ${last.deployed} CRs Deployed, ${last.done} also Ready (listed ${age} s ago)` };
+  }
   const crs = kind === undefined ? undefined : new Map((await listCrs(env.kube, kind, env.namespace)).map((c) => [c.metadata.name, c]));
-  let released = 0;
   let deployed = 0;
   let done = 0;
   for (const n of names) {
     if ((revs.get(n) ?? 0) < wanted) continue;
-    released++;
     const cr = crs?.get(n);
     const st = crs === undefined ? { deployed: true, ready: true } : cr === undefined ? { deployed: false, ready: false } : crState(cr);
     if (st.deployed) deployed++;
     if (st.ready) done++;
   }
+  if (look !== undefined && crs !== undefined) look.last = { phase, at: Date.now(), deployed, done };
   const crDetail = crs === undefined ? '' : `, ${deployed} CRs Deployed, ${done} also Ready (where reported)`;
-  return { done, deployed, detail: `${released}/${names.length} releases at revision ≥ ${wanted}${crDetail}` };
+  return { done, deployed, released, detail: `${released}/${names.length} releases at revision ≥ ${wanted}${crDetail}` };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -328,6 +362,7 @@ function operator(env: Env, spec: OperatorSpec): Contender {
   let lastCpu = { self: 0, children: 0 };
   /** Where the current process's log starts in the file (a restart appends to it). */
   let logOffset = 0;
+  const crLook: { last: CrLook | undefined } = { last: undefined };
 
   const logs = (): string => {
     try {
@@ -393,7 +428,7 @@ function operator(env: Env, spec: OperatorSpec): Contender {
       else if (phase === 'upgrade') await pool(names, 20, (n) => patchCrSpec(env.kube, spec.kind, env.namespace, n, crSpec));
       else await deleteAllCrs(env.kube, spec.kind, env.namespace);
     },
-    progress: (phase, names) => measureProgress(env, spec.kind, phase, names),
+    progress: (phase, names) => measureProgress(env, spec.kind, phase, names, crLook),
     failure: () => (exited === undefined ? undefined : `${spec.name} ${exited}`),
     async stop() {
       if (child === undefined || exited !== undefined) return;
@@ -423,6 +458,9 @@ function operator(env: Env, spec: OperatorSpec): Contender {
         const port = metricsPortOf(ownLogs().split('\n').find((l) => l.includes('"msg":"metrics server listening"')));
         if (port === undefined || pid === undefined) throw new Error(`${spec.name} logged no "metrics server listening" line with its address`);
         return { port, pid, token: await metricsReaderToken(env.kube, env.namespace) };
+      },
+      async shareSnapshots(): Promise<NamedShare[]> {
+        return [{ name: spec.name, ...await snapshotShare(() => this.metricsTarget?.() ?? Promise.reject(new Error('no metrics'))) }];
       },
     } : {}),
     logTail: () => logs().split('\n').slice(-30).join('\n'),
@@ -501,20 +539,28 @@ export function chartpilot(env: Env, binJs: string, member?: ShardMember): Conte
  * first replica, and replicaFigures() gives each one's CPU and peak RSS. The CRs are written and
  * progress measured once, through the first replica's view of the cluster.
  */
+/** The bench's ring (`--leader-election-id`) for --replicas. */
+const RING = 'bench-ring';
+
 export function chartpilotReplicas(env: Env, binJs: string, replicas: number): Contender {
   const members = Array.from({ length: replicas }, (_, i) =>
-    chartpilot({ ...env, dir: join(env.dir, `replica-${String(i)}`) }, binJs, { podName: `chartpilot-${String(i)}`, ring: 'bench-ring' }));
+    chartpilot({ ...env, dir: join(env.dir, `replica-${String(i)}`) }, binJs, { podName: `chartpilot-${String(i)}`, ring: RING }));
   const first = members[0];
   if (first === undefined) throw new Error('--replicas must be at least 1');
   const peaks = new Map<number, number>();
+  /** Per replica name, since the last takeReplicaPeaks (VmRSS samples: VmHWM never falls, so not per phase). */
+  let phasePeaks = new Map<string, number>();
   let sampler: NodeJS.Timeout | undefined;
+  const nameOf = (i: number): string => `chartpilot-${String(i)}`;
   const sample = (): void => {
-    for (const m of members) {
+    members.forEach((m, i) => {
       const pid = m.pid;
-      if (pid === undefined) continue;
-      const kib = Math.max(statusKiB(pid, 'VmRSS') ?? 0, statusKiB(pid, 'VmHWM') ?? 0);
+      if (pid === undefined) return;
+      const rss = statusKiB(pid, 'VmRSS') ?? 0;
+      const kib = Math.max(rss, statusKiB(pid, 'VmHWM') ?? 0);
       peaks.set(pid, Math.max(peaks.get(pid) ?? 0, kib));
-    }
+      phasePeaks.set(nameOf(i), Math.max(phasePeaks.get(nameOf(i)) ?? 0, rss));
+    });
   };
   return {
     name: 'chartpilot',
@@ -522,7 +568,7 @@ export function chartpilotReplicas(env: Env, binJs: string, replicas: number): C
     get tree() { return first.tree; },
     async start() {
       await Promise.all(members.map((m) => m.start()));
-      sampler ??= setInterval(sample, 1000);
+      sampler ??= setInterval(sample, 250);
       sampler.unref();
     },
     cpu() {
@@ -537,8 +583,30 @@ export function chartpilotReplicas(env: Env, binJs: string, replicas: number): C
       sample();
       return members.map((m, i) => {
         const c = m.cpu();
-        return { name: `chartpilot-${String(i)}`, cpuSeconds: c.self + c.children, peakRssMiB: (peaks.get(m.pid ?? -1) ?? 0) / 1024 };
+        return { name: nameOf(i), cpuSeconds: c.self + c.children, peakRssMiB: (peaks.get(m.pid ?? -1) ?? 0) / 1024 };
       });
+    },
+    replicaMarks() {
+      return members.map((m, i) => {
+        const c = m.cpu();
+        return { name: nameOf(i), self: c.self, children: c.children, helm: m.helmProcesses() };
+      });
+    },
+    takeReplicaPeaks() {
+      sample();
+      const out = phasePeaks;
+      phasePeaks = new Map();
+      return out;
+    },
+    async shareSnapshots() {
+      const label = shardLabel(RING);
+      const crs = await listCrs(env.kube, operatorKind('chartpilot', env.kindPrefix), env.namespace).catch(() => undefined);
+      const labelled = (name: string): number | undefined => crs?.filter((c) => c.metadata.labels?.[label] === name).length;
+      return Promise.all(members.map(async (m, i) => {
+        const one = (await m.shareSnapshots?.())?.[0];
+        const crsLabelled = labelled(nameOf(i));
+        return { ...(one ?? { assignedCrs: null, ringMembers: null, dependentsOwned: null, dependentsUnbucketed: null, dependentBuckets: null, dependentSwaps: null }), name: nameOf(i), ...(crsLabelled === undefined ? {} : { crsLabelled }) };
+      }));
     },
     async stop() {
       if (sampler !== undefined) clearInterval(sampler);

@@ -3,6 +3,7 @@ import type { ContenderName } from './contenders.js';
 import type { ContenderResult } from './results.js';
 import type { MetricsProbe } from './metrics-probe.js';
 import { measureSections } from './report-measure.js';
+import { shares as sharesOf } from './replica-figures.js';
 import type { ScenarioName, ScenarioResult } from './scenario.js';
 
 export type { ContenderResult } from './results.js';
@@ -147,6 +148,7 @@ export function toMarkdown(results: BenchResults): string {
     for (const r of reps) lines.push(`| ${r.name} | ${fmt(r.cpuSeconds)} | ${fmt(r.peakRssMiB)} |`);
     lines.push('');
   }
+  lines.push(...replicaSections(ok));
   lines.push('## Overall peak memory');
   lines.push('');
   lines.push('| contender | operator (MiB) | operator + children, RSS summed (MiB) | operator + children, PSS summed (MiB) | RSS after start-up (MiB) | start-up (s) |');
@@ -222,6 +224,37 @@ function metricsRows(probes: readonly (MetricsProbe | undefined)[], blank: reado
     row('… CRs with series', (p) => String(p.crsSeen)),
     row('… operator CPU per scrape, less as long a window without scrapes / all of it (ms)', (p) => `${fmt(p.operatorCpuMsPerScrapeNet, 0)} / ${fmt(p.operatorCpuMsPerScrape, 0)}`),
   ];
+}
+
+/**
+ * Per phase, each replica's CPU, helm processes and peak RSS (--replicas), and what each process's
+ * /metrics said of its share after the wave: CRs held, objects in its dependent caches and its
+ * share of all of them (about 1/R each when the replicas split the work evenly).
+ */
+function replicaSections(ok: readonly ContenderResult[]): string[] {
+  const out: string[] = [];
+  for (const c of ok) {
+    for (const s of c.scenarios) {
+      const reps = s.replicas;
+      const shares = s.shares;
+      if ((reps === undefined || reps.length === 0) && (shares === undefined || shares.length === 0)) continue;
+      out.push(`### ${c.name}, ${s.scenario}: per process`, '');
+      out.push('| process | CPU, operator + helm (s) | … operator (s) | helm processes | peak RSS (MiB) | CRs held (/metrics) | CRs labelled for it | dependents cached: owned / unbucketed | share of all owned | buckets watched | swaps |',
+        '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+      const names = [...new Set([...(reps ?? []).map((r) => r.name), ...(shares ?? []).map((x) => x.name)])];
+      const ofAll = sharesOf(names.map((n) => shares?.find((x) => x.name === n)?.dependentsOwned ?? 0));
+      names.forEach((n, i) => {
+        const r = reps?.find((x) => x.name === n);
+        const sh = shares?.find((x) => x.name === n);
+        const share = sh?.dependentsOwned == null ? '–' : `${((ofAll[i] ?? 0) * 100).toFixed(1)} %`;
+        out.push(`| ${n} | ${fmt(r?.cpuSeconds)} | ${fmt(r?.cpuOperatorSeconds)} | ${fmt(r?.helmProcesses)} | ${fmt(r?.peakRssMiB)} | ${fmt(sh?.assignedCrs)} | ${fmt(sh?.crsLabelled)} | ${fmt(sh?.dependentsOwned)} / ${fmt(sh?.dependentsUnbucketed)} | ${share} | ${fmt(sh?.dependentBuckets)} | ${fmt(sh?.dependentSwaps)} |`);
+      });
+      const errors = (shares ?? []).filter((x) => x.error !== undefined).map((x) => `${x.name}: ${x.error ?? ''}`);
+      if (errors.length > 0) out.push('', `Scrapes that failed: ${errors.join('; ')}`);
+      out.push('');
+    }
+  }
+  return out;
 }
 
 /**

@@ -8,12 +8,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { CONTENDER_AGENTS } from './audit.js';
 import type { AuditLog } from './audit-log.js';
 import type { Kind } from './cluster-ops.js';
-import type { Contender, Phase } from './contenders.js';
+import type { Contender, Phase, Progress } from './contenders.js';
 import { diffCounters, scrapeRequestCounters, type BenchKube, type RequestCounters } from './kube.js';
 import { phaseMeasures, writesOver, type PhaseMeasures } from './measure.js';
 import { probeMetrics, summarizeProbe, type MetricsProbe, type MetricsTarget } from './metrics-probe.js';
 import { startPhaseWatch, type PhaseWatch } from './phase-watch.js';
 import { machineBusySeconds, RssSampler, type RssPeaks } from './proc.js';
+import { progressRate } from './progress.js';
+import { replicaDeltas, type NamedShare, type ReplicaMark, type ReplicaPhase } from './replica-figures.js';
 import { errorMessage } from '../src/lib/errors.js';
 
 export type ScenarioName = Phase | 'idle' | 'restart';
@@ -55,8 +57,17 @@ export interface ScenarioResult extends RssPeaks, PhaseMeasures {
    * endpoint scraped METRICS_SCRAPES times after the phase's measurements (bench/metrics-probe.ts).
    */
   metrics?: MetricsProbe;
+  /** chartpilot with --replicas: each replica's CPU, helm processes and peak RSS over the phase. */
+  replicas?: ReplicaPhase[];
+  /**
+   * chartpilot, create and upgrade once converged (after the figures above): what each process's
+   * /metrics says of its share — CRs held and objects in its dependent caches.
+   */
+  shares?: NamedShare[];
   /** The machine's 1-minute load average at the end: shows when something else competed for the cores. */
   loadAverage: number;
+  /** … and at the start (absent in results from before it was recorded). */
+  loadAverageStart?: number;
   /** CPU seconds the whole machine was busy meanwhile (control plane, bench and anything else included). */
   machineBusySeconds: number;
   detail?: string;
@@ -102,6 +113,8 @@ interface Mark {
   busy: number;
   counters: RequestCounters;
   own: { reads: number; writes: number };
+  replicas: ReplicaMark[] | undefined;
+  load: number;
 }
 
 async function mark(c: Contender, kube: BenchKube): Promise<Mark> {
@@ -109,10 +122,10 @@ async function mark(c: Contender, kube: BenchKube): Promise<Mark> {
   // the next scrape's counters, so it belongs to the interval that starts here.
   const own = kube.own();
   const counters = await scrapeRequestCounters(kube);
-  return { at: Date.now(), cpu: c.cpu(), helm: c.helmProcesses(), chart: c.chartRequests?.(), busy: machineBusySeconds(), counters, own };
+  return { at: Date.now(), cpu: c.cpu(), helm: c.helmProcesses(), chart: c.chartRequests?.(), busy: machineBusySeconds(), counters, own, replicas: c.replicaMarks?.(), load: loadavg()[0] ?? 0 };
 }
 
-function between(a: Mark, b: Mark): Pick<ScenarioResult, 'wallSeconds' | 'cpuSeconds' | 'cpuOperatorSeconds' | 'helmProcesses' | 'apiRequests' | 'apiWrites' | 'machineBusySeconds'> & { writesByResource: Record<string, number> } {
+function between(a: Mark, b: Mark): Pick<ScenarioResult, 'wallSeconds' | 'cpuSeconds' | 'cpuOperatorSeconds' | 'helmProcesses' | 'apiRequests' | 'apiWrites' | 'machineBusySeconds' | 'loadAverageStart'> & { writesByResource: Record<string, number> } {
   const d = diffCounters(b.counters, a.counters);
   const ownReads = b.own.reads - a.own.reads;
   const ownWrites = b.own.writes - a.own.writes;
@@ -122,10 +135,17 @@ function between(a: Mark, b: Mark): Pick<ScenarioResult, 'wallSeconds' | 'cpuSec
     cpuOperatorSeconds: b.cpu.self - a.cpu.self,
     helmProcesses: b.helm - a.helm,
     machineBusySeconds: b.busy - a.busy,
+    loadAverageStart: a.load,
     apiRequests: d.total - ownReads - ownWrites,
     apiWrites: d.writes - ownWrites,
     writesByResource: d.writesByResource,
   };
+}
+
+/** Each replica's figures between two marks, its peak RSS since the previous take (replicas only). */
+function replicasBetween(c: Contender, a: Mark, b: Mark): { replicas?: ReplicaPhase[] } {
+  if (a.replicas === undefined || b.replicas === undefined) return {};
+  return { replicas: replicaDeltas(a.replicas, b.replicas, c.takeReplicaPeaks?.() ?? new Map()) };
 }
 
 export async function runScenarios(c: Contender, opts: ScenarioOptions): Promise<{ scenarios: ScenarioResult[]; overall: RssPeaks }> {
@@ -153,6 +173,7 @@ export async function runScenarios(c: Contender, opts: ScenarioOptions): Promise
         await sleep(opts.settleSeconds * 1000, undefined, { signal: opts.signal }).catch(() => undefined);
         const a = await mark(c, kube);
         rss.takePhase();
+        c.takeReplicaPeaks?.();
         log(`${c.name}: idle for ${opts.idleSeconds} s with ${opts.n} releases deployed`);
         await sleep(opts.idleSeconds * 1000, undefined, { signal: opts.signal }).catch(() => undefined);
         const b = await mark(c, kube);
@@ -162,7 +183,7 @@ export async function runScenarios(c: Contender, opts: ScenarioOptions): Promise
           : writesOver(await opts.measure.audit.take(a.at, b.at), CONTENDER_AGENTS[c.name], opts.n, f.wallSeconds, 'idle');
         const heartbeats = Object.entries(f.writesByResource).filter(([k]) => HEARTBEAT.test(k)).reduce((s, [, v]) => s + v, 0);
         scenarios.push({
-          scenario: 'idle', converged: true, done: opts.n, ...f, ...rss.takePhase(), loadAverage: loadavg()[0] ?? 0,
+          scenario: 'idle', converged: true, done: opts.n, ...f, ...replicasBetween(c, a, b), ...rss.takePhase(), loadAverage: loadavg()[0] ?? 0,
           perMinute: {
             cpuSeconds: f.cpuSeconds / minutes,
             helmProcesses: f.helmProcesses / minutes,
@@ -182,6 +203,10 @@ export async function runScenarios(c: Contender, opts: ScenarioOptions): Promise
       if (phase !== 'delete' && result.converged && c.metricsTarget !== undefined) {
         result.metrics = await scrapeMetrics(c.metricsTarget.bind(c), opts.n);
         opts.log(`${c.name}: ${phase}: GET /metrics ×${String(result.metrics.scrapes)} at ${String(opts.n)} CRs: median ${String(result.metrics.medianMs?.toFixed(0))} ms, max ${String(result.metrics.maxMs?.toFixed(0))} ms, ${(result.metrics.bytes / 1024).toFixed(0)} KiB, ${String(result.metrics.series)} series, ${String(result.metrics.chartpilotSeriesPerCr?.toFixed(2))} chartpilot_* series per CR${result.metrics.error === undefined ? '' : ` (${result.metrics.error})`}`);
+      }
+      if (phase !== 'delete' && result.converged && c.shareSnapshots !== undefined) {
+        result.shares = await c.shareSnapshots();
+        opts.log(`${c.name}: ${phase}: shares: ${result.shares.map((x) => `${x.name} ${String(x.assignedCrs ?? x.crsLabelled ?? '–')} CRs, ${String(x.dependentsOwned ?? '–')} dependents cached (+${String(x.dependentsUnbucketed ?? '–')} unbucketed), ${String(x.dependentBuckets ?? '–')} buckets${x.error === undefined ? '' : ` (${x.error})`}`).join('; ')}`);
       }
       scenarios.push(result);
       log(`${c.name}: ${phase} ${result.converged ? 'converged' : 'DID NOT converge'} in ${result.wallSeconds.toFixed(1)} s, cpu ${result.cpuSeconds.toFixed(1)} s, ${result.helmProcesses} helm processes, ${result.apiRequests} API requests, peak RSS ${(result.peakRssMiB ?? 0).toFixed(0)} MiB`);
@@ -292,6 +317,7 @@ async function runPhase(c: Contender, phase: Phase, names: string[], opts: Scena
   try {
     a = await mark(c, opts.kube);
     rss.takePhase();
+    c.takeReplicaPeaks?.();
     ({ result, end: converged } = await converge(c, phase, names, opts, a, rss));
     // The equal window: whatever the contender's own criterion, wait for the workload too.
     if (watch !== undefined && result.converged && phase !== 'delete' && opts.rollsOut !== false) {
@@ -338,17 +364,20 @@ async function converge(c: Contender, phase: Phase, names: string[], opts: Scena
   } catch (err) {
     failure = `${phase} action failed: ${errorMessage(err)}`;
   }
-  let progress = { done: 0, deployed: 0, detail: 'not checked' };
+  let progress: Progress = { done: 0, deployed: 0, detail: 'not checked' };
   let deployedAt: number | undefined;
   let lastLog = Date.now();
+  /** [ms since the phase start, releases at the goal]: the progress line's rate. */
+  const seen: [number, number][] = [];
   while (failure === undefined && !opts.signal.aborted) {
     progress = await c.progress(phase, names);
+    seen.push([Date.now() - a.at, progress.released ?? progress.deployed]);
     if (progress.deployed === names.length) deployedAt ??= Date.now();
     if (progress.done === names.length) break;
     failure = c.failure();
     if (Date.now() > deadline) failure = `timed out after ${opts.phaseTimeoutMs / 1000} s: ${progress.detail}`;
     if (Date.now() - lastLog > 15_000) {
-      opts.log(`${c.name}: ${phase}: ${progress.detail}`);
+      opts.log(`${c.name}: ${phase}: ${progress.detail}; releases ${progressRate(seen, names.length)}`);
       lastLog = Date.now();
     }
     // Each look lists every CR and release record: at 10,000 of them, once a second would be load of its own.
@@ -363,6 +392,7 @@ async function converge(c: Contender, phase: Phase, names: string[], opts: Scena
     done: progress.done,
     ...f,
     ...(deployedAt === undefined ? {} : { deployedSeconds: Math.min((deployedAt - a.at) / 1000, f.wallSeconds) }),
+    ...replicasBetween(c, a, b),
     ...rss.takePhase(),
     loadAverage: loadavg()[0] ?? 0,
     ...(converged ? {} : { detail: failure ?? (opts.signal.aborted ? 'interrupted' : progress.detail) }),

@@ -376,7 +376,11 @@ export class WorkQueue {
     const soft = this.softDirty.delete(key);
     const later = this.softLater.get(key);
     this.softLater.delete(key);
-    if (!failed && soft && !this.dirty.has(key)) this.dirty.set(key, 'followUp');
+    // A hint with a change (say the CR's own finalizer write echoed before its response, and its
+    // Deployment became available meanwhile): one rerun serves both, at the follow-ups' turn, as
+    // add() promotes a waiting change — not at the back of a wave of creates in the change lane,
+    // where a 1000-CR wave kept such CRs from Ready for ~400 s.
+    if (!failed && soft && (this.dirty.get(key) ?? 'change') === 'change') this.dirty.set(key, 'followUp');
     if (failed) {
       const attempt = (this.failures.get(key) ?? 0) + 1;
       this.failures.set(key, attempt);

@@ -274,6 +274,46 @@ describe('WorkQueue', () => {
     assert.deepEqual(h.keys(), ['a', 'a', 'c1']);
   });
 
+  it('a hint during a run that also got a change: the rerun takes the follow-ups’ turn, not the back of the change lane', async () => {
+    const { h, q } = setup({ concurrency: 1 });
+    q.start();
+    q.add('web');
+    await settle();
+    for (const k of ['c1', 'c2', 'c3']) q.add(k); // a wave of creates waits
+    q.add('web'); // its own finalizer write, echoed before the write's response came back: a change
+    q.add('web', { respectBackoff: true }); // its Deployment became available after the run read it
+    await h.finish('web');
+    assert.deepEqual(h.keys(), ['web', 'web'], 'the rerun does not wait behind c1…c3');
+    await h.finish('web');
+    assert.deepEqual(h.keys(), ['web', 'web', 'c1']);
+  });
+
+  it('… and on follow-up workers it runs beside the changes at once', async () => {
+    const { h, q } = setup({ concurrency: 1, followUpWorkers: 1 });
+    q.start();
+    q.add('web');
+    await settle();
+    for (const k of ['c1', 'c2']) q.add(k);
+    q.add('web');
+    q.add('web', { respectBackoff: true });
+    await h.finish('web');
+    assert.deepEqual(h.keys(), ['web', 'web', 'c1'], 'the follow-up worker takes web, the shared one c1');
+  });
+
+  it('a failed run with a hint and a change still retries with the changes (the hint does not cut a backoff)', async () => {
+    const { h, q } = setup({ concurrency: 1 });
+    q.start();
+    q.add('web');
+    await settle();
+    for (const k of ['c1', 'c2']) q.add(k);
+    q.add('web');
+    q.add('web', { respectBackoff: true });
+    await h.fail('web');
+    // The change that came while it ran reruns it, in the change lane behind c1 and c2.
+    for (const k of ['c1', 'c2']) await h.finish(k);
+    assert.deepEqual(h.keys(), ['web', 'c1', 'c2', 'web']);
+  });
+
   it('retries a failing key with exponential backoff and resets it on success', async () => {
     const errors: [string, number][] = [];
     const { clock, h, q } = setup({ onError: (key, _err, attempt) => errors.push([key, attempt]) });
