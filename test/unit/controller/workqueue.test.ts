@@ -57,6 +57,20 @@ function setup(over: Partial<WorkQueueOptions> = {}) {
   return { clock, h, q };
 }
 
+/**
+ * Starts `web`; while it runs, a wave of creates (`waiting`) queues, then `web` gets a change (its
+ * own finalizer write, echoed before the write's response came back) and a hint (its Deployment
+ * became available after the run read it).
+ */
+async function changeAndHintDuringRun(q: WorkQueue, waiting: readonly string[]): Promise<void> {
+  q.start();
+  q.add('web');
+  await settle();
+  for (const k of waiting) q.add(k);
+  q.add('web');
+  q.add('web', { respectBackoff: true });
+}
+
 describe('WorkQueue', () => {
   it('validates its options', () => {
     assert.throws(() => new WorkQueue({ name: 'x', concurrency: 0, handler: async () => {} }), RangeError);
@@ -276,12 +290,7 @@ describe('WorkQueue', () => {
 
   it('a hint during a run that also got a change: the rerun takes the follow-ups’ turn, not the back of the change lane', async () => {
     const { h, q } = setup({ concurrency: 1 });
-    q.start();
-    q.add('web');
-    await settle();
-    for (const k of ['c1', 'c2', 'c3']) q.add(k); // a wave of creates waits
-    q.add('web'); // its own finalizer write, echoed before the write's response came back: a change
-    q.add('web', { respectBackoff: true }); // its Deployment became available after the run read it
+    await changeAndHintDuringRun(q, ['c1', 'c2', 'c3']);
     await h.finish('web');
     assert.deepEqual(h.keys(), ['web', 'web'], 'the rerun does not wait behind c1…c3');
     await h.finish('web');
@@ -290,24 +299,14 @@ describe('WorkQueue', () => {
 
   it('… and on follow-up workers it runs beside the changes at once', async () => {
     const { h, q } = setup({ concurrency: 1, followUpWorkers: 1 });
-    q.start();
-    q.add('web');
-    await settle();
-    for (const k of ['c1', 'c2']) q.add(k);
-    q.add('web');
-    q.add('web', { respectBackoff: true });
+    await changeAndHintDuringRun(q, ['c1', 'c2']);
     await h.finish('web');
     assert.deepEqual(h.keys(), ['web', 'web', 'c1'], 'the follow-up worker takes web, the shared one c1');
   });
 
   it('a failed run with a hint and a change still retries with the changes (the hint does not cut a backoff)', async () => {
     const { h, q } = setup({ concurrency: 1 });
-    q.start();
-    q.add('web');
-    await settle();
-    for (const k of ['c1', 'c2']) q.add(k);
-    q.add('web');
-    q.add('web', { respectBackoff: true });
+    await changeAndHintDuringRun(q, ['c1', 'c2']);
     await h.fail('web');
     // The change that came while it ran reruns it, in the change lane behind c1 and c2.
     for (const k of ['c1', 'c2']) await h.finish(k);
