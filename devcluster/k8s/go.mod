@@ -4,12 +4,20 @@ go 1.24.0
 
 godebug default=go1.24
 
-require k8s.io/kubernetes v1.33.13
+require (
+	go.etcd.io/etcd/server/v3 v3.5.21
+	k8s.io/kubernetes v1.33.13
+	sigs.k8s.io/kwok v0.7.0
+)
 
 require (
 	cel.dev/expr v0.19.1 // indirect
+	dario.cat/mergo v1.0.1 // indirect
 	github.com/Azure/go-ansiterm v0.0.0-20230124172434-306776ec8161 // indirect
 	github.com/JeffAshton/win_pdh v0.0.0-20161109143554-76bb4ee9f0ab // indirect
+	github.com/Masterminds/goutils v1.1.1 // indirect
+	github.com/Masterminds/semver/v3 v3.3.0 // indirect
+	github.com/Masterminds/sprig/v3 v3.3.0 // indirect
 	github.com/Microsoft/go-winio v0.6.2 // indirect
 	github.com/NYTimes/gziphandler v1.1.1 // indirect
 	github.com/antlr4-go/antlr/v4 v4.13.0 // indirect
@@ -21,40 +29,56 @@ require (
 	github.com/containerd/containerd/api v1.8.0 // indirect
 	github.com/containerd/errdefs v1.0.0 // indirect
 	github.com/containerd/errdefs/pkg v0.3.0 // indirect
+	github.com/containerd/go-cni v1.1.10 // indirect
 	github.com/containerd/log v0.1.0 // indirect
 	github.com/containerd/ttrpc v1.2.6 // indirect
 	github.com/containerd/typeurl/v2 v2.2.2 // indirect
+	github.com/containernetworking/cni v1.2.2 // indirect
+	github.com/containernetworking/plugins v1.4.0 // indirect
 	github.com/coreos/go-oidc v2.3.0+incompatible // indirect
 	github.com/coreos/go-semver v0.3.1 // indirect
 	github.com/coreos/go-systemd/v22 v22.5.0 // indirect
+	github.com/creack/pty v1.1.24 // indirect
 	github.com/cyphar/filepath-securejoin v0.4.1 // indirect
-	github.com/davecgh/go-spew v1.1.1 // indirect
+	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect
 	github.com/distribution/reference v0.6.0 // indirect
 	github.com/docker/go-units v0.5.0 // indirect
-	github.com/emicklei/go-restful/v3 v3.11.0 // indirect
+	github.com/dustin/go-humanize v1.0.1 // indirect
+	github.com/emicklei/go-restful/v3 v3.12.2 // indirect
 	github.com/euank/go-kmsg-parser v2.0.0+incompatible // indirect
+	github.com/evanphx/json-patch/v5 v5.9.11 // indirect
 	github.com/felixge/httpsnoop v1.0.4 // indirect
 	github.com/fsnotify/fsnotify v1.7.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.7.0 // indirect
+	github.com/go-errors/errors v1.5.1 // indirect
 	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-logr/zapr v1.3.0 // indirect
 	github.com/go-openapi/jsonpointer v0.21.0 // indirect
-	github.com/go-openapi/jsonreference v0.20.2 // indirect
+	github.com/go-openapi/jsonreference v0.21.0 // indirect
 	github.com/go-openapi/swag v0.23.0 // indirect
 	github.com/godbus/dbus/v5 v5.1.0 // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect
+	github.com/golang-jwt/jwt/v4 v4.5.2 // indirect
+	github.com/golang/groupcache v0.0.0-20210331224755-41bb18bfe9da // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/google/btree v1.1.3 // indirect
 	github.com/google/cadvisor v0.52.1 // indirect
-	github.com/google/cel-go v0.23.2 // indirect
+	github.com/google/cel-go v0.24.1 // indirect
 	github.com/google/gnostic-models v0.6.9 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
+	github.com/google/shlex v0.0.0-20191202100458-e7afc7fbc510 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/gorilla/websocket v1.5.4-0.20250319132907-e064f32e3674 // indirect
+	github.com/grpc-ecosystem/go-grpc-middleware v1.3.0 // indirect
 	github.com/grpc-ecosystem/go-grpc-prometheus v1.2.0 // indirect
+	github.com/grpc-ecosystem/grpc-gateway v1.16.0 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.24.0 // indirect
+	github.com/huandu/xstrings v1.5.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/itchyny/gojq v0.12.17 // indirect
+	github.com/itchyny/timefmt-go v0.1.6 // indirect
+	github.com/jonboulle/clockwork v0.4.0 // indirect
 	github.com/josharian/intern v1.0.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/karrick/godirwalk v1.17.0 // indirect
@@ -62,6 +86,8 @@ require (
 	github.com/libopenstorage/openstorage v1.0.0 // indirect
 	github.com/mailru/easyjson v0.7.7 // indirect
 	github.com/mistifyio/go-zfs v2.1.2-0.20190413222219-f784269be439+incompatible // indirect
+	github.com/mitchellh/copystructure v1.2.0 // indirect
+	github.com/mitchellh/reflectwalk v1.0.2 // indirect
 	github.com/moby/spdystream v0.5.1 // indirect
 	github.com/moby/sys/mountinfo v0.7.2 // indirect
 	github.com/moby/sys/userns v0.1.0 // indirect
@@ -69,6 +95,7 @@ require (
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.2 // indirect
 	github.com/mohae/deepcopy v0.0.0-20170929034955-c48cc78d4826 // indirect
+	github.com/monochromegane/go-gitignore v0.0.0-20200626010858-205db1a8cc00 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/mxk/go-flowrate v0.0.0-20140419014527-cca7078d478f // indirect
 	github.com/opencontainers/cgroups v0.0.3 // indirect
@@ -79,26 +106,43 @@ require (
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/pquerna/cachecontrol v0.1.0 // indirect
 	github.com/prometheus/client_golang v1.22.0 // indirect
-	github.com/prometheus/client_model v0.6.1 // indirect
+	github.com/prometheus/client_model v0.6.2 // indirect
 	github.com/prometheus/common v0.62.0 // indirect
 	github.com/prometheus/procfs v0.15.1 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
+	github.com/shopspring/decimal v1.4.0 // indirect
 	github.com/sirupsen/logrus v1.9.3 // indirect
-	github.com/spf13/cobra v1.8.1 // indirect
-	github.com/spf13/pflag v1.0.5 // indirect
+	github.com/soheilhy/cmux v0.1.5 // indirect
+	github.com/spf13/cast v1.7.0 // indirect
+	github.com/spf13/cobra v1.9.1 // indirect
+	github.com/spf13/pflag v1.0.6 // indirect
 	github.com/stoewer/go-strcase v1.3.0 // indirect
+	github.com/tmc/grpc-websocket-proxy v0.0.0-20220101234140-673ab2c3ae75 // indirect
+	github.com/wzshiming/cmux v0.4.2 // indirect
+	github.com/wzshiming/ctc v1.2.3 // indirect
+	github.com/wzshiming/easycel v0.6.0 // indirect
+	github.com/wzshiming/httpseek v0.5.0 // indirect
+	github.com/wzshiming/trie v0.3.1 // indirect
+	github.com/wzshiming/winseq v0.0.0-20200720163736-7fa652d2b50e // indirect
 	github.com/x448/float16 v0.8.4 // indirect
+	github.com/xiang90/probing v0.0.0-20221125231312-a49e3df8f510 // indirect
+	github.com/xlab/treeprint v1.2.0 // indirect
+	go.etcd.io/bbolt v1.3.11 // indirect
 	go.etcd.io/etcd/api/v3 v3.5.21 // indirect
 	go.etcd.io/etcd/client/pkg/v3 v3.5.21 // indirect
+	go.etcd.io/etcd/client/v2 v2.305.21 // indirect
 	go.etcd.io/etcd/client/v3 v3.5.21 // indirect
+	go.etcd.io/etcd/pkg/v3 v3.5.21 // indirect
+	go.etcd.io/etcd/raft/v3 v3.5.21 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
+	go.opentelemetry.io/contrib/instrumentation/github.com/emicklei/go-restful/otelrestful v0.59.0 // indirect
 	go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc v0.58.0 // indirect
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.58.0 // indirect
 	go.opentelemetry.io/otel v1.41.0 // indirect
 	go.opentelemetry.io/otel/exporters/otlp/otlptrace v1.33.0 // indirect
 	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc v1.33.0 // indirect
 	go.opentelemetry.io/otel/metric v1.41.0 // indirect
-	go.opentelemetry.io/otel/sdk v1.33.0 // indirect
+	go.opentelemetry.io/otel/sdk v1.35.0 // indirect
 	go.opentelemetry.io/otel/trace v1.41.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.4.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
@@ -107,23 +151,24 @@ require (
 	golang.org/x/exp v0.0.0-20240719175910-8a7402abbf56 // indirect
 	golang.org/x/net v0.38.0 // indirect
 	golang.org/x/oauth2 v0.27.0 // indirect
-	golang.org/x/sync v0.12.0 // indirect
-	golang.org/x/sys v0.31.0 // indirect
-	golang.org/x/term v0.30.0 // indirect
+	golang.org/x/sync v0.14.0 // indirect
+	golang.org/x/sys v0.33.0 // indirect
+	golang.org/x/term v0.32.0 // indirect
 	golang.org/x/text v0.23.0 // indirect
 	golang.org/x/time v0.9.0 // indirect
 	golang.org/x/tools v0.26.0 // indirect
-	google.golang.org/genproto/googleapis/api v0.0.0-20241209162323-e6fa225c2576 // indirect
-	google.golang.org/genproto/googleapis/rpc v0.0.0-20241209162323-e6fa225c2576 // indirect
-	google.golang.org/grpc v1.68.1 // indirect
-	google.golang.org/protobuf v1.36.5 // indirect
+	google.golang.org/genproto v0.0.0-20240123012728-ef4313101c80 // indirect
+	google.golang.org/genproto/googleapis/api v0.0.0-20250106144421-5f5ef82da422 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20250115164207-1a7da9e5054f // indirect
+	google.golang.org/grpc v1.71.0 // indirect
+	google.golang.org/protobuf v1.36.6 // indirect
 	gopkg.in/evanphx/json-patch.v4 v4.12.0 // indirect
 	gopkg.in/go-jose/go-jose.v2 v2.6.3 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	k8s.io/api v0.33.13 // indirect
-	k8s.io/apiextensions-apiserver v0.0.0 // indirect
+	k8s.io/apiextensions-apiserver v0.31.0 // indirect
 	k8s.io/apimachinery v0.33.13 // indirect
 	k8s.io/apiserver v0.33.13 // indirect
 	k8s.io/client-go v0.33.13 // indirect
@@ -133,7 +178,7 @@ require (
 	k8s.io/component-helpers v0.33.13 // indirect
 	k8s.io/controller-manager v0.33.13 // indirect
 	k8s.io/cri-api v0.33.13 // indirect
-	k8s.io/cri-client v0.0.0 // indirect
+	k8s.io/cri-client v0.33.0 // indirect
 	k8s.io/csi-translation-lib v0.0.0 // indirect
 	k8s.io/dynamic-resource-allocation v0.0.0 // indirect
 	k8s.io/endpointslice v0.0.0 // indirect
@@ -151,7 +196,10 @@ require (
 	k8s.io/pod-security-admission v0.0.0 // indirect
 	k8s.io/utils v0.0.0-20241104100929-3ea5e8cea738 // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.31.2 // indirect
+	sigs.k8s.io/controller-runtime v0.19.0 // indirect
 	sigs.k8s.io/json v0.0.0-20241010143419-9aa6b5e7a4b3 // indirect
+	sigs.k8s.io/kustomize/api v0.19.0 // indirect
+	sigs.k8s.io/kustomize/kyaml v0.19.0 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v4 v4.6.0 // indirect
 	sigs.k8s.io/yaml v1.4.0 // indirect
@@ -218,3 +266,255 @@ replace k8s.io/sample-apiserver => k8s.io/sample-apiserver v0.33.13
 replace k8s.io/sample-cli-plugin => k8s.io/sample-cli-plugin v0.33.13
 
 replace k8s.io/sample-controller => k8s.io/sample-controller v0.33.13
+
+// Every module the Kubernetes build resolved on its own, at that version: kwok and etcd build in
+// the same `go build` against these (kwok asks for newer grpc, otel, cel-go…, etcd for older), so
+// the ~1200 packages they share with the Kubernetes commands compile once, and the Kubernetes
+// binaries are built from exactly what k8s.io/kubernetes alone would select. To regenerate after a
+// version bump: drop these lines and kwok/etcd from tools.go, `go mod tidy`, pin every required
+// module to its version as below, restore tools.go, `go mod tidy` again.
+replace cel.dev/expr => cel.dev/expr v0.19.1
+
+replace github.com/Azure/go-ansiterm => github.com/Azure/go-ansiterm v0.0.0-20230124172434-306776ec8161
+
+replace github.com/JeffAshton/win_pdh => github.com/JeffAshton/win_pdh v0.0.0-20161109143554-76bb4ee9f0ab
+
+replace github.com/Microsoft/go-winio => github.com/Microsoft/go-winio v0.6.2
+
+replace github.com/NYTimes/gziphandler => github.com/NYTimes/gziphandler v1.1.1
+
+replace github.com/antlr4-go/antlr/v4 => github.com/antlr4-go/antlr/v4 v4.13.0
+
+replace github.com/beorn7/perks => github.com/beorn7/perks v1.0.1
+
+replace github.com/blang/semver/v4 => github.com/blang/semver/v4 v4.0.0
+
+replace github.com/cenkalti/backoff/v4 => github.com/cenkalti/backoff/v4 v4.3.0
+
+replace github.com/cespare/xxhash/v2 => github.com/cespare/xxhash/v2 v2.3.0
+
+replace github.com/container-storage-interface/spec => github.com/container-storage-interface/spec v1.9.0
+
+replace github.com/containerd/containerd/api => github.com/containerd/containerd/api v1.8.0
+
+replace github.com/containerd/errdefs => github.com/containerd/errdefs v1.0.0
+
+replace github.com/containerd/errdefs/pkg => github.com/containerd/errdefs/pkg v0.3.0
+
+replace github.com/containerd/log => github.com/containerd/log v0.1.0
+
+replace github.com/containerd/ttrpc => github.com/containerd/ttrpc v1.2.6
+
+replace github.com/containerd/typeurl/v2 => github.com/containerd/typeurl/v2 v2.2.2
+
+replace github.com/coreos/go-oidc => github.com/coreos/go-oidc v2.3.0+incompatible
+
+replace github.com/coreos/go-semver => github.com/coreos/go-semver v0.3.1
+
+replace github.com/coreos/go-systemd/v22 => github.com/coreos/go-systemd/v22 v22.5.0
+
+replace github.com/cyphar/filepath-securejoin => github.com/cyphar/filepath-securejoin v0.4.1
+
+replace github.com/davecgh/go-spew => github.com/davecgh/go-spew v1.1.1
+
+replace github.com/distribution/reference => github.com/distribution/reference v0.6.0
+
+replace github.com/docker/go-units => github.com/docker/go-units v0.5.0
+
+replace github.com/emicklei/go-restful/v3 => github.com/emicklei/go-restful/v3 v3.11.0
+
+replace github.com/euank/go-kmsg-parser => github.com/euank/go-kmsg-parser v2.0.0+incompatible
+
+replace github.com/felixge/httpsnoop => github.com/felixge/httpsnoop v1.0.4
+
+replace github.com/fsnotify/fsnotify => github.com/fsnotify/fsnotify v1.7.0
+
+replace github.com/fxamacker/cbor/v2 => github.com/fxamacker/cbor/v2 v2.7.0
+
+replace github.com/go-logr/logr => github.com/go-logr/logr v1.4.3
+
+replace github.com/go-logr/stdr => github.com/go-logr/stdr v1.2.2
+
+replace github.com/go-logr/zapr => github.com/go-logr/zapr v1.3.0
+
+replace github.com/go-openapi/jsonpointer => github.com/go-openapi/jsonpointer v0.21.0
+
+replace github.com/go-openapi/jsonreference => github.com/go-openapi/jsonreference v0.20.2
+
+replace github.com/go-openapi/swag => github.com/go-openapi/swag v0.23.0
+
+replace github.com/godbus/dbus/v5 => github.com/godbus/dbus/v5 v5.1.0
+
+replace github.com/gogo/protobuf => github.com/gogo/protobuf v1.3.2
+
+replace github.com/golang/protobuf => github.com/golang/protobuf v1.5.4
+
+replace github.com/google/btree => github.com/google/btree v1.1.3
+
+replace github.com/google/cadvisor => github.com/google/cadvisor v0.52.1
+
+replace github.com/google/cel-go => github.com/google/cel-go v0.23.2
+
+replace github.com/google/gnostic-models => github.com/google/gnostic-models v0.6.9
+
+replace github.com/google/go-cmp => github.com/google/go-cmp v0.7.0
+
+replace github.com/google/uuid => github.com/google/uuid v1.6.0
+
+replace github.com/gorilla/websocket => github.com/gorilla/websocket v1.5.4-0.20250319132907-e064f32e3674
+
+replace github.com/grpc-ecosystem/go-grpc-prometheus => github.com/grpc-ecosystem/go-grpc-prometheus v1.2.0
+
+replace github.com/grpc-ecosystem/grpc-gateway/v2 => github.com/grpc-ecosystem/grpc-gateway/v2 v2.24.0
+
+replace github.com/inconshreveable/mousetrap => github.com/inconshreveable/mousetrap v1.1.0
+
+replace github.com/josharian/intern => github.com/josharian/intern v1.0.0
+
+replace github.com/json-iterator/go => github.com/json-iterator/go v1.1.12
+
+replace github.com/karrick/godirwalk => github.com/karrick/godirwalk v1.17.0
+
+replace github.com/kylelemons/godebug => github.com/kylelemons/godebug v1.1.0
+
+replace github.com/libopenstorage/openstorage => github.com/libopenstorage/openstorage v1.0.0
+
+replace github.com/mailru/easyjson => github.com/mailru/easyjson v0.7.7
+
+replace github.com/mistifyio/go-zfs => github.com/mistifyio/go-zfs v2.1.2-0.20190413222219-f784269be439+incompatible
+
+replace github.com/moby/spdystream => github.com/moby/spdystream v0.5.1
+
+replace github.com/moby/sys/mountinfo => github.com/moby/sys/mountinfo v0.7.2
+
+replace github.com/moby/sys/userns => github.com/moby/sys/userns v0.1.0
+
+replace github.com/moby/term => github.com/moby/term v0.5.0
+
+replace github.com/modern-go/concurrent => github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd
+
+replace github.com/modern-go/reflect2 => github.com/modern-go/reflect2 v1.0.2
+
+replace github.com/mohae/deepcopy => github.com/mohae/deepcopy v0.0.0-20170929034955-c48cc78d4826
+
+replace github.com/munnerz/goautoneg => github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822
+
+replace github.com/mxk/go-flowrate => github.com/mxk/go-flowrate v0.0.0-20140419014527-cca7078d478f
+
+replace github.com/opencontainers/cgroups => github.com/opencontainers/cgroups v0.0.3
+
+replace github.com/opencontainers/go-digest => github.com/opencontainers/go-digest v1.0.0
+
+replace github.com/opencontainers/image-spec => github.com/opencontainers/image-spec v1.1.1
+
+replace github.com/opencontainers/runtime-spec => github.com/opencontainers/runtime-spec v1.2.0
+
+replace github.com/opencontainers/selinux => github.com/opencontainers/selinux v1.11.1
+
+replace github.com/pkg/errors => github.com/pkg/errors v0.9.1
+
+replace github.com/pquerna/cachecontrol => github.com/pquerna/cachecontrol v0.1.0
+
+replace github.com/prometheus/client_golang => github.com/prometheus/client_golang v1.22.0
+
+replace github.com/prometheus/client_model => github.com/prometheus/client_model v0.6.1
+
+replace github.com/prometheus/common => github.com/prometheus/common v0.62.0
+
+replace github.com/prometheus/procfs => github.com/prometheus/procfs v0.15.1
+
+replace github.com/robfig/cron/v3 => github.com/robfig/cron/v3 v3.0.1
+
+replace github.com/sirupsen/logrus => github.com/sirupsen/logrus v1.9.3
+
+replace github.com/spf13/cobra => github.com/spf13/cobra v1.8.1
+
+replace github.com/spf13/pflag => github.com/spf13/pflag v1.0.5
+
+replace github.com/stoewer/go-strcase => github.com/stoewer/go-strcase v1.3.0
+
+replace github.com/x448/float16 => github.com/x448/float16 v0.8.4
+
+replace go.etcd.io/etcd/api/v3 => go.etcd.io/etcd/api/v3 v3.5.21
+
+replace go.etcd.io/etcd/client/pkg/v3 => go.etcd.io/etcd/client/pkg/v3 v3.5.21
+
+replace go.etcd.io/etcd/client/v3 => go.etcd.io/etcd/client/v3 v3.5.21
+
+replace go.opentelemetry.io/auto/sdk => go.opentelemetry.io/auto/sdk v1.2.1
+
+replace go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc => go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc v0.58.0
+
+replace go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp => go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.58.0
+
+replace go.opentelemetry.io/otel => go.opentelemetry.io/otel v1.41.0
+
+replace go.opentelemetry.io/otel/exporters/otlp/otlptrace => go.opentelemetry.io/otel/exporters/otlp/otlptrace v1.33.0
+
+replace go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc => go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc v1.33.0
+
+replace go.opentelemetry.io/otel/metric => go.opentelemetry.io/otel/metric v1.41.0
+
+replace go.opentelemetry.io/otel/sdk => go.opentelemetry.io/otel/sdk v1.33.0
+
+replace go.opentelemetry.io/otel/trace => go.opentelemetry.io/otel/trace v1.41.0
+
+replace go.opentelemetry.io/proto/otlp => go.opentelemetry.io/proto/otlp v1.4.0
+
+replace go.uber.org/multierr => go.uber.org/multierr v1.11.0
+
+replace go.uber.org/zap => go.uber.org/zap v1.27.0
+
+replace golang.org/x/crypto => golang.org/x/crypto v0.36.0
+
+replace golang.org/x/exp => golang.org/x/exp v0.0.0-20240719175910-8a7402abbf56
+
+replace golang.org/x/net => golang.org/x/net v0.38.0
+
+replace golang.org/x/oauth2 => golang.org/x/oauth2 v0.27.0
+
+replace golang.org/x/sync => golang.org/x/sync v0.12.0
+
+replace golang.org/x/sys => golang.org/x/sys v0.31.0
+
+replace golang.org/x/term => golang.org/x/term v0.30.0
+
+replace golang.org/x/text => golang.org/x/text v0.23.0
+
+replace golang.org/x/time => golang.org/x/time v0.9.0
+
+replace golang.org/x/tools => golang.org/x/tools v0.26.0
+
+replace google.golang.org/genproto/googleapis/api => google.golang.org/genproto/googleapis/api v0.0.0-20241209162323-e6fa225c2576
+
+replace google.golang.org/genproto/googleapis/rpc => google.golang.org/genproto/googleapis/rpc v0.0.0-20241209162323-e6fa225c2576
+
+replace google.golang.org/grpc => google.golang.org/grpc v1.68.1
+
+replace google.golang.org/protobuf => google.golang.org/protobuf v1.36.5
+
+replace gopkg.in/evanphx/json-patch.v4 => gopkg.in/evanphx/json-patch.v4 v4.12.0
+
+replace gopkg.in/go-jose/go-jose.v2 => gopkg.in/go-jose/go-jose.v2 v2.6.3
+
+replace gopkg.in/inf.v0 => gopkg.in/inf.v0 v0.9.1
+
+replace gopkg.in/natefinch/lumberjack.v2 => gopkg.in/natefinch/lumberjack.v2 v2.2.1
+
+replace gopkg.in/yaml.v3 => gopkg.in/yaml.v3 v3.0.1
+
+replace k8s.io/klog/v2 => k8s.io/klog/v2 v2.130.1
+
+replace k8s.io/kube-openapi => k8s.io/kube-openapi v0.0.0-20250318190949-c8a335a9a2ff
+
+replace k8s.io/utils => k8s.io/utils v0.0.0-20241104100929-3ea5e8cea738
+
+replace sigs.k8s.io/apiserver-network-proxy/konnectivity-client => sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.31.2
+
+replace sigs.k8s.io/json => sigs.k8s.io/json v0.0.0-20241010143419-9aa6b5e7a4b3
+
+replace sigs.k8s.io/randfill => sigs.k8s.io/randfill v1.0.0
+
+replace sigs.k8s.io/structured-merge-diff/v4 => sigs.k8s.io/structured-merge-diff/v4 v4.6.0
+
+replace sigs.k8s.io/yaml => sigs.k8s.io/yaml v1.4.0

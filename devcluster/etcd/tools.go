@@ -1,8 +1,0 @@
-//go:build tools
-
-// Package tools pins etcd's server command so `go mod tidy` keeps its dependencies.
-package tools
-
-import (
-	_ "go.etcd.io/etcd/server/v3"
-)
