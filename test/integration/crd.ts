@@ -1,4 +1,5 @@
 // CustomResourceDefinitions in tests: a kind of its own for each test, installed and established.
+import { KubeApiError } from '../../src/kube/rest.js';
 import type { TestCluster } from './harness.js';
 import { waitFor } from './wait.js';
 
@@ -41,7 +42,17 @@ export async function installCrd(cluster: TestCluster, k: TestKind): Promise<voi
       ],
     },
   };
-  await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(crd) });
+  // In this process rather than `kubectl apply` (a process and its discovery per CRD): create it,
+  // or replace what a previous run of the same test left.
+  const api = cluster.api();
+  const crds = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+  try {
+    await api.request('POST', crds, { body: crd });
+  } catch (err) {
+    if (!(err instanceof KubeApiError && err.reason === 'AlreadyExists')) throw err;
+    const current = await api.request<{ metadata: { resourceVersion: string } }>('GET', `${crds}/${crd.metadata.name}`);
+    await api.request('PUT', `${crds}/${crd.metadata.name}`, { body: { ...crd, metadata: { ...crd.metadata, resourceVersion: current.metadata.resourceVersion } } });
+  }
   await established(cluster, crd.metadata.name);
 }
 

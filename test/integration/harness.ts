@@ -17,8 +17,9 @@ import { delimiter, join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { execa } from 'execa';
 import { defaultBinDir, repoRoot } from '../../devcluster/paths.js';
-import { createKubeClient, loadKubeConfig } from '../../src/kube/rest.js';
+import { KubeApiError, createKubeClient, loadKubeConfig, type KubeClient } from '../../src/kube/rest.js';
 import { InProcessGet, parseKubectlGet } from './kubectl-get.js';
+import { TEST_NAMESPACE_LABEL } from './namespace-reaper.js';
 import { waitFor } from './wait.js';
 
 export interface RunOptions {
@@ -51,6 +52,11 @@ export interface TestCluster {
   stateDir: string | undefined;
   kubectl(args: string[], opts?: RunOptions): Promise<RunResult>;
   helm(args: string[], opts?: RunOptions): Promise<RunResult>;
+  /**
+   * An API client of this process as the cluster's admin, for what the harness itself does on
+   * every test (namespaces, CRDs): a kubectl process costs ~0.15 CPU-s and its discovery requests.
+   */
+  api(): KubeClient;
 }
 
 // A command that hangs (e.g. a watch by mistake) must fail the test, not stall the run.
@@ -100,16 +106,18 @@ export function otherCluster(base: TestCluster, kubeconfig: string, stateDir: st
   return handle({ ...base, kubeconfig, stateDir, env: { ...base.env, KUBECONFIG: kubeconfig } });
 }
 
-function handle(c: Omit<TestCluster, 'kubectl' | 'helm'>): TestCluster {
+function handle(c: Omit<TestCluster, 'kubectl' | 'helm' | 'api'>): TestCluster {
+  let client: KubeClient | undefined;
+  const api = (): KubeClient => {
+    client ??= createKubeClient(loadKubeConfig({ files: [c.env.KUBECONFIG ?? c.kubeconfig] }), { userAgent: 'chartpilot-test-harness' });
+    return client;
+  };
   let gets: InProcessGet | undefined;
   /** `kubectl get … -o json` in this process when it is a plain form (kubectl-get.ts); else undefined. */
   const inProcess = async (args: string[]): Promise<RunResult | undefined> => {
     const req = parseKubectlGet(args);
     if (req === undefined) return undefined;
-    if (gets === undefined) {
-      const conn = loadKubeConfig({ files: [c.env.KUBECONFIG ?? c.kubeconfig] });
-      gets = new InProcessGet(createKubeClient(conn, { userAgent: 'chartpilot-test-harness' }), conn.namespace ?? 'default');
-    }
+    gets ??= new InProcessGet(api(), loadKubeConfig({ files: [c.env.KUBECONFIG ?? c.kubeconfig] }).namespace ?? 'default');
     // Anything unexpected (no connection, say): the real kubectl answers instead.
     return gets.run(req).catch(() => undefined);
   };
@@ -133,7 +141,7 @@ function handle(c: Omit<TestCluster, 'kubectl' | 'helm'>): TestCluster {
     }
     return result;
   };
-  return { ...c, kubectl: (args, opts) => run(c.kubectlBin, args, opts), helm: (args, opts) => run(c.helmBin, args, opts) };
+  return { ...c, kubectl: (args, opts) => run(c.kubectlBin, args, opts), helm: (args, opts) => run(c.helmBin, args, opts), api };
 }
 
 function findKubeconfig(): string {
@@ -158,10 +166,15 @@ export async function newNamespace(t: TestContext, prefix = 'test', cluster?: Te
   const c = cluster ?? (await testCluster());
   const base = prefix.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 50) || 'test';
   const name = `${base}-${randomBytes(4).toString('hex')}`;
-  const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'chartpilot.test/namespace': 'true' } } };
-  await c.kubectl(['create', '-f', '-'], { input: JSON.stringify(ns) });
+  const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [TEST_NAMESPACE_LABEL]: 'true' } } };
+  await c.api().request('POST', '/api/v1/namespaces', { body: ns });
+  // Not waiting for it to go (kubectl delete --wait=false). What a stopped operator's finalizers
+  // still hold there is cleared by the test runner's namespace reaper (namespace-reaper.ts) once
+  // the namespace has been terminating for a while.
   t.after(async () => {
-    await c.kubectl(['delete', 'namespace', name, '--wait=false', '--ignore-not-found'], { allowFail: true });
+    await c.api().request('DELETE', `/api/v1/namespaces/${name}`).catch((err: unknown) => {
+      if (!(err instanceof KubeApiError && err.reason === 'NotFound')) throw err;
+    });
   });
   await waitFor(`ServiceAccount default in namespace ${name}`, async () =>
     (await c.kubectl(['get', 'serviceaccount', 'default', '-n', name, '-o', 'json'], { allowFail: true })).exitCode === 0,
