@@ -190,8 +190,9 @@ build_operator_sdk() {
 # opm, olm, catalog and bundle-validate from the wrapper module devcluster/olm-tools, in ONE `go
 # build`: the Kubernetes and operator-framework libraries they share compile once (cold, this saves
 # about a third of building them apart; bundle-validate adds only its own package and a link).
-# opm links sqlite (the deprecated sqlite catalogs), which needs CGO and the json1 tag, so all build
-# with CGO (a shared build must use one setting).
+# Without CGO: opm then has no sqlite (only its deprecated sqlite-catalog commands need it; the tests
+# use file-based catalogs, which is all `generate catalog` makes), and the C compile of sqlite
+# (54 CPU-seconds of cc1 in a cold .ci/run) goes away.
 # <out> is the catalog binary; the others land next to it first, so a present <out> means all four.
 build_opm_olm() {
   need_go
@@ -199,8 +200,8 @@ build_opm_olm() {
   dir=$(dirname "$1")
   tmp=$(mktemp -d "$CACHE/.olm-tools-build.XXXXXX")
   # nice: this build runs next to the control-plane builds, or the tests (.ci/run).
-  if ! (cd "$CLUSTER_DIR/olm-tools" && GOTOOLCHAIN=local CGO_ENABLED=1 nice -n 10 \
-    go build -trimpath -ldflags "-s -w" -tags json1,containers_image_openpgp -o "$tmp/" \
+  if ! (cd "$CLUSTER_DIR/olm-tools" && GOTOOLCHAIN=local CGO_ENABLED=0 nice -n 10 \
+    go build -trimpath -ldflags "-s -w" -tags containers_image_openpgp -o "$tmp/" \
       github.com/operator-framework/operator-registry/cmd/opm \
       github.com/operator-framework/operator-lifecycle-manager/cmd/olm \
       github.com/operator-framework/operator-lifecycle-manager/cmd/catalog \
@@ -234,8 +235,9 @@ control_plane_key() {
 # Cache key of the olm-tools build: bundle-validate is our source, so a change to it (or to the
 # module's requirements) builds into a new directory.
 olm_tools_key() {
-  (cd "$CLUSTER_DIR/olm-tools" && find . \( -name '*.go' ! -name '*_test.go' -o -name go.mod -o -name go.sum \) -type f -print0 |
-    LC_ALL=C sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16
+  { echo "CGO_ENABLED=0 tags containers_image_openpgp" # how build_opm_olm builds: a change builds anew
+    (cd "$CLUSTER_DIR/olm-tools" && find . \( -name '*.go' ! -name '*_test.go' -o -name go.mod -o -name go.sum \) -type f -print0 |
+      LC_ALL=C sort -z | xargs -0 sha256sum); } | sha256sum | cut -c1-16
 }
 
 # Cache key of chartpilot-helm: a digest of the sources its binary is built from (tests excluded).
@@ -248,8 +250,9 @@ build_helm_worker() {
   local pinned v=helm.sh/helm/v4/internal/version
   pinned=$(gomod_version "$HELM_WORKER_DIR/go.mod" helm.sh/helm/v4)
   [[ $pinned == "$HELM_VERSION" ]] || die "helm-worker/go.mod pins helm $pinned but this script expects $HELM_VERSION: change both together"
-  # nice: built beside the control plane's builds on small machines.
-  (cd "$HELM_WORKER_DIR" && GOTOOLCHAIN=local CGO_ENABLED=0 nice -n 10 \
+  # Not niced: the suite needs it as much as the control plane, so both share the CPU alike (a
+  # cold .ci/run at nice 10 had it finish 50 s after the control plane, starved until then).
+  (cd "$HELM_WORKER_DIR" && GOTOOLCHAIN=local CGO_ENABLED=0 \
     go build -trimpath -ldflags "-s -w -X $v.version=$HELM_VERSION -X $v.gitCommit=$HELM_GIT_COMMIT -X $v.gitTreeState=clean" -o "$1" .)
 }
 
