@@ -164,7 +164,8 @@ describe('an Ansible kind (real ansible-runner, proxy and control plane)', { tim
     const bad = await w.cr.until('bad', 'Failure', failed('Failed'));
     assert.match(condition(bad, 'Failure')?.message ?? '', /Fail when asked/u);
     assert.doesNotMatch(JSON.stringify(bad.status), /hunter2-secret-value/u, 'spec values are redacted from the condition');
-    assert.ok((await eventsFor(cluster, ns, 'bad')).some((e) => e.reason === 'RunFailed'));
+    // The Event follows the status write (the reconciler emits it after, without waiting).
+    await explained(waitFor('a RunFailed Event for bad', async () => (await eventsFor(cluster, ns, 'bad')).some((e) => e.reason === 'RunFailed')), explain);
     await cluster.kubectl(['patch', w.kind.plural + '.' + w.kind.group, 'bad', '-n', ns, '--type=merge', '-p', '{"spec":{"fail_now":false}}']);
     const fixed = await w.cr.until('bad', 'Successful after the fix', successful);
     assert.equal(condition(fixed, 'Failure')?.status, 'False');
