@@ -1,5 +1,5 @@
 // CustomResourceDefinitions in tests: a kind of its own for each test, installed and established.
-import { KubeApiError } from '../../src/kube/rest.js';
+import { isAlreadyExists } from '../../src/kube/errors.js';
 import type { TestCluster } from './harness.js';
 import { waitFor } from './wait.js';
 
@@ -49,7 +49,7 @@ export async function installCrd(cluster: TestCluster, k: TestKind): Promise<voi
   try {
     await api.request('POST', crds, { body: crd });
   } catch (err) {
-    if (!(err instanceof KubeApiError && err.reason === 'AlreadyExists')) throw err;
+    if (!isAlreadyExists(err)) throw err;
     const current = await api.request<{ metadata: { resourceVersion: string } }>('GET', `${crds}/${crd.metadata.name}`);
     await api.request('PUT', `${crds}/${crd.metadata.name}`, { body: { ...crd, metadata: { ...crd.metadata, resourceVersion: current.metadata.resourceVersion } } });
   }

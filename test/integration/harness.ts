@@ -17,7 +17,8 @@ import { delimiter, join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { execa } from 'execa';
 import { defaultBinDir, repoRoot } from '../../devcluster/paths.js';
-import { KubeApiError, createKubeClient, loadKubeConfig, type KubeClient } from '../../src/kube/rest.js';
+import { isNotFound } from '../../src/kube/errors.js';
+import { createKubeClient, loadKubeConfig, type KubeClient, type KubeConnection } from '../../src/kube/rest.js';
 import { InProcessGet, parseKubectlGet } from './kubectl-get.js';
 import { TEST_NAMESPACE_LABEL } from './namespace-reaper.js';
 import { waitFor } from './wait.js';
@@ -107,17 +108,16 @@ export function otherCluster(base: TestCluster, kubeconfig: string, stateDir: st
 }
 
 function handle(c: Omit<TestCluster, 'kubectl' | 'helm' | 'api'>): TestCluster {
+  let conn: KubeConnection | undefined;
   let client: KubeClient | undefined;
-  const api = (): KubeClient => {
-    client ??= createKubeClient(loadKubeConfig({ files: [c.env.KUBECONFIG ?? c.kubeconfig] }), { userAgent: 'chartpilot-test-harness' });
-    return client;
-  };
+  const connection = (): KubeConnection => (conn ??= loadKubeConfig({ files: [c.env.KUBECONFIG ?? c.kubeconfig] }));
+  const api = (): KubeClient => (client ??= createKubeClient(connection(), { userAgent: 'chartpilot-test-harness' }));
   let gets: InProcessGet | undefined;
   /** `kubectl get … -o json` in this process when it is a plain form (kubectl-get.ts); else undefined. */
   const inProcess = async (args: string[]): Promise<RunResult | undefined> => {
     const req = parseKubectlGet(args);
     if (req === undefined) return undefined;
-    gets ??= new InProcessGet(api(), loadKubeConfig({ files: [c.env.KUBECONFIG ?? c.kubeconfig] }).namespace ?? 'default');
+    gets ??= new InProcessGet(api(), connection().namespace ?? 'default');
     // Anything unexpected (no connection, say): the real kubectl answers instead.
     return gets.run(req).catch(() => undefined);
   };
@@ -173,7 +173,7 @@ export async function newNamespace(t: TestContext, prefix = 'test', cluster?: Te
   // the namespace has been terminating for a while.
   t.after(async () => {
     await c.api().request('DELETE', `/api/v1/namespaces/${name}`).catch((err: unknown) => {
-      if (!(err instanceof KubeApiError && err.reason === 'NotFound')) throw err;
+      if (!isNotFound(err)) throw err;
     });
   });
   await waitFor(`ServiceAccount default in namespace ${name}`, async () =>

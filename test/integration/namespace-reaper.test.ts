@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { KubeApiError, createKubeClient, loadKubeConfig } from '../../src/kube/rest.js';
+import { isNotFound } from '../../src/kube/errors.js';
+import { createKubeClient, loadKubeConfig } from '../../src/kube/rest.js';
 import { testCluster } from './harness.js';
 import { startNamespaceReaper } from './namespace-reaper.js';
 import { waitFor } from './wait.js';
@@ -28,7 +29,7 @@ const exists = async (path: string): Promise<boolean> => {
     await client.request('GET', path);
     return true;
   } catch (err) {
-    if (err instanceof KubeApiError && err.reason === 'NotFound') return false;
+    if (isNotFound(err)) return false;
     throw err;
   }
 };

@@ -11,8 +11,8 @@
 // for each one terminating for longer than the grace period, removes the finalizers of the objects
 // its conditions say remain. No test deletes a namespace of its own before it ends (newNamespace
 // deletes it in the test's after hook), so nothing a test still watches is touched.
+import { isNotFound } from '../../src/kube/errors.js';
 import type { KubeClient } from '../../src/kube/rest.js';
-import { KubeApiError } from '../../src/kube/rest.js';
 
 /** The label newNamespace (harness.ts) puts on every namespace it makes. */
 export const TEST_NAMESPACE_LABEL = 'chartpilot.test/namespace';
@@ -114,7 +114,7 @@ export function startNamespaceReaper(client: KubeClient, opts: NamespaceReaperOp
             cleared++;
           } catch (err) {
             // Gone meanwhile: what the reaper wanted.
-            if (!(err instanceof KubeApiError && err.reason === 'NotFound')) throw err;
+            if (!isNotFound(err)) throw err;
           }
         }
       }
