@@ -133,8 +133,11 @@ describe('warm helm', { skip }, () => {
       }
       // Only the worker that was running the install or upgrade is replaced at once; idle ones are
       // started again when a call needs them.
-      const replaced = lines.filter((l) => l.msg === 'warm helm worker replaced' && killed.workers.includes(l.replaces ?? -1));
-      assert.equal(replaced.length, 1, op.logs().slice(-3000));
+      // The replacement's line comes when the new worker is ready, which can be after the CR's
+      // status already reads Deployed: wait for it (seconds), then count.
+      const replacedLines = (): unknown[] => logLines(op).filter((l) => l.msg === 'warm helm worker replaced' && killed.workers.includes(l.replaces ?? -1));
+      await waitFor(`the killed worker replaced (${what})`, () => Promise.resolve(replacedLines().length > 0), { timeoutMs: 30_000 }).catch(() => undefined);
+      assert.equal(replacedLines().length, 1, op.logs().slice(-3000));
       const statuses = (await records(cluster, ns, 'web')).map((r) => r.metadata.labels?.['status']);
       assert.ok(!statuses.some((st) => st?.startsWith('pending-')), `no lock remains: ${statuses.join(', ')}`);
       assert.equal(condition(deployed, 'ReleaseFailed'), undefined, JSON.stringify(deployed.status));
