@@ -40,7 +40,8 @@ func TestMain(m *testing.M) {
 	helmBin = os.Getenv("CHARTPILOT_HELM_BIN")
 	if helmBin == "" {
 		helmBin = filepath.Join(dir, "chartpilot-helm")
-		build := exec.Command("go", "build", "-trimpath", "-o", helmBin, ".")
+		// provision.sh's flags (GO_BUILD_FLAGS), so its packages come from the build cache.
+		build := exec.Command("go", "build", "-trimpath", "-gcflags=all=-dwarf=false", "-o", helmBin, ".")
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if err := build.Run(); err != nil {

@@ -14,11 +14,12 @@ it('helm-worker: go test ./... passes with the cluster table run, not skipped', 
   const go = await execa('go', ['version'], { reject: false });
   assert.equal(go.exitCode, 0, 'go is not on PATH: the warm helm (helm-worker/) is tested with `go test`; install Go >= 1.26');
   // TestMain builds the binary from these sources (the bin dir's link may be another checkout's).
-  // The flags and CGO setting of provision.sh's build (and TestMain's), so every helm and
-  // Kubernetes package comes from the build cache: without -trimpath all of them compiled again
-  // (267 s of a cold CI run). go test's vet is off for the same reason: it vets every dependency
-  // for facts (~140 CPU-s cold); the worker's own code is small and covered by these tests.
-  const r = await execa('go', ['test', '-trimpath', '-vet=off', '-count=1', '-v', './...'], {
+  // The flags and CGO setting of provision.sh's build (GO_BUILD_FLAGS; TestMain's too), so every
+  // helm and Kubernetes package comes from the build cache: without -trimpath all of them compiled
+  // again (267 s of a cold CI run), and so would a different -gcflags. go test's vet is off for the
+  // same reason: it vets every dependency for facts (~140 CPU-s cold); the worker's own code is
+  // small and covered by these tests.
+  const r = await execa('go', ['test', '-trimpath', '-gcflags=all=-dwarf=false', '-vet=off', '-count=1', '-v', './...'], {
     cwd: join(repoRoot(), 'helm-worker'),
     env: { KUBECONFIG: c.kubeconfig, GOTOOLCHAIN: 'local', CGO_ENABLED: '0' },
     reject: false,
