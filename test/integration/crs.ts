@@ -59,9 +59,9 @@ export async function getCr(cluster: TestCluster, k: TestKind, namespace: string
 export interface Crs {
   readonly kind: TestKind;
   readonly ns: string;
-  /** `kubectl apply` of a CR with this spec (and annotations, which replace any it had). */
+  /** Server-side apply of a CR with this spec (and annotations, which replace any it had). */
   apply(name: string, spec: unknown, annotations?: Record<string, string>): Promise<void>;
-  /** `kubectl create`: no last-applied annotation (which would double a big spec's size). */
+  /** A plain create (POST), as `kubectl create`: fails when the CR exists. */
   create(name: string, spec: unknown): Promise<void>;
   get(name: string): Promise<Cr | undefined>;
   /** Waits until the CR satisfies `test` (90 s unless timeoutMs), and returns it. */
@@ -83,9 +83,15 @@ export function crsOf(cluster: TestCluster, kind: TestKind, ns: string, op?: Run
   const crs: Crs = {
     kind,
     ns,
+    // Server-side apply in this process (~0.2 CPU-s less than a kubectl process per call): the
+    // test's field manager owns what it applied, so a field or annotation it drops from one apply
+    // to the next is removed, as kubectl apply's last-applied merge removes it.
     apply: async (name, spec, annotations) => {
-      const r = await cluster.kubectl(['apply', '-f', '-'], { input: crJson(kind, ns, name, spec, annotations === undefined ? {} : { annotations }), allowFail: true });
-      if (r.exitCode !== 0) throw new Error(`kubectl apply failed: ${r.stderr}`);
+      await cluster.api().request('PATCH', `${crPath(kind, ns)}/${encodeURIComponent(name)}`, {
+        body: crJson(kind, ns, name, spec, annotations === undefined ? {} : { annotations }),
+        contentType: 'application/apply-patch+yaml',
+        query: { fieldManager: 'chartpilot-test', force: true },
+      });
     },
     // create and delete in this process: the same request kubectl makes, without its process.
     create: async (name, spec) => {
