@@ -59,7 +59,8 @@ if (selected.length === 0) {
 
 // node --test sorts the paths it is given (they are glob patterns), so the order above would be
 // lost: each file runs through a generated one-line wrapper whose name sorts where it belongs,
-// dist/test/run-order/NNN-<name>.test.js importing it. The test files themselves are unchanged
+// dist/test/run-order/<runner pid>/NNN-<name>.test.js importing it (a directory per run, so two
+// runs in one checkout do not overwrite each other's). The test files themselves are unchanged
 // (their imports, import.meta.url and reported locations are their own).
 // The unit test files all run in ONE process, first, through one generated file that imports
 // them one after another: a process per file cost ~0.25 CPU-s of Node start-up and module loading
@@ -67,8 +68,9 @@ if (selected.length === 0) {
 // reported as before; a file that fails to load becomes a failing test named after it.
 // Integration files keep a process each (they start operators, hold ports and env). With any
 // --test-isolation flag, or a single file selected, the files run as they are.
-const ORDER_DIR = 'dist/test/run-order';
-rmSync(resolve(root, ORDER_DIR), { recursive: true, force: true });
+const ORDER_ROOT = 'dist/test/run-order';
+const ORDER_DIR = `${ORDER_ROOT}/${String(process.pid)}`;
+removeStaleOrderDirs();
 let toRun = selected;
 if (selected.length > 1 && !nodeFlags.some((a) => a.startsWith('--test-isolation'))) {
   mkdirSync(resolve(root, ORDER_DIR), { recursive: true });
@@ -77,7 +79,7 @@ if (selected.length > 1 && !nodeFlags.some((a) => a.startsWith('--test-isolation
     ...(unitFiles.length === 0 ? [] : [{ name: 'unit-tests', source: unitsFileSource(unitFiles) }]),
     ...selected.filter((f) => !f.startsWith('dist/test/unit/')).map((f) => ({
       name: f.split('/').at(-1).replace(/\.test\.js$/, ''),
-      source: `import '../${f.slice('dist/test/'.length)}';\n`,
+      source: `import '../../${f.slice('dist/test/'.length)}';\n`,
     })),
   ];
   const width = String(entries.length).length;
@@ -88,11 +90,34 @@ if (selected.length > 1 && !nodeFlags.some((a) => a.startsWith('--test-isolation
   });
 }
 
+/** Removes the wrapper directories of runs that are gone (a run removes its own when it ends). */
+function removeStaleOrderDirs() {
+  let dirs = [];
+  try {
+    dirs = readdirSync(resolve(root, ORDER_ROOT));
+  } catch {
+    return;
+  }
+  for (const d of dirs) {
+    if (/^\d+$/.test(d) && Number(d) !== process.pid && isAlive(Number(d))) continue;
+    rmSync(resolve(root, ORDER_ROOT, d), { recursive: true, force: true });
+  }
+}
+
+function isAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
+}
+
 /** A test file importing each of the unit test files `files` in order. */
 function unitsFileSource(files) {
   return [
     "import { test } from 'node:test';",
-    `for (const file of ${JSON.stringify(files.map((f) => `../${f.slice('dist/test/'.length)}`))}) {`,
+    `for (const file of ${JSON.stringify(files.map((f) => `../../${f.slice('dist/test/'.length)}`))}) {`,
     '  try {',
     '    await import(file);',
     '  } catch (err) {',
@@ -176,5 +201,6 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
   process.on(sig, () => { child.kill(sig); });
 }
 child.on('exit', (code, signal) => {
+  rmSync(resolve(root, ORDER_DIR), { recursive: true, force: true });
   process.exit(code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : 1));
 });
