@@ -1,5 +1,7 @@
 // Custom resources of a test kind: write them, read them, wait for their status; and what the
 // operator made of them (Helm releases, events).
+import { applyObject, createObject } from '../../src/kube/objects.js';
+import type { ApiResource } from '../../src/kube/types.js';
 import { resourceOf, type TestKind } from './crd.js';
 import type { TestCluster } from './harness.js';
 import type { RunningOperator } from './operator.js';
@@ -74,12 +76,13 @@ export interface Crs {
   gone(name: string, timeoutMs?: number): Promise<void>;
 }
 
-/** The collection of `k`'s CRs in `namespace`. */
-function crPath(k: TestKind, namespace: string): string {
-  return `/apis/${k.group}/${k.version}/namespaces/${encodeURIComponent(namespace)}/${k.plural}`;
+/** `k` as the API resource src/kube's calls address (test kinds are namespaced). */
+function apiResourceOf(k: TestKind): ApiResource {
+  return { group: k.group, version: k.version, apiVersion: `${k.group}/${k.version}`, kind: k.kind, plural: k.plural, namespaced: true };
 }
 
 export function crsOf(cluster: TestCluster, kind: TestKind, ns: string, op?: RunningOperator): Crs {
+  const resource = apiResourceOf(kind);
   const crs: Crs = {
     kind,
     ns,
@@ -87,15 +90,12 @@ export function crsOf(cluster: TestCluster, kind: TestKind, ns: string, op?: Run
     // test's field manager owns what it applied, so a field or annotation it drops from one apply
     // to the next is removed, as kubectl apply's last-applied merge removes it.
     apply: async (name, spec, annotations) => {
-      await cluster.api().request('PATCH', `${crPath(kind, ns)}/${encodeURIComponent(name)}`, {
-        body: crJson(kind, ns, name, spec, annotations === undefined ? {} : { annotations }),
-        contentType: 'application/apply-patch+yaml',
-        query: { fieldManager: 'chartpilot-test', force: true },
-      });
+      const body = crJson(kind, ns, name, spec, annotations === undefined ? {} : { annotations });
+      await applyObject(cluster.api(), { resource, namespace: ns, name }, body, { fieldManager: 'chartpilot-test', force: true });
     },
     // create and delete in this process: the same request kubectl makes, without its process.
     create: async (name, spec) => {
-      await cluster.api().request('POST', crPath(kind, ns), { body: crJson(kind, ns, name, spec) });
+      await createObject(cluster.api(), resource, ns, crJson(kind, ns, name, spec));
     },
     get: (name) => getCr(cluster, kind, ns, name),
     until: (name, what, test, timeoutMs = 90_000) => {
@@ -114,7 +114,9 @@ export function crsOf(cluster: TestCluster, kind: TestKind, ns: string, op?: Run
     },
     deployed: (name, timeoutMs) => crs.until(name, 'Deployed', isDeployed, timeoutMs),
     delete: async (name) => {
-      await cluster.api().request('DELETE', `${crPath(kind, ns)}/${encodeURIComponent(name)}`, { query: { propagationPolicy: 'Background' } });
+      // Not objects.ts's deleteObject: that one takes a missing CR for success, and sets no propagation policy.
+      const api = cluster.api();
+      await api.request('DELETE', api.pathFor(resource, ns, name), { query: { propagationPolicy: 'Background' } });
     },
     gone: async (name, timeoutMs = 90_000) => {
       await waitFor(`${name} gone`, async () => (await getCr(cluster, kind, ns, name)) === undefined, { timeoutMs });
