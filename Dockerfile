@@ -38,7 +38,7 @@ RUN test "$(/out/helm version --template '{{.Version}}')" = "v4.1.4" \
 COPY tsconfig.json ./
 COPY bin/ bin/
 COPY src/ src/
-COPY scripts/bundle.ts scripts/bundler.ts scripts/
+COPY scripts/bundle.ts scripts/bundler.ts scripts/ascii-source.ts scripts/
 # What `npm run build` does, through the image's node (npm's PATH would prefer the unused `node`
 # devDependency's binary): tsc, then esbuild bundles its output into dist/bundle/ (scripts/
 # bundler.ts), which has every dependency inside and fails to build if anything would still be

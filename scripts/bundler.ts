@@ -19,17 +19,21 @@
  * one compiler decides what the code means. Names are kept (no minification: whitespace and syntax
  * minification saved ~3 MB of RSS and no measurable CPU, at the price of one-line stack traces);
  * source maps, chained to the .ts sources, lie beside each file for `node --enable-source-maps`.
+ * The files are then made pure ASCII where only comments held other characters
+ * (scripts/ascii-source.ts): V8 stores a script's source at one byte per character only then
+ * (operator at ready 82.1 → 78.9 MB RSS, scripts/start-costs.sh).
  *
  * What the bundle cannot carry fails the build (checkBundle): a package left to be loaded from
  * node_modules at run time, a dependency's module that finds files beside itself (`__dirname`),
  * which in the bundle would be dist/bundle/, or an import() of a CommonJS module, which esbuild's
  * chunks answer with its default export only. The image has no node_modules at all.
  */
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join } from 'node:path';
 import { build, type BuildOptions, type Metafile } from 'esbuild';
 import { BUNDLE_DIR } from '../src/lib/package-root.js';
+import { asciiSource, isAscii } from './ascii-source.js';
 
 /** The CLI's entry, tsc's module below the package root; its bundle is dist/bundle/chartpilot.js. */
 export const CLI_ENTRY = 'dist/src/cli/main.js';
@@ -125,8 +129,11 @@ export function checkBundle(metafile: Metafile, readOutput: (file: string) => st
   return problems;
 }
 
-/** Builds dist/bundle/ afresh from dist/src (tsc must have run); throws with every problem found. */
-export async function buildBundle(root: string): Promise<Metafile[]> {
+/**
+ * Builds dist/bundle/ afresh from dist/src (tsc must have run); throws with every problem found.
+ * twoByte: files that keep non-ASCII characters outside comments (V8 holds them at two bytes a character).
+ */
+export async function buildBundle(root: string): Promise<{ metafiles: Metafile[]; twoByte: string[] }> {
   // Chunk names carry a content hash: without this, every build would leave its old chunks behind.
   rmSync(join(root, BUNDLE_DIR), { recursive: true, force: true });
   const results = await Promise.all([
@@ -135,5 +142,23 @@ export async function buildBundle(root: string): Promise<Metafile[]> {
   ]);
   const problems = results.flatMap((r) => checkBundle(r.metafile, (file) => readFileSync(join(root, file), 'utf8')));
   if (problems.length > 0) throw new Error(`the bundle would break at run time:\n  ${problems.join('\n  ')}`);
-  return results.map((r) => r.metafile);
+  const twoByte = asciiOutputs(root, results.map((r) => r.metafile));
+  return { metafiles: results.map((r) => r.metafile), twoByte };
+}
+
+/**
+ * Rewrites each output file whose only non-ASCII characters are in comments as ASCII (see
+ * scripts/ascii-source.ts); returns the files left as they were.
+ */
+function asciiOutputs(root: string, metafiles: readonly Metafile[]): string[] {
+  const left: string[] = [];
+  for (const file of metafiles.flatMap((m) => Object.keys(m.outputs)).filter((f) => f.endsWith('.js'))) {
+    const path = join(root, file);
+    const code = readFileSync(path, 'utf8');
+    if (isAscii(code)) continue;
+    const ascii = asciiSource(code);
+    if (ascii === undefined) left.push(file);
+    else writeFileSync(path, ascii);
+  }
+  return left;
 }
