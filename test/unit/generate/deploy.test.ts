@@ -184,7 +184,7 @@ describe('Dockerfile (built for real by test/integration/image.test.ts)', () => 
 
   it('sends the builder only what the stages copy', async () => {
     const ignore = (await readFile(join(REPO_ROOT, '.dockerignore'), 'utf8')).split('\n').filter((l) => l !== '' && !l.startsWith('#'));
-    assert.deepEqual(ignore, ['*', '!package.json', '!package-lock.json', '!tsconfig.json', '!bin', '!src', '!scripts/bundle.ts', '!scripts/bundler.ts', '!dist/image/chartpilot-helm', '!watches.yaml', '!charts']);
+    assert.deepEqual(ignore, ['*', '!package.json', '!package-lock.json', '!tsconfig.json', '!bin', '!src', '!scripts/bundle.ts', '!scripts/bundler.ts', '!scripts/ascii-source.ts', '!dist/image/chartpilot-helm', '!watches.yaml', '!charts']);
   });
 });
 
