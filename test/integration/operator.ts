@@ -5,7 +5,7 @@ import { appendFileSync, chmodSync, cpSync, existsSync, mkdtempSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { TestContext } from 'node:test';
+import { after, type TestContext } from 'node:test';
 import { execa, type ResultPromise } from 'execa';
 import { stringify } from 'yaml';
 import { OPERATOR_NODE_FLAGS } from '../../src/cli/node-flags.js';
@@ -16,6 +16,16 @@ import { waitFor } from './wait.js';
 
 /** The compiled helm-relay.ts, beside this module. */
 const HELM_RELAY = fileURLToPath(new URL('./helm-relay.js', import.meta.url));
+
+/**
+ * Operators this test file started that have not exited. Each test kills its own in an after-hook,
+ * but node:test skips the after-hooks registered after one that failed, and a live operator keeps
+ * the file's process from ever ending: this file-level hook kills whatever is left.
+ */
+const running = new Set<RunningOperator>();
+after(async () => {
+  await Promise.all([...running].map((op) => op.stop('SIGKILL')));
+});
 
 
 export interface WatchSpec {
@@ -134,6 +144,8 @@ export async function startOperator(t: TestContext, cluster: TestCluster, opts: 
     },
     exitCode: (timeoutMs) => waitFor('operator exit', () => Promise.resolve(exited), { timeoutMs, intervalMs: 100 }),
   };
+  running.add(op);
+  void done.then(() => running.delete(op));
   t.after(async () => {
     await op.stop('SIGKILL');
   });
