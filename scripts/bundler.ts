@@ -33,7 +33,7 @@ import { builtinModules } from 'node:module';
 import { join } from 'node:path';
 import { build, type BuildOptions, type Metafile } from 'esbuild';
 import { BUNDLE_DIR } from '../src/lib/package-root.js';
-import { asciiSource, isAscii } from './ascii-source.js';
+import { asciiSource } from './ascii-source.js';
 
 /** The CLI's entry, tsc's module below the package root; its bundle is dist/bundle/chartpilot.js. */
 export const CLI_ENTRY = 'dist/src/cli/main.js';
@@ -155,10 +155,9 @@ function asciiOutputs(root: string, metafiles: readonly Metafile[]): string[] {
   for (const file of metafiles.flatMap((m) => Object.keys(m.outputs)).filter((f) => f.endsWith('.js'))) {
     const path = join(root, file);
     const code = readFileSync(path, 'utf8');
-    if (isAscii(code)) continue;
     const ascii = asciiSource(code);
     if (ascii === undefined) left.push(file);
-    else writeFileSync(path, ascii);
+    else if (ascii !== code) writeFileSync(path, ascii);
   }
   return left;
 }

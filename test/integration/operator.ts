@@ -27,7 +27,6 @@ after(async () => {
   await Promise.all([...running].map((op) => op.stop('SIGKILL')));
 });
 
-
 export interface WatchSpec {
   readonly kind: TestKind;
   readonly chart: string;
