@@ -222,8 +222,10 @@ function decide(input: PlanInput): Plan {
     const created = latest.createdAt === undefined ? Number.NaN : Date.parse(latest.createdAt);
     // Unknown age, or written before this process started (we run one operation per release at a
     // time, so only a crashed predecessor can have left it), or older than any helm call may run.
+    // A record's creationTimestamp has whole seconds: one stamped in the second this process
+    // started may be younger than it, a live helm's lock, so only a second earlier counts as before.
     const staleAt = created + input.helmTimeoutMs + PENDING_GRACE_MS;
-    if (Number.isNaN(created) || created < input.processStartedAt || input.now >= staleAt) {
+    if (Number.isNaN(created) || created + 1000 <= input.processStartedAt || input.now >= staleAt) {
       return { kind: 'unlock', revision: latest };
     }
     return { kind: 'wait-pending', retryAfterMs: staleAt - input.now, revision: latest };

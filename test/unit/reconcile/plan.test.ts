@@ -80,6 +80,12 @@ describe('plan', () => {
     assert.deepEqual(plan(input({ revisions: [rev(1, 'deployed'), pending] })), { kind: 'unlock', revision: pending });
   });
 
+  it('waits on a pending revision stamped in the second this process started (creationTimestamp has whole seconds)', () => {
+    const pending = rev(1, 'pending-install', { createdAt: new Date(START).toISOString() });
+    assert.equal(plan(input({ revisions: [pending], processStartedAt: START + 500 })).kind, 'wait-pending');
+    assert.equal(plan(input({ revisions: [pending], processStartedAt: START + 1000 })).kind, 'unlock');
+  });
+
   it('waits on a fresh pending revision that may belong to a live operation, then unlocks it once stale', () => {
     const pending = rev(1, 'pending-install', { createdAt: new Date(START + 5_000).toISOString() });
     const waiting = plan(input({ revisions: [pending], now: START + 10_000 }));
