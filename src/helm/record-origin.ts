@@ -21,6 +21,8 @@ export interface DecodedRecord {
   readonly hookManifests: readonly string[];
   /** Helm's release labels (`helm --labels`, kept in the record and copied to its Secret). */
   readonly labels: Readonly<Record<string, string>>;
+  /** `info.last_deployed`: when the operation that wrote this revision began, by helm's clock. */
+  readonly lastDeployed?: string | undefined;
 }
 
 /** A Helm release label: `chartpilot adopt` took this record over for its CR. */

@@ -83,6 +83,13 @@ export function createReleaseStore(
       }
       return out;
     },
+    async operationStartedAt(namespace, revision) {
+      const read = await readRecord(client, namespace, revision.secretName);
+      // Only the very version the plan looked at: a record rewritten since says nothing about that one.
+      if (typeof read === 'string' || read.uid !== revision.uid || read.resourceVersion !== revision.resourceVersion) return undefined;
+      const at = read.record.lastDeployed === undefined ? Number.NaN : Date.parse(read.record.lastDeployed);
+      return Number.isNaN(at) ? undefined : at;
+    },
     async deleteRevision(namespace, revision, impersonate) {
       await deleteObject(client, { resource: CoreResources.secret, namespace, name: revision.secretName }, { impersonateUser: impersonate });
     },
@@ -138,7 +145,7 @@ export async function decodeStoredRecord(secretData: string): Promise<DecodedRec
   };
   const labels: Record<string, string> = {};
   if (isPlainObject(json.labels)) for (const [k, v] of Object.entries(json.labels)) if (typeof v === 'string') labels[k] = v;
-  return { release, hookManifests, labels };
+  return { release, hookManifests, labels, lastDeployed: str(info.last_deployed) };
 }
 
 /**

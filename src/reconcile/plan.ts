@@ -65,6 +65,16 @@ export interface Progress {
   readonly remediationFailed: boolean;
   /** Objects of the release still present, once `check-objects-gone` has looked. */
   readonly remaining: readonly ObjectRef[] | undefined;
+  /** When the operation that wrote a pending lock began, once `read-lock-time` has looked. */
+  readonly lockTime?: LockTime | undefined;
+}
+
+/** `read-lock-time`'s finding about one version of one lock record. */
+export interface LockTime {
+  readonly secretName: string;
+  readonly resourceVersion: string | undefined;
+  /** The record's own time of its operation (ms since the epoch); undefined when it has none or is gone. */
+  readonly startedAt: number | undefined;
 }
 
 export const NO_PROGRESS: Progress = { taken: [], failedDeploy: undefined, remediationFailed: false, remaining: undefined };
@@ -74,6 +84,8 @@ export type NonTerminalAction =
   | { readonly kind: 'add-finalizer' }
   /** A pending-* revision left by a crashed operation: delete that record so Helm can proceed. */
   | { readonly kind: 'unlock'; readonly revision: StoredRevision }
+  /** A lock stamped in the second this process started: read from the record when its operation began. */
+  | { readonly kind: 'read-lock-time'; readonly revision: StoredRevision }
   /** No deployed revision, but failed or half-removed ones: clear them, then install. */
   | { readonly kind: 'clear-failed-release' }
   | { readonly kind: 'uninstall' }
@@ -167,6 +179,7 @@ function isNonTerminal(p: Plan): p is NonTerminalAction {
   switch (p.kind) {
     case 'add-finalizer':
     case 'unlock':
+    case 'read-lock-time':
     case 'clear-failed-release':
     case 'uninstall':
     case 'check-objects-gone':
@@ -220,13 +233,20 @@ function decide(input: PlanInput): Plan {
   if (PENDING.has(latest.status)) {
     if (leftByStoppedCall(latest, input.revisions, input.stoppedCalls)) return { kind: 'unlock', revision: latest };
     const created = latest.createdAt === undefined ? Number.NaN : Date.parse(latest.createdAt);
-    // Unknown age, or written before this process started (we run one operation per release at a
-    // time, so only a crashed predecessor can have left it), or older than any helm call may run.
-    // A record's creationTimestamp has whole seconds: one stamped in the second this process
-    // started may be younger than it, a live helm's lock, so only a second earlier counts as before.
+    // Unknown age, or older than any helm call may run, or written before this process started (we
+    // run one operation per release at a time, so only a crashed predecessor can have left it).
     const staleAt = created + input.helmTimeoutMs + PENDING_GRACE_MS;
-    if (Number.isNaN(created) || created + 1000 <= input.processStartedAt || input.now >= staleAt) {
-      return { kind: 'unlock', revision: latest };
+    if (Number.isNaN(created) || input.now >= staleAt) return { kind: 'unlock', revision: latest };
+    // creationTimestamp has whole seconds: a record stamped in the second this process started may
+    // be older or younger than it (a live helm's lock). The record's own time of its operation
+    // (helm's clock, to the nanosecond) decides; without one it waits like any younger lock.
+    if (created + 1000 <= input.processStartedAt) return { kind: 'unlock', revision: latest };
+    if (created <= input.processStartedAt) {
+      const known = progress.lockTime;
+      if (known === undefined || known.secretName !== latest.secretName || known.resourceVersion !== latest.resourceVersion) {
+        return { kind: 'read-lock-time', revision: latest };
+      }
+      if (known.startedAt !== undefined && known.startedAt < input.processStartedAt) return { kind: 'unlock', revision: latest };
     }
     return { kind: 'wait-pending', retryAfterMs: staleAt - input.now, revision: latest };
   }

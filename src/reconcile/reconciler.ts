@@ -12,7 +12,7 @@ import { fail, remediationFailed, removeFailedInstall, rollback } from './action
 import { chartUnavailable, current, foreignRecords, irreconcilable, noServiceAccount, paused, stuck } from './actions/report.js';
 import { checkObjectsGone, waitObjectsGone } from './actions/uninstall-wait.js';
 import { clearFailedRelease, skipUninstall, uninstallDeleted } from './actions/uninstall.js';
-import { unlock, waitPending } from './actions/unlock.js';
+import { readLockTime, unlock, waitPending } from './actions/unlock.js';
 import { parseCrOptions } from './annotations.js';
 import { fingerprint } from './fingerprint.js';
 import { tenantOf } from './identity.js';
@@ -266,8 +266,8 @@ interface Observed {
   readonly fromStartup: boolean;
 }
 
-/** Steps that write only the CR, never a release record. */
-const LEAVES_STORAGE: ReadonlySet<Plan['kind']> = new Set(['add-finalizer']);
+/** Steps that write only the CR, or nothing, never a release record. */
+const LEAVES_STORAGE: ReadonlySet<Plan['kind']> = new Set(['add-finalizer', 'read-lock-time']);
 
 function hasOurFinalizer(cr: CustomResource): boolean {
   const finalizers = cr.metadata.finalizers ?? [];
@@ -305,6 +305,9 @@ async function run(ctx: ActionContext, next: Plan, revisions: readonly StoredRev
     case 'unlock':
       taken(ctx, next.kind);
       return unlock(ctx, next.revision);
+    case 'read-lock-time':
+      taken(ctx, next.kind);
+      return readLockTime(ctx, next.revision);
     case 'wait-pending':
       return waitPending(ctx, next.revision, next.retryAfterMs);
     case 'clear-failed-release':

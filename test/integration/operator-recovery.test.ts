@@ -72,10 +72,15 @@ describe('operator recovery', () => {
     };
     const release = JSON.parse(gunzipSync(Buffer.from(Buffer.from(secret.data.release, 'base64').toString(), 'base64')).toString()) as {
       version: number;
-      info: { status: string };
+      info: { status: string; last_deployed: string };
     };
     release.version = 2;
     release.info.status = 'pending-upgrade';
+    // Helm stamps the operation's start on the record it locks with. Written at the top of a second,
+    // the record's whole-second creationTimestamp is most often the second the operator below starts
+    // in, where only that stamp tells the operator the lock is older than it (a CI run failed there).
+    await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000)));
+    release.info.last_deployed = new Date().toISOString();
     const encoded = Buffer.from(gzipSync(Buffer.from(JSON.stringify(release))).toString('base64')).toString('base64');
     await cluster.kubectl(['apply', '-f', '-'], {
       input: JSON.stringify({

@@ -102,6 +102,10 @@ export class HelmWorld {
       this.revisionReads++;
       return Promise.resolve(this.history(namespace, release).map(({ values: _v, ...r }) => r));
     },
+    operationStartedAt: (namespace, revision) => {
+      this.calls.push(`operationStartedAt ${namespace} ${revision.revision}`);
+      return Promise.resolve(this.operationStarts.get(revision.secretName));
+    },
     deleteRevision: (namespace, revision) => {
       this.calls.push(`deleteRevision ${namespace} ${revision.revision}`);
       for (const [k, list] of this.releases) {
@@ -114,6 +118,9 @@ export class HelmWorld {
       Promise.resolve(revisions.filter((r) => this.foreignSecrets.has(r.secretName))),
     sealKey: (ownerUid) => Buffer.from(`key of ${ownerUid}`).toString('base64'),
   };
+
+  /** When the operation of a record (by Secret name) began, as its record says. */
+  readonly operationStarts = new Map<string, number>();
 
   /** Records (by Secret name) that do not prove they were written for the CR asking. */
   readonly foreignSecrets = new Set<string>();

@@ -80,10 +80,36 @@ describe('plan', () => {
     assert.deepEqual(plan(input({ revisions: [rev(1, 'deployed'), pending] })), { kind: 'unlock', revision: pending });
   });
 
-  it('waits on a pending revision stamped in the second this process started (creationTimestamp has whole seconds)', () => {
-    const pending = rev(1, 'pending-install', { createdAt: new Date(START).toISOString() });
-    assert.equal(plan(input({ revisions: [pending], processStartedAt: START + 500 })).kind, 'wait-pending');
-    assert.equal(plan(input({ revisions: [pending], processStartedAt: START + 1000 })).kind, 'unlock');
+  describe('a pending revision stamped in the second this process started (creationTimestamp has whole seconds)', () => {
+    const pending = rev(1, 'pending-install', { createdAt: new Date(START).toISOString(), resourceVersion: '42' });
+    const started = START + 500;
+    const known = (startedAt: number | undefined, about: Partial<{ secretName: string; resourceVersion: string }> = {}): Progress => ({
+      ...NO_PROGRESS,
+      taken: ['read-lock-time'],
+      lockTime: { secretName: pending.secretName, resourceVersion: '42', ...about, startedAt },
+    });
+
+    it('first reads from the record when its operation began', () => {
+      assert.deepEqual(plan(input({ revisions: [pending], processStartedAt: started })), { kind: 'read-lock-time', revision: pending });
+    });
+
+    it('unlocks it when that was before this process started, and waits on it otherwise', () => {
+      assert.deepEqual(plan(input({ revisions: [pending], processStartedAt: started, progress: known(START + 499) })), { kind: 'unlock', revision: pending });
+      assert.equal(plan(input({ revisions: [pending], processStartedAt: started, progress: known(START + 500) })).kind, 'wait-pending');
+      assert.equal(plan(input({ revisions: [pending], processStartedAt: started, progress: known(START + 900) })).kind, 'wait-pending');
+      assert.equal(plan(input({ revisions: [pending], processStartedAt: started, progress: known(undefined) })).kind, 'wait-pending', 'a record without a time');
+    });
+
+    it('does not take what was read of another record, or of another version of it, for this one', () => {
+      for (const about of [{ secretName: 'sh.helm.release.v1.demo.v9' }, { resourceVersion: '41' }]) {
+        assert.equal(plan(input({ revisions: [pending], processStartedAt: started, progress: known(START, about) })).kind, 'stuck', JSON.stringify(about));
+      }
+    });
+
+    it('needs no read when the record is a whole second older than this process, or stale', () => {
+      assert.deepEqual(plan(input({ revisions: [pending], processStartedAt: START + 1000 })), { kind: 'unlock', revision: pending });
+      assert.deepEqual(plan(input({ revisions: [pending], processStartedAt: started, now: START + 330_000 })), { kind: 'unlock', revision: pending });
+    });
   });
 
   it('waits on a fresh pending revision that may belong to a live operation, then unlocks it once stale', () => {
@@ -262,6 +288,7 @@ describe('plan', () => {
       again('uninstall', { deleting: true, revisions: [rev(1, 'deployed')] });
       again('clear-failed-release', { revisions: [rev(1, 'failed')] });
       again('unlock', { revisions: [rev(1, 'pending-install', { createdAt: undefined })] });
+      again('read-lock-time', { revisions: [rev(1, 'pending-install', { createdAt: new Date(START).toISOString() })], processStartedAt: START + 500 });
     });
 
     it('lets a healthy multi-step sequence through: finalizer, unlock, clear, install', () => {

@@ -282,6 +282,30 @@ describe('Reconciler', () => {
     assert.equal(world.history('ns1', 'demo').at(-1)?.status, 'deployed');
   });
 
+  it('reads when a lock stamped in the second the process started began: unlocks a predecessor’s, waits on a younger one', async () => {
+    // creationTimestamp has whole seconds: this record's second holds the process start.
+    const second = Math.floor(world.now / 1000) * 1000 - 1000;
+    const starting = makeReconciler({ processStartedAt: second + 600 });
+    const seed = (): void => {
+      world.seed('ns1', 'demo', [
+        { revision: 1, status: 'deployed', fingerprint: 'old', ownerKind: target.ownerKind, createdAt: new Date(world.now - 60_000).toISOString(), secretName: 's1', values: {} },
+        { revision: 2, status: 'pending-upgrade', fingerprint: 'x', ownerKind: target.ownerKind, createdAt: new Date(second).toISOString(), secretName: 's2', values: {} },
+      ]);
+    };
+    seed();
+    world.operationStarts.set('s2', second + 700);
+    const waited = await starting.reconcile(cr(), log);
+    assert.deepEqual(world.calls, ['operationStartedAt ns1 2'], 'begun after the start: a live lock, left alone');
+    assert.ok(waited.requeueAfterMs !== undefined && waited.requeueAfterMs > 300_000);
+
+    world.calls.length = 0;
+    seed();
+    world.operationStarts.set('s2', second + 500);
+    await starting.reconcile(cr(), log);
+    assert.deepEqual(world.calls, ['operationStartedAt ns1 2', 'deleteRevision ns1 2', 'upgradeInstall ns1/demo']);
+    assert.equal(world.history('ns1', 'demo').at(-1)?.status, 'deployed');
+  });
+
   it('refuses a name longer than Helm allows and installs nothing', async () => {
     const long = 'a'.repeat(60);
     const result = await reconciler.reconcile(cr({ name: long }), log);
