@@ -327,6 +327,8 @@ describe('plan: records chartpilot did not write for this CR', () => {
     refuses({ revisions: [rev(2, 'deployed'), forged] });
     // unlock of a stale pending lock
     refuses({ revisions: [rev(1, 'deployed'), rev(3, 'pending-upgrade', { createdAt: new Date(START - 3_600_000).toISOString() })] });
+    // nor reads the time written into a lock made in the second this process started
+    refuses({ revisions: [rev(1, 'deployed'), rev(3, 'pending-upgrade', { createdAt: new Date(START).toISOString() })], processStartedAt: START + 500 });
     // clearing a release that never deployed
     refuses({ revisions: [rev(1, 'failed')] });
     // rollback after a failed upgrade, removal after a failed install
