@@ -6,7 +6,7 @@
 #   COPY watches.yaml /opt/chartpilot/watches.yaml
 #   COPY charts/ /opt/chartpilot/charts/
 #
-# Build: npm run image        (buildah; bases built from Debian and npm, see README "Packaging")
+# Build: npm run image        (buildah; bases built from Debian and npm, see docs/operations/packaging.md)
 #    or: docker build -t chartpilot:0.1.0 .
 # Behind a TLS-intercepting proxy, hand the build your CA bundle as a secret (never part of the
 # image): docker build --secret id=ca,src=/etc/ssl/certs/ca-certificates.crt -t chartpilot:0.1.0 .
@@ -73,7 +73,7 @@ RUN command -v curl >/dev/null || { apt-get update \
 COPY --from=build /usr/local/bin/node /usr/local/bin/node
 COPY --from=build /out/helm /usr/local/bin/helm
 # One helm, under both names: plain helm for anyone who runs `helm`, and the warm workers
-# `chartpilot run` starts (--helm-mode, README "Helm kept warm").
+# `chartpilot run` starts (--helm-mode, docs/architecture/helm-engine.md "Helm kept warm").
 RUN ln -s helm /usr/local/bin/chartpilot-helm
 WORKDIR /opt/chartpilot
 COPY --from=build /src/package.json ./package.json
@@ -82,5 +82,11 @@ COPY --from=build /src/bin ./bin
 # Not root, and a numeric id so Kubernetes can verify runAsNonRoot without /etc/passwd.
 USER 65532:65532
 EXPOSE 8080 8081
-ENTRYPOINT ["node", "--max-semi-space-size=4", "--optimize-for-size", "/opt/chartpilot/bin/chartpilot.js"]
-CMD ["run", "--watches-file=/opt/chartpilot/watches.yaml"]
+# `chartpilot run`, as operator-sdk's helm-operator image runs `helm-operator run`: a Deployment's
+# `args:` are appended to the ENTRYPOINT, and operator-sdk's scaffold passes only flags there, so
+# switching an operator-sdk project is changing its Dockerfile's FROM. `run` hands over to another
+# command given first (src/cli/main.ts): `args: [run, ...]` of earlier chartpilot Deployments and
+# `podman run <image> generate ...` keep working. No CMD, and no --watches-file: `run` reads
+# ./watches.yaml of the working directory (this WORKDIR, or operator-sdk's `WORKDIR ${HOME}`), else
+# $HOME/watches.yaml, else /opt/chartpilot/watches.yaml (src/cli/watches-location.ts).
+ENTRYPOINT ["node", "--max-semi-space-size=4", "--optimize-for-size", "/opt/chartpilot/bin/chartpilot.js", "run"]

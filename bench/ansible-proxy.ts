@@ -9,7 +9,7 @@
 import { pino } from 'pino';
 import { Agent, request } from 'undici';
 import { parse } from 'yaml';
-import { createRunProxy } from '../src/ansible/proxy/index.js';
+import { createApiProxy } from '../src/apiproxy/index.js';
 import { createObject, deleteObject, getObject } from '../src/kube/objects.js';
 import { createKubeClient, loadKubeConfig } from '../src/kube/rest.js';
 
@@ -19,12 +19,12 @@ const log = pino({ level: 'warn' });
 const ns = 'default';
 const configMaps = { group: '', version: 'v1', apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 
-const proxy = createRunProxy({ client, log, port: 0 });
+const proxy = createApiProxy({ client, log, port: 0 });
 const { port } = await proxy.start();
 const ownerAt = { resource: configMaps, namespace: ns, name: 'bench-proxy-owner' };
 await createObject(client, configMaps, ns, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'bench-proxy-owner', namespace: ns } }).catch(() => undefined);
 const owner = await getObject(client, ownerAt);
-const run = proxy.openRun({
+const run = proxy.openSession({
   owner: { apiVersion: 'v1', kind: 'ConfigMap', name: 'bench-proxy-owner', namespace: ns, uid: owner.metadata.uid ?? '' },
   confinement: { namespace: ns, allowClusterScoped: false, allowCrossNamespace: false },
   injectOwnerRef: true,

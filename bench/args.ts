@@ -33,7 +33,7 @@ export interface BenchOptions {
   /** chartpilot processes sharing the CRs (`run --shards`); 1 = one operator, no ring. */
   replicas: number;
   /** chartpilot's --helm-mode; undefined: its default. */
-  helmMode: 'warm' | 'cli' | undefined;
+  helmMode: 'warm' | 'engine' | 'cli' | undefined;
   /** chartpilot's --helm-workers; undefined: its default (two per CPU, at most one per helm slot). */
   helmWorkers: number | undefined;
 }
@@ -81,7 +81,7 @@ fresh local control plane: create N releases, upgrade all N, idle, delete all N.
   --replicas R                chartpilot as R replicas sharing the CRs (run --shards, one ring,
                               POD_NAME chartpilot-0…R-1; default 1: one operator, no ring); the
                               results add each replica's CPU and peak RSS
-  --helm-mode warm|cli        chartpilot's --helm-mode (default: its own, warm when chartpilot-helm is
+  --helm-mode warm|engine|cli chartpilot's --helm-mode (default: its own, warm when chartpilot-helm is
                               in the bin dir); floor and chartpilot run chartpilot-helm when it is there
   --helm-workers W            chartpilot's --helm-workers: at most W warm workers (default: its own,
                               two per CPU, never more than the helm slots)
@@ -162,7 +162,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
     throw new UsageError('--scenarios must start with create (the others need the releases it makes) and name each scenario at most once');
   }
   const helmMode = values['helm-mode'];
-  if (helmMode !== undefined && helmMode !== 'warm' && helmMode !== 'cli') throw new UsageError(`--helm-mode must be warm or cli, got ${JSON.stringify(helmMode)}`);
+  if (helmMode !== undefined && helmMode !== 'warm' && helmMode !== 'engine' && helmMode !== 'cli') throw new UsageError(`--helm-mode must be warm, engine or cli, got ${JSON.stringify(helmMode)}`);
   return {
     n,
     concurrency: positiveInt('concurrency', values.concurrency, 10),

@@ -49,7 +49,7 @@ export interface Env {
   kindPrefix: string;
   log: (line: string) => void;
   /** chartpilot's --helm-mode; undefined: its default (warm when chartpilot-helm is found). */
-  helmMode?: 'warm' | 'cli' | undefined;
+  helmMode?: 'warm' | 'engine' | 'cli' | undefined;
   /** chartpilot's --helm-workers; undefined: its default. */
   helmWorkers?: number | undefined;
   /** chartpilot pulls its chart from a registry: the watches entry's chart keys, and what the operator needs to reach it. */
@@ -525,7 +525,9 @@ export function chartpilot(env: Env, binJs: string, member?: ShardMember): Conte
       ...(env.helmMode === undefined ? [] : ['--helm-mode', env.helmMode]),
       ...(env.helmWorkers === undefined ? [] : ['--helm-workers', String(env.helmWorkers)]),
     ],
-    extraEnv: (wrapper) => ({ HELM_BIN: wrapper, ...(member === undefined ? {} : { POD_NAME: member.podName }) }),
+    // As a user runs it outside a pod: POD_NAMESPACE names the namespace it runs in, where its
+    // seal key is kept (the bench's own, which goes with it).
+    extraEnv: (wrapper) => ({ HELM_BIN: wrapper, POD_NAMESPACE: env.namespace, ...(member === undefined ? {} : { POD_NAME: member.podName }) }),
     startedWhen: /controller started/,
     countsHelm: true,
     servesMetrics: true,

@@ -1,7 +1,7 @@
 /**
  * The operator's `/metrics` at N CRs (issue #29: "the metrics endpoint at 1000 CRs answers in
- * well under a second"). After a wave has converged the bench scrapes chartpilot as the README
- * tells users to — HTTPS (self-signed, not verified) with the token of a ServiceAccount allowed
+ * well under a second"). After a wave has converged the bench scrapes chartpilot as
+ * docs/operations/monitoring.md tells users to — HTTPS (self-signed, not verified) with the token of a ServiceAccount allowed
  * `get` on `/metrics` — a few times in a row, and reports the wall time, the response's size, its
  * series and the operator's CPU per scrape. Counting and summing are pure; the I/O is at the end.
  */
@@ -195,7 +195,7 @@ const READER_ROLE = 'chartpilot-bench-metrics-reader';
 const READER_ACCOUNT = 'metrics-reader';
 
 /**
- * What the README has users do for a scraper: a ServiceAccount, a ClusterRole allowing `get` on
+ * What docs/operations/monitoring.md has users do for a scraper: a ServiceAccount, a ClusterRole allowing `get` on
  * /metrics (the generated `metrics-reader`) bound to it, and a token from the TokenRequest API.
  * Idempotent; the namespace's deletion takes the ServiceAccount, the control plane the rest.
  */

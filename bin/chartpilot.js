@@ -3,6 +3,16 @@
 // chartpilot.js, one file instead of ~650 modules, about half of each start's CPU
 // (scripts/bundler.ts). Where only tsc has run, tsc's output runs instead, and says so on stderr:
 // the same code, slower to start. The image carries the bundle only, so there it cannot happen.
+// Node 24 or later: the code uses APIs older Nodes lack (node 20 dies inside undici with a
+// TypeError), so say so in one line before loading anything.
+const [major] = process.versions.node.split('.').map(Number);
+if (major < 24) {
+  process.stderr.write(
+    `chartpilot needs Node.js 24 or later; this is ${process.version} (${process.execPath}). ` +
+      'Install Node 24 (nodejs.org, your package manager, or `npx -p node@24 chartpilot …`), or use the chartpilot image.\n',
+  );
+  process.exit(3);
+}
 const BUNDLE = new URL('../dist/bundle/chartpilot.js', import.meta.url);
 let cli;
 try {

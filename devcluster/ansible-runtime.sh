@@ -21,7 +21,7 @@
 #        ansible-runtime.sh --export <dir> <path>
 #                                      copy the runtime into <dir>, rewritten to run from <path>
 #                                      (the image's /opt/chartpilot/ansible)
-# See README "The Ansible runtime".
+# See docs/operations/ansible-runtime.md.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -1,6 +1,6 @@
 // A real Kubernetes control plane on loopback: etcd, kube-apiserver, kube-controller-manager,
 // kube-scheduler and kwok (simulated nodes and pods), started from the binaries provision.sh
-// caches. What the flags are and why: the comments below and README.md "Local control plane".
+// caches. What the flags are and why: the comments below and docs/development/devcluster.md.
 //
 // Everything about one control plane lives in its state dir:
 //   pki/            CA, serving and client certs, service-account keys (certs.ts)

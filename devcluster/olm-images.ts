@@ -1,4 +1,4 @@
-// OLM bundle and catalog images (README "Publishing through OLM"), built with buildah like the
+// OLM bundle and catalog images (docs/operations/olm.md), built with buildah like the
 // operator image (images.ts): both FROM scratch, holding only what OLM reads.
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';

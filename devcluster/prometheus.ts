@@ -1,5 +1,5 @@
 // A real Prometheus on loopback next to the control plane (Debian's `prometheus` package): it
-// scrapes chartpilot's /metrics over HTTPS with a bearer token, as the README tells users to, and
+// scrapes chartpilot's /metrics over HTTPS with a bearer token, as docs/operations/monitoring.md tells users to, and
 // evaluates rule files (e.g. those of `chartpilot generate monitoring`). Short scrape and
 // evaluation intervals so tests see a change within a second or two. Stopped with its owner (a
 // reaper), like the registry.
@@ -73,7 +73,7 @@ export function prometheusConfig(o: { job: string; target: string; tokenFile: st
       {
         job_name: o.job,
         scheme: 'https',
-        // As the README's plain scrape config: a token from a file, the self-signed certificate not verified.
+        // As the plain scrape config of docs/operations/monitoring.md: a token from a file, the self-signed certificate not verified.
         authorization: { credentials_file: o.tokenFile },
         tls_config: { insecure_skip_verify: true },
         static_configs: [{ targets: [o.target] }],

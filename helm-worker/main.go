@@ -4,7 +4,9 @@
 //
 // With arguments, or without CHARTPILOT_HELM_WORKER=1, it IS helm: runPlain is helm's main.
 // Worker mode (CHARTPILOT_HELM_WORKER=1 and no arguments) speaks the newline-delimited JSON
-// protocol of README.md "Protocol" on stdin/stdout.
+// protocol of README.md "Protocol" on stdin/stdout. Engine mode (CHARTPILOT_HELM_ENGINE=1 and no
+// arguments; it wins over the worker) runs helm's pkg/action for concurrent calls in one process,
+// README.md "Engine protocol (version 1)".
 package main
 
 import (
@@ -25,6 +27,9 @@ func main() {
 	// As helm's main: the managedFields manager is "helm" whatever this binary is called.
 	kube.ManagedFieldsManager = "helm"
 
+	if len(os.Args) == 1 && os.Getenv(engineEnv) == "1" {
+		os.Exit(serveEngine(os.Stdin, os.Stdout, os.Stderr))
+	}
 	if len(os.Args) > 1 || os.Getenv(workerEnv) != "1" {
 		runPlain()
 		return

@@ -18,8 +18,8 @@ func (c *call) startProcess(argv []string, env map[string]string, dir string) er
 	cmd.Dir = dir
 	cmd.Env = make([]string, 0, len(env))
 	for k, v := range env {
-		// Without arguments this binary would read the variable as "be a worker"; helm would not.
-		if k == workerEnv && len(argv) == 0 {
+		// Without arguments this binary would read these as "be a worker/engine"; helm would not.
+		if (k == workerEnv || k == engineEnv) && len(argv) == 0 {
 			continue
 		}
 		cmd.Env = append(cmd.Env, k+"="+v)

@@ -3,7 +3,7 @@
 # waits for) and wall time of `ansible-runner run` by hand, with the project's Ansible runtime,
 # for a trivial playbook and for a role creating a ConfigMap with kubernetes.core.k8s against a
 # cluster — each run first and then re-run unchanged. The floor an Ansible reconcile pays before
-# any operator overhead (README "The Ansible runtime").
+# any operator overhead (docs/operations/ansible-runtime.md).
 #
 # Usage: scripts/ansible-costs.sh [runs per case, default 3]
 #   the cluster: CHARTPILOT_TEST_KUBECONFIG (default: .cluster/kubeconfig of `npm run cluster:up`)

@@ -10,6 +10,8 @@ stamp=node_modules/.chartpilot-lock-sha256
 want=$(sha256sum package-lock.json | cut -d' ' -f1)
 if [[ ! -x node_modules/.bin/node || ! -f node_modules/.package-lock.json || "$(cat "$stamp" 2>/dev/null)" != "$want" ]]; then
   echo "bootstrap: installing npm dependencies (npm ci)" >&2
-  npm ci --no-audit --no-fund
+  # prepare (the build, for a git or npm pack install) is skipped: every command that bootstraps
+  # builds right after, so a fresh clone compiles once, not twice.
+  CHARTPILOT_BOOTSTRAP=1 npm ci --no-audit --no-fund
   echo "$want" > "$stamp"
 fi

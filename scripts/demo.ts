@@ -18,6 +18,11 @@ const say = (line: string): void => {
   process.stderr.write(`\x1b[1mdemo:\x1b[0m ${line}\n`);
 };
 const DEMO_NAMESPACE = 'chartpilot-demo';
+/**
+ * Where the operator "runs" (POD_NAMESPACE, as outside a pod it must be told) and keeps its seal
+ * key: deploy/'s namespace, so an operator deployed from deploy/ later finds the same key.
+ */
+const OPERATOR_NAMESPACE = 'chartpilot-system';
 const READY_TIMEOUT_MS = 180_000;
 
 interface Kube {
@@ -88,11 +93,15 @@ async function main(): Promise<number> {
       await kubectl(['apply', '-f', '-'], generated.stdout);
     }
     await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/webapps.demo.chartpilot.io']);
-    await kubectl(['create', 'namespace', DEMO_NAMESPACE, '--dry-run=client', '-o', 'yaml']).then((r) => kubectl(['apply', '-f', '-'], r.stdout));
+    for (const ns of [OPERATOR_NAMESPACE, DEMO_NAMESPACE]) {
+      await kubectl(['create', 'namespace', ns, '--dry-run=client', '-o', 'yaml']).then((r) => kubectl(['apply', '-f', '-'], r.stdout));
+    }
 
-    say('starting the operator (chartpilot run --watches-file watches.yaml); its JSON logs follow');
+    say(`starting the operator (POD_NAMESPACE=${OPERATOR_NAMESPACE} chartpilot run --watches-file watches.yaml); its JSON logs follow`);
     operator = spawn(process.execPath, [...OPERATOR_NODE_FLAGS, join(root, 'bin', 'chartpilot.js'), 'run', '--watches-file', join(root, 'watches.yaml'), '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'], {
-      env: { ...process.env, KUBECONFIG: kube.kubeconfig, HELM_BIN: join(binDir, 'helm') },
+      // chartpilot-helm, which the provisioning built: the operator keeps it warm (plain helm would
+      // run as a process per call, after a failed warm-up).
+      env: { ...process.env, KUBECONFIG: kube.kubeconfig, HELM_BIN: join(binDir, 'chartpilot-helm'), POD_NAMESPACE: OPERATOR_NAMESPACE },
       stdio: ['ignore', 'inherit', 'inherit'],
       // Its own process group: a terminal's Ctrl-C reaches only the demo, which then stops the
       // operator with one SIGTERM (a second signal would make it skip the graceful drain).
@@ -112,7 +121,8 @@ async function main(): Promise<number> {
     let table = '';
     for (;;) {
       table = (await kubectl(['get', 'webapps', '-n', DEMO_NAMESPACE])).stdout;
-      if (/\sTrue\s/.test(table)) break;
+      // The State column (status.chartpilot.summary.state), right after the name.
+      if (/^\S+\s+Ready\s/mu.test(table)) break;
       if (operator.exitCode !== null) throw new Error(`the operator exited with ${String(operator.exitCode)}`);
       if (Date.now() > deadline) throw new Error(`the sample did not become Ready within ${READY_TIMEOUT_MS / 1000} s:\n${table}`);
       await delay(1000);

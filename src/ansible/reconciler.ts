@@ -59,10 +59,10 @@ export interface AnsibleRuns {
   run(req: RunRequest): Promise<RunOutcome>;
 }
 export interface RunProxy {
-  openRun(ctx: RunContext): { readonly kubeconfig: string; objects(): readonly WrittenObject[]; close(): void };
+  openSession(ctx: RunContext): { readonly kubeconfig: string; objects(): readonly WrittenObject[]; close(): void };
 }
 
-/** One run, as the proxy needs to know it (proxy/run-proxy.ts RunContext). */
+/** One run, as the proxy needs to know it (apiproxy/proxy.ts SessionContext). */
 export interface RunContext {
   /** The CR the run reconciles: ownerReferences name it. */
   readonly owner: { readonly apiVersion: string; readonly kind: string; readonly name: string; readonly namespace: string; readonly uid: string };
@@ -282,8 +282,12 @@ export class AnsibleReconciler {
     return this.deps.writer.setFinalizers(cr, [...(cr.metadata.finalizers ?? []), name]);
   }
 
-  /** Writes the status keys chartpilot owns, only when they change; kinds without status keep only the record. */
-  private async writeStatus(cr: CustomResource, d: Derived, change: StatusChange): Promise<void> {
+  /**
+   * Writes the status keys chartpilot owns, only when they change; kinds without status keep only
+   * the record. `generation`: the one the status speaks for (observedGeneration), `cr`'s unless a
+   * run saw an older one.
+   */
+  private async writeStatus(cr: CustomResource, d: Derived, change: StatusChange, generation = cr.metadata.generation): Promise<void> {
     const now = new Date(this.deps.clock.now()).toISOString().replace(/\.\d{3}Z$/u, 'Z');
     if (d.target.bookkeeping === 'annotation') {
       const record = change.kind === 'ran' ? change.record : undefined;
@@ -294,7 +298,7 @@ export class AnsibleReconciler {
     }
     const patch = statusPatch(cr.status, change, {
       manageStatus: d.target.source.manageStatus,
-      generation: cr.metadata.generation,
+      generation,
       now,
       watchDependents: d.target.watchDependentResources,
     });
@@ -315,7 +319,7 @@ export class AnsibleReconciler {
     let written: readonly WrittenObject[] = [];
     try {
       const runtime = await this.deps.runtime();
-      const access = this.deps.proxy.openRun({
+      const access = this.deps.proxy.openSession({
         owner: { apiVersion: apiVersionOf(target.gvk), kind: target.gvk.kind, name: cr.metadata.name, namespace: d.namespace, uid },
         confinement: d.confinement,
         ...(d.tenant === undefined ? {} : { impersonate: d.tenant.user }),
@@ -391,7 +395,9 @@ export class AnsibleReconciler {
     const message = succeeded ? '' : failureMessage(outcome, this.deps.settings.timeoutMs);
     const result = { ...outcome.stats, completion: completionTime(now) };
     if (!(deleting && succeeded)) {
-      await this.writeStatus(after, d, { kind: 'ran', succeeded, reason, message, result, record, readiness });
+      // Patched onto the CR as it is now, but for the generation the run ran with: a spec changed
+      // during the run is not done yet (its run follows), and observedGeneration must not say so.
+      await this.writeStatus(after, d, { kind: 'ran', succeeded, reason, message, result, record, readiness }, full.metadata.generation);
     }
 
     if (outcome.result === 'canceled') {

@@ -1,6 +1,6 @@
 /**
  * Which Ansible runtime runs the Ansible kinds: a directory that devcluster/ansible-runtime.sh
- * builds (README "The Ansible runtime"), laid out as
+ * builds (docs/operations/ansible-runtime.md), laid out as
  *
  *   <dir>/venv/bin/{python,ansible-runner,ansible-playbook,...}
  *   <dir>/collections/ansible_collections/{kubernetes/core,operator_sdk/util}/

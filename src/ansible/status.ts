@@ -3,64 +3,25 @@
  * Conditions are ansible-operator's (`Running`, `Successful`, `Failure`, with `ansibleResult`),
  * so dashboards and `kubectl wait` written for it keep working; chartpilot adds `Ready`
  * (kstatus-style, from the objects the runs created), `observedGeneration`, and its bookkeeping
- * under `status.chartpilot` (the last run's inputs, time and inventory), which is what lets a
- * converged CR run nothing after a restart.
+ * under `status.chartpilot` (the last run's inputs, time and inventory, which is what lets a
+ * converged CR run nothing after a restart; and the summary `kubectl get` prints, summary.ts).
  *
  * Only the keys chartpilot owns are returned (a patch): a role writes status too (k8s_status),
  * and a write of ours must never undo one of its.
  */
 import { canonicalJson } from '../lib/json.js';
 import type { CrStatus, ObjectRef, Readiness } from '../reconcile/model.js';
+import { CHARTPILOT_STATUS_KEY } from '../reconcile/summary.js';
+import { AnsibleConditions, AnsibleReasons, type AnsibleCondition, type AnsibleResult } from './conditions.js';
 import type { RunRecord } from './plan.js';
+import { ansibleSummary } from './summary.js';
 
-/** ansible-operator's condition types, reasons and messages (internal/ansible/controller/status). */
-export const AnsibleConditions = {
-  running: 'Running',
-  successful: 'Successful',
-  failure: 'Failure',
-  /** chartpilot's own: the objects the runs created are up (as for chart kinds). */
-  ready: 'Ready',
-} as const;
-
-export const AnsibleReasons = {
-  running: 'Running',
-  successful: 'Successful',
-  failed: 'Failed',
-  /** chartpilot: the run was killed after --ansible-run-timeout. */
-  timeout: 'RunTimeout',
-  /** chartpilot: ansible-runner could not start or the role could not be read. */
-  runError: 'RunError',
-  /** chartpilot: a write of the run was refused (confinement or the tenant's RBAC). */
-  forbidden: 'Forbidden',
-  /** chartpilot: the operator stopped during the run; it runs again when the operator is back. */
-  interrupted: 'Interrupted',
-  /** chartpilot: the CR cannot be reconciled as it is (an annotation). */
-  invalid: 'InvalidAnnotation',
-  serviceAccountNotFound: 'ServiceAccountNotFound',
-} as const;
+export { AnsibleConditions, AnsibleReasons } from './conditions.js';
+export type { AnsibleCondition, AnsibleResult } from './conditions.js';
 
 const RUNNING_MESSAGE = 'Running reconciliation';
 const AWAITING_MESSAGE = 'Awaiting next reconciliation';
 const SUCCESSFUL_MESSAGE = 'Last reconciliation succeeded';
-
-/** ansible-operator's `ansibleResult` on the Running (success) or Failure condition. */
-export interface AnsibleResult {
-  readonly ok: number;
-  readonly changed: number;
-  readonly skipped: number;
-  readonly failures: number;
-  /** When the run ended, as ansible-operator writes it (`2006-01-02T15:04:05.99999999+00:00`). */
-  readonly completion: string;
-}
-
-export interface AnsibleCondition {
-  readonly type: string;
-  readonly status: 'True' | 'False' | 'Unknown';
-  readonly reason: string;
-  readonly message: string;
-  readonly lastTransitionTime: string;
-  readonly ansibleResult?: AnsibleResult;
-}
 
 export type StatusChange =
   /** A run starts (one write per run, as ansible-operator's markRunning). */
@@ -121,15 +82,27 @@ function isObjectRef(v: unknown): v is ObjectRef {
  */
 export function statusPatch(current: CrStatus | undefined, change: StatusChange, ctx: StatusContext): Record<string, unknown> | undefined {
   const patch: Record<string, unknown> = {};
+  // status.chartpilot holds the record and (with manageStatus) the summary; a merge patch of it
+  // leaves a key it does not name as it was, so each is compared on its own.
+  const own: Record<string, unknown> = {};
   const record = change.kind === 'ran' ? change.record : undefined;
-  if (record !== undefined) patch['chartpilot'] = record;
+  if (record !== undefined) Object.assign(own, record);
   if (ctx.manageStatus) {
     const conditions = nextConditions(readConditions(current), change, ctx);
     patch['conditions'] = conditions;
     if (ctx.generation !== undefined && change.kind !== 'running') patch['observedGeneration'] = ctx.generation;
+    // The summary follows conditions chartpilot writes; a role that manages its status has its own.
+    own['summary'] = ansibleSummary(conditions);
   }
-  const unchanged = Object.entries(patch).every(([k, v]) => canonicalJson(v) === canonicalJson(current?.[k]));
+  const currentOwn = asRecord(current?.[CHARTPILOT_STATUS_KEY]);
+  const ownChanged = Object.entries(own).some(([k, v]) => canonicalJson(v) !== canonicalJson(currentOwn?.[k]));
+  if (Object.keys(own).length > 0) patch[CHARTPILOT_STATUS_KEY] = own;
+  const unchanged = !ownChanged && Object.entries(patch).every(([k, v]) => k === CHARTPILOT_STATUS_KEY || canonicalJson(v) === canonicalJson(current?.[k]));
   return unchanged ? undefined : patch;
+}
+
+function asRecord(v: unknown): Record<string, unknown> | undefined {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 }
 
 function readConditions(status: CrStatus | undefined): AnsibleCondition[] {

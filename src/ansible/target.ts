@@ -40,3 +40,8 @@ export function finalizerRunnableOf(source: AnsibleSource): AnsibleRunnable | un
   if (f.playbook !== undefined) return { playbook: f.playbook };
   return source.role !== undefined ? { role: source.role } : { playbook: source.playbook };
 }
+
+/** The finalizer an Ansible kind holds its CRs with until the finalizer's run succeeded: the entry's, if it has one. */
+export function finalizersOf(source: AnsibleSource): readonly string[] {
+  return source.finalizer === undefined ? [] : [source.finalizer.name];
+}

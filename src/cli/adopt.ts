@@ -2,10 +2,10 @@
  * `chartpilot adopt` (and `run --adopt-existing-releases`): the explicit step that lets chartpilot
  * take over releases it did not write — operator-sdk's helm-operator's, an older chartpilot's —
  * for the CRs they were made for. For every CR of the watched kinds, every record of its release
- * that does not prove to be chartpilot's gets an adoption mark when adopt.ts's rules allow it
- * (helm/adoption.ts), and is named with the reason when not. The mark is a Helm release label
- * (record-origin.ts says why), written guarded by the record's resourceVersion: what was checked
- * is exactly what is marked.
+ * that does not prove to be chartpilot's gets the CR's record MAC (helm/record-mac.ts) when
+ * adopt.ts's rules allow it (helm/adoption.ts), and is named with the reason when not. The MAC is
+ * stamped guarded by the record's resourceVersion and covers its exact bytes: what was checked is
+ * exactly what is adopted.
  */
 import { parseArgs } from 'node:util';
 import type { Logger } from 'pino';
@@ -15,19 +15,29 @@ import { isDnsLabel, isDnsSubdomain } from '../config/labels.js';
 import { loadChartInfo } from '../generate/chart-meta.js';
 import { decideAdoption, type ScopedObject } from '../helm/adoption.js';
 import { resolveManifestObjects } from '../helm/postrender/resolve.js';
-import { ADOPTED_LABEL, recordObjects } from '../helm/record-origin.js';
+import { RecordKeys, RECORD_MAC_ANNOTATION } from '../helm/record-mac.js';
+import { recordObjects } from '../helm/record-origin.js';
 import { DEFAULT_SEAL_KEY_SECRET, loadSealKey, SealKeyError } from '../helm/seal-key.js';
-import { createReleaseStore, labelRecord, readRecord } from '../helm/storage.js';
+import { resolveOperatorNamespace } from './operator-namespace.js';
+import { createReleaseStore, readRecord, stampRecord } from '../helm/storage.js';
 import { RecordVerdicts } from '../helm/record-verdicts.js';
-import { deriveSealKey } from '../helm/seal.js';
-import { listObjects } from '../kube/objects.js';
+import { listObjects, mergePatchObject } from '../kube/objects.js';
 import { createKubeClient, loadKubeConfig, type KubeClient } from '../kube/rest.js';
 import type { ApiResource } from '../kube/types.js';
 import { ExitCode } from '../lib/exit-codes.js';
 import { errorMessage } from '../lib/errors.js';
 import type { ObjectScope } from '../reconcile/confinement.js';
-import { resolveLeaseNamespace } from '../controller/leader-election/config.js';
 import { checkApiServer, PreflightError, resolveResources } from './preflight.js';
+
+/**
+ * Set on a CR whose records `adopt` stamped, to the time it did: an annotation change is a
+ * reconcile trigger of the running operator (cr-controller.ts needsReconcile), so the CR leaves
+ * Irreconcilable at once instead of at its next period (50 s were seen). Chosen over the operator
+ * watching release Secrets: its informer on the CRs is already there, so it costs one PATCH per
+ * adopted CR and no new watch, cache or permission for the operator; only adopt's user needs
+ * `patch` on the CRs, and without it the CR still reconciles at its next period (said per CR).
+ */
+export const ADOPTED_AT_ANNOTATION = 'chartpilot.io/adopted-at';
 
 export const ADOPT_HELP = `Usage: chartpilot adopt [flags]
 
@@ -40,15 +50,18 @@ For each resource of the kinds in the watches file, each record of its release (
 per revision) that chartpilot did not write is adopted when it holds this
 release, was made from the watches entry's chart, and lists only objects the entry allows (the
 resource's namespace; others only with allowClusterScoped/allowCrossNamespace). Adopting adds the
-Helm release label ${ADOPTED_LABEL} to that record (a keyed mark of exactly its objects; Helm keeps
-it when it supersedes the record; nothing else changes); the operator then upgrades the release as
-its own. Switching back to operator-sdk keeps working: it ignores the label. One line per record: adopted, or refused and why.
+annotation ${RECORD_MAC_ANNOTATION} to that record's Secret (a keyed MAC of exactly its bytes;
+nothing else changes), and ${ADOPTED_AT_ANNOTATION} (the time) to the resource, so that a running
+operator reconciles it at once; the operator then upgrades the release as its own. Records an older
+chartpilot wrote (object seals) are adopted the same way. Switching back to operator-sdk keeps
+working: it ignores the annotation. One line per record: adopted, or refused and why.
 
 Flags:
   --watches-file <path>        the watches file (default ./watches.yaml)
   --namespace <ns>             only resources in this namespace (default: all namespaces)
   --dry-run                    say what would be adopted; change nothing
-  --operator-namespace <ns>    where the operator's seal key Secret is (default: the pod's, else $POD_NAMESPACE, else "default")
+  --operator-namespace <ns>    where the operator's seal key Secret is (default: the pod's, else $POD_NAMESPACE;
+                               outside a pod without either, adopt stops and asks for it)
   --seal-key-secret <name>     its name (default ${DEFAULT_SEAL_KEY_SECRET}; as given to chartpilot run)
   --kubeconfig <path>          the cluster (default: $KUBECONFIG, ~/.kube/config or in-cluster)
 
@@ -68,7 +81,7 @@ export interface AdoptTally {
 
 export interface AdoptOptions {
   readonly client: KubeClient;
-  readonly masterKey: Buffer;
+  readonly recordKeys: RecordKeys;
   readonly entries: ReadonlyMap<WatchEntry, ApiResource>;
   /** [] = all namespaces. */
   readonly namespaces: readonly string[];
@@ -81,7 +94,8 @@ export interface AdoptOptions {
 /** Adopts what may be adopted for every CR of `entries`; returns how many were adopted and refused. */
 export async function adoptReleases(opts: AdoptOptions): Promise<AdoptTally> {
   const { client } = opts;
-  const store = createReleaseStore(client, new RecordVerdicts(client, { masterKey: opts.masterKey }));
+  const keys = opts.recordKeys;
+  const store = createReleaseStore(client, new RecordVerdicts(client, { keys }));
   const tally: AdoptTally = { adopted: 0, refused: 0 };
   for (const [entry, resource] of opts.entries) {
     // Adoption is of Helm release records; an Ansible kind keeps none.
@@ -100,10 +114,11 @@ export async function adoptReleases(opts: AdoptOptions): Promise<AdoptTally> {
         if (uid === undefined) continue;
         const revisions = await store.revisions(namespace, name);
         const foreign = await store.foreignRevisions(namespace, name, uid, revisions);
+        let adoptedHere = 0;
         for (const r of foreign.sort((a, b) => a.revision - b.revision)) {
           const what = `${namespace}/${r.secretName} for ${entry.kind} ${namespace}/${name}`;
           const outcome = await adoptOne(client, {
-            key: deriveSealKey(opts.masterKey, uid),
+            key: keys.keyOf(uid),
             secretName: r.secretName,
             namespace,
             releaseName: name,
@@ -111,9 +126,20 @@ export async function adoptReleases(opts: AdoptOptions): Promise<AdoptTally> {
             entry,
             dryRun: opts.dryRun,
           });
-          if (outcome.adopted) tally.adopted++;
-          else tally.refused++;
+          if (outcome.adopted) {
+            tally.adopted++;
+            adoptedHere++;
+          } else tally.refused++;
           opts.report(outcome.adopted ? `${opts.dryRun ? 'would adopt' : 'adopted'} ${what}` : `refused ${what}: ${outcome.why}`);
+        }
+        if (adoptedHere > 0 && !opts.dryRun) {
+          const nudged = await mergePatchObject(client, { resource, namespace, name }, { metadata: { annotations: { [ADOPTED_AT_ANNOTATION]: new Date().toISOString() } } }).then(
+            () => undefined,
+            (err: unknown) => errorMessage(err),
+          );
+          if (nudged !== undefined) {
+            opts.report(`could not annotate ${entry.kind} ${namespace}/${name} with ${ADOPTED_AT_ANNOTATION} (${nudged}): the operator takes it up at its next reconcile period instead of at once`);
+          }
         }
       }
     }
@@ -138,7 +164,6 @@ async function adoptOne(
     objects = { unreadable: errorMessage(err) };
   }
   const decision = decideAdoption({
-    key: at.key,
     record: read.record,
     releaseName: at.releaseName,
     namespace: at.namespace,
@@ -149,8 +174,8 @@ async function adoptOne(
   if (!decision.adopt) return { adopted: false, why: decision.why };
   if (at.dryRun) return { adopted: true };
   // Guarded by the resourceVersion read: a record changed since is not marked.
-  const labelled = await labelRecord(client, { namespace: at.namespace, secretName: at.secretName, resourceVersion: read.resourceVersion }, { key: ADOPTED_LABEL, value: decision.mark });
-  return labelled === 'labelled' ? { adopted: true } : { adopted: false, why: 'it changed while it was checked; run adopt again' };
+  const stamped = await stampRecord(client, { namespace: at.namespace, secretName: at.secretName, resourceVersion: read.resourceVersion }, at.key);
+  return stamped === 'stamped' ? { adopted: true } : { adopted: false, why: 'it changed while it was checked; run adopt again' };
 }
 
 async function scopeOf(client: KubeClient, object: Record<string, unknown>): Promise<ObjectScope> {
@@ -166,15 +191,6 @@ async function chartNameOf(entry: WatchEntry): Promise<string> {
   const remote = entry.remote;
   if (remote !== undefined) return remote.type === 'oci' ? (remote.name.split('/').at(-1) ?? remote.name) : remote.name;
   return (await loadChartInfo(entry.chartPath)).name;
-}
-
-/**
- * The operator's namespace, where its seal key is: the pod's own (its service account's
- * namespace file), else POD_NAMESPACE, else `default` (an operator run outside a cluster).
- */
-export function defaultOperatorNamespace(env: Readonly<Record<string, string | undefined>>): string {
-  const ns = resolveLeaseNamespace('', env);
-  return ns.ok ? ns.namespace : 'default';
 }
 
 /** `chartpilot adopt [flags]`. */
@@ -207,8 +223,8 @@ export async function adoptCommand(argv: readonly string[], io: AdoptIo): Promis
   const problems: string[] = [];
   const namespace = values.namespace;
   if (namespace !== undefined && !isDnsLabel(namespace)) problems.push(`--namespace is "${namespace}"; give a namespace name, or leave it out for all`);
-  const operatorNamespace = values['operator-namespace'] ?? defaultOperatorNamespace(io.env);
-  if (!isDnsLabel(operatorNamespace)) problems.push(`--operator-namespace is "${operatorNamespace}"; give the namespace the operator runs in`);
+  const given = values['operator-namespace'];
+  if (given !== undefined && !isDnsLabel(given)) problems.push(`--operator-namespace is "${given}"; give the namespace the operator runs in`);
   const secretName = values['seal-key-secret'];
   if (!isDnsSubdomain(secretName)) problems.push(`--seal-key-secret is "${secretName}"; give a Secret name`);
   const loaded = await loadWatches(values['watches-file'], io.env);
@@ -217,6 +233,13 @@ export async function adoptCommand(argv: readonly string[], io: AdoptIo): Promis
     for (const p of problems) io.stderr(`error: ${p}`);
     return ExitCode.badConfig;
   }
+  // Given, it is where the key is; else found as the operator finds it (never a guess).
+  const found = given === undefined ? resolveOperatorNamespace({ name: '--operator-namespace', value: '' }, io.env) : { ok: true as const, namespace: given };
+  if (!found.ok) {
+    io.stderr(`error: ${found.problem}`);
+    return ExitCode.environment;
+  }
+  const operatorNamespace = found.namespace;
   if (values.kubeconfig !== undefined) process.env.KUBECONFIG = values.kubeconfig;
   let client: KubeClient;
   try {
@@ -227,7 +250,7 @@ export async function adoptCommand(argv: readonly string[], io: AdoptIo): Promis
     const { key } = await loadSealKey(client, { namespace: operatorNamespace, name: secretName });
     const tally = await adoptReleases({
       client,
-      masterKey: key,
+      recordKeys: new RecordKeys(key),
       entries,
       namespaces: namespace === undefined ? [] : [namespace],
       dryRun: values['dry-run'],

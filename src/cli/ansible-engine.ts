@@ -9,7 +9,8 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { AnsibleEngine } from '../controller/manager.js';
 import { extraVarsFor, redactionStringsFor } from '../ansible/extra-vars.js';
-import { createRunProxy, startUserMetricsServer } from '../ansible/proxy/index.js';
+import type { ApiProxy } from '../apiproxy/index.js';
+import { startUserMetricsServer } from '../ansible/user-metrics.js';
 import { roleDigest } from '../ansible/role-digest.js';
 import { runAnsible } from '../ansible/runner.js';
 import { AnsibleRuntimeMissingError, findAnsibleRuntime } from '../ansible/runtime.js';
@@ -30,6 +31,8 @@ export interface AnsibleEngineOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Where osdk_metric's metrics are served (the operator's /metrics registry). */
   readonly registry: Registry;
+  /** The operator's API proxy (started by `run`): the runs' only way to the API server. */
+  readonly proxy: ApiProxy;
   readonly onRun: AnsibleEngine['onRun'];
 }
 
@@ -39,13 +42,7 @@ export async function startAnsibleEngine(o: AnsibleEngineOptions): Promise<Start
     throw err instanceof AnsibleRuntimeMissingError ? new PreflightError([err.message]) : err;
   });
   o.log.info({ runtime: runtime.dir, source: runtime.source, ansibleCore: runtime.versions.ansibleCore, ansibleRunner: runtime.versions.ansibleRunner }, 'Ansible runtime found');
-  const proxy = createRunProxy({ client: o.client, log: o.log.child({ component: 'ansible-proxy' }), port: o.options.proxyPort });
-  try {
-    const { port } = await proxy.start();
-    o.log.info({ port }, 'Ansible runs API proxy listening on 127.0.0.1');
-  } catch (err) {
-    throw new PreflightError([`cannot start the Ansible runs' API proxy on 127.0.0.1:${String(o.options.proxyPort)}: ${errorMessage(err)}; choose another --proxy-port (0 picks a free one)`]);
-  }
+  const proxy = o.proxy;
   const userMetrics = await startUserMetricsServer({ registry: o.registry, log: o.log.child({ component: 'osdk-metric' }) }).catch((err: unknown) => {
     // Roles that never call osdk_metric work without it; say so once.
     o.log.warn({ err: errorMessage(err) }, 'the osdk_metric listener (127.0.0.1:5050) could not start; roles calling operator_sdk.util.osdk_metric will fail');
@@ -72,7 +69,6 @@ export async function startAnsibleEngine(o: AnsibleEngineOptions): Promise<Start
   return {
     engine,
     close: async () => {
-      await proxy.stop();
       await userMetrics?.close();
     },
   };

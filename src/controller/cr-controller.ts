@@ -12,7 +12,6 @@ import type { ApiResource, KubeObject } from '../kube/types.js';
 import type { Reconciler } from '../reconcile/reconciler.js';
 import type { CustomResource } from '../reconcile/model.js';
 import { HelmCallInterrupted, HelmCallsStopped } from '../reconcile/ports.js';
-import { FINALIZER, LEGACY_FINALIZER } from '../reconcile/names.js';
 import { WorkQueue, type AddOptions, type Lane, type WorkQueueMetrics } from './workqueue.js';
 import { withoutSpec } from './cr-reader.js';
 import { errorMessage } from '../lib/errors.js';
@@ -33,6 +32,13 @@ export interface CrControllerOptions {
   readonly onStopping?: () => void;
   /** Only `reconcile` is used (unit tests pass a recording fake). */
   readonly reconciler: Pick<Reconciler, 'reconcile'>;
+  /**
+   * The finalizers the kind's engine holds its CRs with: Helm's (and operator-sdk's legacy one),
+   * or an Ansible entry's `finalizer.name` (none without one). Asked at each own write, as a hot
+   * reload may change the entry. Only a write that leaves a CR being deleted with none of them
+   * lets it go (see releases()).
+   */
+  readonly finalizers: () => readonly string[];
   readonly log: Logger;
   readonly queueMetrics?: WorkQueueMetrics;
   /** Schedules the queue's requeues and retry backoffs; the process clock unless a test drives time. */
@@ -111,8 +117,28 @@ export function needsReconcile(oldObj: CustomResource, newObj: CustomResource): 
   );
 }
 
-function hasReconcilerFinalizer(finalizers: readonly string[] | undefined): boolean {
-  return (finalizers ?? []).some((f) => f === FINALIZER || f === LEGACY_FINALIZER);
+/**
+ * Whether what changed from `oldObj` to `newObj`, an echo of our own write, can be our write
+ * alone. Our writes (status, finalizers, the run-record annotation) never change the generation,
+ * the deletion or the labels: an echo that shows one of them changed folds in someone else's
+ * change that the cache never showed on its own (a relist after a watch gap delivers only the
+ * newest version), and must be reconciled like it.
+ */
+export function ownWritesExplain(oldObj: CustomResource, newObj: CustomResource): boolean {
+  const o = oldObj.metadata;
+  const n = newObj.metadata;
+  return o.generation === n.generation && o.deletionTimestamp === n.deletionTimestamp && sameMap(o.labels, n.labels);
+}
+
+/**
+ * Whether a write of ours let a CR being deleted go: it carries none of the engine's finalizers any
+ * more, so nothing is left to do for it, whatever version the cache still shows. Any other write to
+ * a CR being deleted — the status written when a run or an upgrade that the deletion overtook
+ * ends, the `Running` status before a finalizer run — leaves it held: the deletion is still to be
+ * acted on (the finalizer run, the uninstall), and a retry of a failed one must run.
+ */
+export function releases(written: { readonly metadata: { readonly deletionTimestamp?: string; readonly finalizers?: readonly string[] } }, ours: readonly string[]): boolean {
+  return written.metadata.deletionTimestamp !== undefined && !(written.metadata.finalizers ?? []).some((f) => ours.includes(f));
 }
 
 /** One write of ours to a CR: the version it replaced and the version it made. */
@@ -233,7 +259,7 @@ export class CrController {
             // Every update consumes the own writes it shows, status-only echoes included: only
             // then is the list of own writes as short as the writes the cache has not shown yet.
             const own = this.caughtUpWithOwnWrite(newObj);
-            if (needsReconcile(oldObj, newObj) && !own) this.queue.add(keyOf(newObj), { lane: laneOf(newObj) });
+            if (needsReconcile(oldObj, newObj) && !(own && ownWritesExplain(oldObj, newObj))) this.queue.add(keyOf(newObj), { lane: laneOf(newObj) });
           },
           onDelete: (obj) => {
             if (obj.metadata.uid !== undefined) {
@@ -368,9 +394,9 @@ export class CrController {
   ): void {
     const key = keyOf(written);
     const cached = this.get(key);
-    const { uid, deletionTimestamp, finalizers, resourceVersion: to } = written.metadata;
+    const { uid, resourceVersion: to } = written.metadata;
     // Our finalizer came off a CR being deleted (while the cache still has it): it is released.
-    if (uid !== undefined && deletionTimestamp !== undefined && !hasReconcilerFinalizer(finalizers) && cached !== undefined) this.released.add(uid);
+    if (uid !== undefined && cached !== undefined && releases(written, this.opts.finalizers())) this.released.add(uid);
     // The watch may have delivered the write before its response arrived: nothing left to skip.
     if (to === undefined || cached?.metadata.resourceVersion === to) return;
     const own = this.ownWrites.get(key);
@@ -411,6 +437,11 @@ export class CrController {
   /** Every known CR of this kind (after a chart change, every release must be upgraded). */
   enqueueAll(): void {
     for (const i of this.informers.values()) for (const obj of i.list()) this.queue.add(keyOf(obj));
+  }
+
+  /** Every cached CR of this kind (no specs: the cache keeps their summaries), e.g. to choose which one tries a changed chart first. */
+  list(): CustomResource[] {
+    return [...this.informers.values()].flatMap((i) => i.list() as CustomResource[]);
   }
 
   /** Every known CR in `namespace` (its ServiceAccount appeared or went). */
@@ -492,6 +523,8 @@ export class CrController {
     if (cr === undefined) return {};
     // We removed its finalizer: only its deletion is left to arrive.
     if (cr.metadata.uid !== undefined && this.released.has(cr.metadata.uid)) {
+      // Said (at debug): a CR skipped here that is not about to go is what a wrong release looks like.
+      this.opts.log.debug({ namespace: cr.metadata.namespace, name: cr.metadata.name }, 'our finalizer is off this resource: nothing to do until its deletion arrives');
       this.checked(key);
       return {};
     }

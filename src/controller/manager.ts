@@ -2,6 +2,7 @@
  * Turns validated watches entries into running controllers: resolves each kind's API resource,
  * computes its chart digest, and wires reconciler, informers and queue together.
  */
+import type { RecordKeys } from '../helm/record-mac.js';
 import type { Logger } from 'pino';
 import { applyOverrides } from '../config/overrides.js';
 import { apiVersionOf, gvkKey, isAnsibleEntry, type AnsibleSource, type WatchEntry } from '../config/types.js';
@@ -12,6 +13,7 @@ import type { HelmClient } from '../helm/types.js';
 import type { KubeClient } from '../kube/rest.js';
 import type { ApiResource, KubeObject } from '../kube/types.js';
 import type { EventSink } from '../reconcile/ports.js';
+import { FINALIZERS } from '../reconcile/names.js';
 import { Reconciler } from '../reconcile/reconciler.js';
 import type { ReconcileTarget } from '../reconcile/target.js';
 import { canonicalJson } from '../lib/json.js';
@@ -19,11 +21,16 @@ import { ScopeMap } from '../dependents/scopes.js';
 import type { DependentSelection, SwapDelays } from '../dependents/selection.js';
 import { DependentWatcher, type DependentCacheStats } from '../dependents/watcher.js';
 import { chartDigest } from '../config/chart-digest.js';
+import { ChartSnapshots, type ChartSnapshot } from '../config/chart-snapshots.js';
+import { Reasons } from '../reconcile/names.js';
+import { chartSummary } from '../reconcile/summary.js';
+import type { CustomResource } from '../reconcile/model.js';
+import { chooseCanary, gone, heldEventMessage, initialRollout, offer, report, serve, type RolloutState, type Transition } from './chart-rollout.js';
 import { systemWallClock, type Clock } from '../lib/clock.js';
 import { errorMessage } from '../lib/errors.js';
 import { createCrWriter } from './cr-writer.js';
 import { createSpecReader } from './cr-reader.js';
-import { CrController, type CrControllerOptions, type ShardHooks } from './cr-controller.js';
+import { CrController, keyOf, type CrControllerOptions, type ShardHooks } from './cr-controller.js';
 import { ReleaseKeeper } from '../dependents/release-keeper.js';
 import { ServiceAccountCache } from './service-accounts.js';
 import type { WorkQueueMetrics } from './workqueue.js';
@@ -37,14 +44,14 @@ import type { AnsibleRuntimePaths } from '../ansible/runner.js';
 import { createAnsibleCrWriter } from '../ansible/cr-writer.js';
 import { createDependentsView } from '../ansible/dependents-view.js';
 import type { RunTrigger } from '../ansible/plan.js';
-import { finalizerRunnableOf, type AnsibleTarget } from '../ansible/target.js';
+import { finalizerRunnableOf, finalizersOf, type AnsibleTarget } from '../ansible/target.js';
 import { getDiscoveryDocument } from '../kube/objects.js';
 import { groupVersionPath } from '../kube/resource.js';
 
 export interface ManagerOptions {
   readonly client: KubeClient;
-  /** The master seal key (helm/seal-key.ts): which release records chartpilot wrote for which CR. */
-  readonly masterKey: Buffer;
+  /** The per-CR record keys (from the master key, helm/seal-key.ts): which release records chartpilot wrote for which CR. */
+  readonly recordKeys: RecordKeys;
   readonly helm: HelmClient;
   readonly events: EventSink;
   readonly log: Logger;
@@ -66,6 +73,8 @@ export interface ManagerOptions {
   readonly onDriftRepaired?: (resource: ApiResource, cr: { readonly metadata: { readonly namespace?: string; readonly name: string } }, objectKind: string) => void;
   /** Charts from registries: how they are resolved and pulled, and how often by default. */
   readonly charts?: { readonly resolver: Pick<ChartResolver, 'resolve' | 'cached'>; readonly defaultRefreshIntervalMs: number; readonly clock?: Clock };
+  /** Where the private copies of local charts helm is given are made (chart-snapshots.ts); the system's temporary directory by default. */
+  readonly chartCopiesDir?: string;
   /** Builds each kind's controller; a plain CrController unless a test substitutes one. */
   readonly createController?: (opts: CrControllerOptions) => CrController;
   /** See ReconcilerDeps.statusPaceMs; default STATUS_PACE_MS. */
@@ -109,9 +118,17 @@ export interface AnsibleEngine {
  */
 interface Running {
   readonly controller: CrController;
-  readonly current: { entry: WatchEntry; target: ReconcileTarget | AnsibleTarget };
+  readonly current: Current;
   /** For a chart from a registry: what keeps it resolved (replaced when the entry's reference changes). */
   tracker: ChartTracker | undefined;
+}
+
+interface Current {
+  entry: WatchEntry;
+  /** What the entry resolves to now (for a chart kind: with the chart as it is on disk or in the registry). */
+  target: ReconcileTarget | AnsibleTarget;
+  /** A chart kind: which chart each CR is served, the last good one until a changed one proved itself on one CR. */
+  rollout?: RolloutState;
 }
 
 export function ownerKindOf(entry: WatchEntry): string {
@@ -119,9 +136,11 @@ export function ownerKindOf(entry: WatchEntry): string {
 }
 
 /** The target of `entry`; a chart from a registry is what `chart` (its tracker's state) says. */
-export async function targetFor(entry: WatchEntry, defaultPeriodMs: number, defaultServiceAccount?: string, chart?: ChartState): Promise<ReconcileTarget> {
+export async function targetFor(entry: WatchEntry, defaultPeriodMs: number, defaultServiceAccount?: string, chart?: ChartState, local?: ChartSnapshot): Promise<ReconcileTarget> {
   const source =
-    entry.remote === undefined || chart === undefined
+    entry.remote === undefined && local !== undefined
+      ? { chartPath: local.path, chartDigest: local.digest }
+      : entry.remote === undefined || chart === undefined
       ? { chartPath: entry.chartPath, chartDigest: await chartDigest(entry.chartPath) }
       : chart.kind === 'ready'
         ? { chartPath: chart.chart.path, chartDigest: chart.chart.digest }
@@ -160,11 +179,16 @@ export class Manager {
 
   private readonly statusPaceMs: number;
   private readonly stoppedCalls: StoppedCalls;
+  /** What helm is given of local charts: a copy per content, so the last good one can still be served. */
+  private readonly snapshots: ChartSnapshots;
+  /** The rollouts of kinds a reload is restarting (remove, then add): a restart must not skip a held chart's check. */
+  private readonly restarting = new Map<string, RolloutState>();
 
   constructor(private readonly opts: ManagerOptions) {
     this.statusPaceMs = opts.statusPaceMs ?? STATUS_PACE_MS;
     this.stoppedCalls = opts.stoppedCalls ?? new StoppedCalls();
-    const origins = new RecordVerdicts(opts.client, { masterKey: opts.masterKey });
+    this.snapshots = new ChartSnapshots(opts.chartCopiesDir);
+    const origins = new RecordVerdicts(opts.client, { keys: opts.recordKeys });
     // The first look at each CR after a start or takeover reads the records of one LIST of them all.
     const startup = new StartupRecords({ client: opts.client, namespaces: opts.watchNamespaces, log: opts.log.child({ controller: 'releases' }) });
     this.releases = createReleaseStore(opts.client, origins, startup);
@@ -234,7 +258,11 @@ export class Manager {
     const name = entry.kind.toLowerCase();
     const log = opts.log.child({ controller: name });
     const tracker = await this.track(key, entry, log);
-    const current = { entry, target: await targetFor(entry, opts.defaultReconcilePeriodMs, opts.defaultServiceAccount, tracker?.state) };
+    const target = await this.chartTarget(entry, tracker?.state);
+    const before = this.restarting.get(key);
+    this.restarting.delete(key);
+    const current: Current = { entry, target, rollout: before === undefined ? initialRollout(target) : offer(before, target, chartName(entry, tracker?.state)).state };
+    await this.pruneCopies(current);
     // --max-concurrent-reconciles bounds what costs: helm processes. Reconciles around them (the
     // LIST and finalizer before, the status after a call) overlap with other CRs' helm calls, so
     // the next call starts the moment one ends, as with bare helm at that concurrency.
@@ -255,7 +283,11 @@ export class Manager {
       processStartedAt: opts.processStartedAt,
       stoppedCalls: this.stoppedCalls,
       historyMax: opts.historyMax,
-      target: () => current.target,
+      target: (cr) => this.serveChart(current, cr),
+      onChartTrial: (cr, served, trial) => {
+        if (current.rollout === undefined) return;
+        this.applyRollout(running, report(current.rollout, keyOf(cr), served, trial), cr);
+      },
       keeper: this.keeper,
       onDriftRepaired: (cr, objectKind) => opts.onDriftRepaired?.(resource, cr, objectKind),
       serviceAccounts: this.serviceAccounts,
@@ -277,14 +309,18 @@ export class Manager {
         helm.stop();
       },
       reconciler,
+      finalizers: () => FINALIZERS,
       // Each CR's fingerprint derived as it arrives: a restart reads no CR again to check it.
       onSpec: (cr) => {
         reconciler.sawSpec(cr);
       },
       log,
-      ...this.controllerHooks(name, resource, reconciler),
+      ...this.controllerHooks(name, resource, reconciler, (gone_) => {
+        if (current.rollout !== undefined) this.applyRollout(running, gone(current.rollout, keyOf(gone_)));
+      }),
     });
-    this.running.set(key, { controller, current, tracker });
+    const running: Running = { controller, current, tracker };
+    this.running.set(key, running);
     controller.start();
     log.info({ kind: entry.kind, group: entry.group, version: entry.version, chart: entry.remote?.reference ?? entry.chartPath }, 'controller started');
   }
@@ -328,6 +364,8 @@ export class Manager {
       concurrency,
       followUpWorkers: 1,
       reconciler,
+      // The entry's finalizer, not Helm's: a status write to a CR being deleted must not let it go.
+      finalizers: () => finalizersOf(current.target.source),
       log,
       ...this.controllerHooks(name, resource, reconciler),
     });
@@ -393,6 +431,7 @@ export class Manager {
     name: string,
     resource: ApiResource,
     reconciler: { forget(uid: string): void },
+    onGone?: (obj: KubeObject) => void,
   ): Pick<CrControllerOptions, 'queueMetrics' | 'onReconciled' | 'onResource' | 'shard'> {
     const { opts } = this;
     return {
@@ -403,16 +442,21 @@ export class Manager {
         : { onReconciled: (result: 'success' | 'error' | 'requeue_after', ms: number) => opts.onReconciled?.(name, result, ms) }),
       onResource: (change: 'present' | 'gone', obj: KubeObject) => {
         if (change === 'gone' && obj.metadata.uid !== undefined) reconciler.forget(obj.metadata.uid);
+        if (change === 'gone') onGone?.(obj);
         opts.onResource?.(resource, change, obj);
       },
     };
   }
 
-  /** Stops and forgets the controller of `entry`'s kind. */
-  async remove(key: string, drainTimeoutMs: number): Promise<void> {
+  /**
+   * Stops and forgets the controller of `entry`'s kind. `restarting`: it is added again next (a
+   * reload changed how its controller is built), and keeps which chart is its last good one.
+   */
+  async remove(key: string, drainTimeoutMs: number, restarting = false): Promise<void> {
     const running = this.running.get(key);
     if (running === undefined) return;
     this.running.delete(key);
+    if (restarting && running.current.rollout !== undefined) this.restarting.set(key, running.current.rollout);
     await running.tracker?.stop();
     await running.controller.stop(drainTimeoutMs);
     this.keeper.forgetKind(running.current.target.ownerKind);
@@ -448,10 +492,86 @@ export class Manager {
 
   private async retarget(running: Running): Promise<void> {
     if (isAnsibleEntry(running.current.entry)) return;
-    const next = await targetFor(running.current.entry, this.opts.defaultReconcilePeriodMs, this.opts.defaultServiceAccount, running.tracker?.state);
-    const changed = !sameJson(running.current.target, next);
+    const next = await this.chartTarget(running.current.entry, running.tracker?.state);
     running.current.target = next;
-    if (changed) running.controller.enqueueAll();
+    if (running.current.rollout !== undefined) this.applyRollout(running, offer(running.current.rollout, next, chartName(running.current.entry, running.tracker?.state)));
+  }
+
+  /** The target of a chart entry, a local chart's content copied (chart-snapshots.ts). */
+  private async chartTarget(entry: WatchEntry, chart: ChartState | undefined): Promise<ReconcileTarget> {
+    const local = entry.remote === undefined ? await this.snapshots.take(entry.chartPath) : undefined;
+    return targetFor(entry, this.opts.defaultReconcilePeriodMs, this.opts.defaultServiceAccount, chart, local);
+  }
+
+  /** The target a reconcile of `cr` is served (chart-rollout.ts); without a CR the one most CRs are. */
+  private serveChart(current: Current, cr: CustomResource | undefined): ReconcileTarget {
+    const rollout = current.rollout;
+    if (rollout === undefined) return current.target as ReconcileTarget;
+    if (cr === undefined) return rollout.stable;
+    const served = serve(rollout, keyOf(cr));
+    current.rollout = served.state;
+    return served.target;
+  }
+
+  /** Makes a rollout transition take effect: who is re-checked, and the Event when a change is held. */
+  private applyRollout(running: Running, t: Transition, cr?: CustomResource): void {
+    const { current, controller } = running;
+    current.rollout = t.state;
+    const log = this.opts.log.child({ controller: current.entry.kind.toLowerCase() });
+    const chart = t.state.candidate?.chart;
+    switch (t.effect.kind) {
+      case 'none':
+        return;
+      case 'held':
+        log.warn({ chart, canary: t.effect.canary, err: t.effect.message }, 'the changed chart failed on the first resource it was tried on; the others keep the last good chart');
+        if (cr !== undefined && chart !== undefined) this.opts.events.emit(cr, 'Warning', Reasons.chartChangeHeld, heldEventMessage(chart, t.effect.message));
+        controller.enqueueAll();
+        break;
+      case 'canary':
+        this.tryOnCanary(running, log);
+        break;
+      case 'all':
+        this.tryOnCanary(running, log);
+        controller.enqueueAll();
+        break;
+    }
+    void this.pruneCopies(current).catch((err: unknown) => {
+      log.warn({ err: errorMessage(err) }, 'cannot remove chart copies no longer served');
+    });
+  }
+
+  /** A changed chart without a canary gets one (the healthiest CR, chart-rollout.ts), re-checked now. */
+  private tryOnCanary(running: Running, log: Logger): void {
+    const { current, controller } = running;
+    if (current.rollout?.candidate === undefined) return;
+    const options = controller.list().map((cr) => ({
+      key: keyOf(cr),
+      state: chartSummary(cr.status?.conditions ?? []).state,
+      deleting: cr.metadata.deletionTimestamp !== undefined,
+    }));
+    const chosen = chooseCanary(current.rollout, options);
+    current.rollout = chosen.state;
+    const chart = current.rollout.candidate?.chart;
+    if (chosen.canary === undefined) {
+      log.info({ chart }, 'chart changed: no resource of this kind can try it now; the next one reconciled tries it first');
+      return;
+    }
+    log.info({ chart, canary: chosen.canary }, 'chart changed: trying it on one resource first; the others follow once it is deployed there');
+    controller.enqueue(chosen.canary);
+  }
+
+  /** Removes the chart copies no running kind serves any more (a few spares stay for reconciles still starting). */
+  private async pruneCopies(adding?: Current): Promise<void> {
+    const inUse = new Set<string>();
+    const note = (r: RolloutState | undefined): void => {
+      if (r === undefined) return;
+      inUse.add(r.stable.chartPath);
+      if (r.candidate !== undefined) inUse.add(r.candidate.target.chartPath);
+    };
+    for (const r of this.running.values()) note(r.current.rollout);
+    for (const r of this.restarting.values()) note(r);
+    note(adding?.rollout);
+    await this.snapshots.prune(inUse);
   }
 
   /** The chart or an entry's settings changed: new target, and every CR of the kind re-checked. */
@@ -475,13 +595,13 @@ export class Manager {
       running.tracker = await this.track(key, entry, this.opts.log.child({ controller: entry.kind.toLowerCase() }));
       await old?.stop();
     }
-    const next = await targetFor(entry, this.opts.defaultReconcilePeriodMs, this.opts.defaultServiceAccount, running.tracker?.state);
-    const prev = running.current.target;
+    const next = await this.chartTarget(entry, running.tracker?.state);
     running.current.entry = entry;
     running.current.target = next;
-    const changed = !sameJson(prev, next);
-    if (changed) running.controller.enqueueAll();
-    return changed;
+    const rollout = running.current.rollout ?? initialRollout(next);
+    const t = offer(rollout, next, chartName(entry, running.tracker?.state));
+    this.applyRollout(running, t);
+    return t.effect.kind !== 'none';
   }
 
   entries(): WatchEntry[] {
@@ -520,7 +640,14 @@ export class Manager {
     await Promise.all(all.map((k) => this.remove(k, drainTimeoutMs)));
     await this.dependents.stop();
     await this.serviceAccounts.stop();
+    await this.snapshots.dispose();
   }
+}
+
+/** What a kind's chart is called in messages: its watches.yaml path, or its registry reference and the version resolved. */
+function chartName(entry: WatchEntry, chart: ChartState | undefined): string {
+  if (entry.remote === undefined) return entry.chartPath;
+  return chart?.kind === 'ready' ? `${entry.remote.reference} ${chart.chart.version}` : entry.remote.reference;
 }
 
 /** Whether two targets are the same in every field (see reconcile/target.ts sameTarget; also for Ansible targets). */

@@ -1,7 +1,9 @@
 /**
  * Hot reload: watches watches.yaml and every chart, role and playbook it names; after a burst of edits settles, the
  * new configuration is loaded and applied kind by kind. An invalid edit keeps the last good
- * configuration running and says what is wrong (log line and the reload-result callback).
+ * configuration running and says what is wrong (log line and the reload-result callback). A
+ * changed chart that loads reaches its kind's CRs through the manager's rollout: one CR first,
+ * the rest once helm deployed it there (chart-rollout.ts).
  */
 import { dirname } from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
@@ -136,14 +138,15 @@ export class ConfigReloader {
         case 'restart': {
           const resource = resources.get(change.entry);
           if (resource === undefined) break;
-          if (change.kind === 'restart') await opts.manager.remove(gvkKey(change.entry), opts.drainTimeoutMs ?? 20_000);
+          // A restart keeps the kind's last good chart: a chart changed with it is still tried on one CR first.
+          if (change.kind === 'restart') await opts.manager.remove(gvkKey(change.entry), opts.drainTimeoutMs ?? 20_000, true);
           await opts.manager.add(change.entry, resource);
           changed++;
           break;
         }
         case 'refresh':
           if (await opts.manager.refresh(gvkKey(change.entry), change.entry)) {
-            opts.log.info({ kind: change.entry.kind }, change.entry.ansible === undefined ? 'chart or settings changed: every resource of this kind will be upgraded' : 'role or settings changed: every resource of this kind will be checked, and run where its inputs changed');
+            opts.log.info({ kind: change.entry.kind }, change.entry.ansible === undefined ? 'chart or settings changed: a changed chart is tried on one resource of this kind first, then every resource is upgraded; changed settings re-check every one at once' : 'role or settings changed: every resource of this kind will be checked, and run where its inputs changed');
             changed++;
           }
           break;

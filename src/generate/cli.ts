@@ -11,6 +11,7 @@ import { ChartProblem } from './chart-meta.js';
 import { ChartReadError } from '../config/chart-files.js';
 import { ANSIBLE_IMAGE_NAME, DEFAULTS, defaultImage, deployOptionProblems, type DeployOptions } from './deploy.js';
 import { EnvironmentError, InputError } from './errors.js';
+import { DEFAULT_MONITORING_NAMESPACE } from './network-policy.js';
 import { writeFiles } from './write-files.js';
 import { helmRenderer } from './helm-render.js';
 import { BUNDLE_HELP, bundleCommand, CATALOG_HELP, catalogCommand } from './bundle-cli.js';
@@ -31,6 +32,9 @@ const processIo: CommandIo = {
   stderr: (line) => process.stderr.write(`${line}\n`),
   env: process.env,
 };
+
+/** The API version `new` gives a kind when --version is left out. */
+const DEFAULT_API_VERSION = 'v1alpha1';
 
 export const GENERATE_HELP = `Usage: chartpilot generate <what> [flags]
 
@@ -54,6 +58,7 @@ const WATCHES_FLAG = `  --watches-file <path>        the watches file (default .
 const OPERATOR_FLAGS = `  --name <name>                the operator's name: Deployment, object name prefix (default ${DEFAULTS.name})
   --namespace <ns>             the operator's namespace (default ${DEFAULTS.namespace})
   --service-account <name>     the operator's ServiceAccount (default ${DEFAULTS.serviceAccount})`;
+const MONITORING_NAMESPACE_FLAG = `  --monitoring-namespace <ns>  whose pods may reach the metrics port (NetworkPolicy; default ${DEFAULT_MONITORING_NAMESPACE})`;
 const CLUSTER_FLAGS = `  --offline                    do not ask a cluster; resolve kinds with the built-in table
   --kubeconfig <path>          the cluster to ask (default: $KUBECONFIG or ~/.kube/config)`;
 
@@ -109,12 +114,15 @@ filesystem, no capabilities, RuntimeDefault seccomp, probes, resource limits, le
 As operator-sdk's scaffold: /metrics over HTTPS on 8443 (--metrics-secure --metrics-require-rbac),
 a metrics Service, the ClusterRoles <name>-metrics-auth (bound to the operator: token and access
 reviews of each scrape) and <name>-metrics-reader (bind it to whoever scrapes), and a
-ServiceMonitor for the Prometheus Operator, commented out.
+ServiceMonitor for the Prometheus Operator, commented out. A NetworkPolicy <name>-ingress admits
+the metrics port only from --monitoring-namespace and the probe port from no pod (the kubelet
+probes from the node, which NetworkPolicy always lets through).
 
 Flags:
 ${OPERATOR_FLAGS}
   --image <ref>                the image holding chartpilot, watches.yaml and the charts
                                (default <name>:${defaultImage().split(':')[1] ?? ''})
+${MONITORING_NAMESPACE_FLAG}
   --with-prometheus-rule       also the alerts of "generate monitoring" as a PrometheusRule (needs
                                the Prometheus Operator's CRDs; the ServiceMonitor is in comments)
   --ansible                    kinds are served by Ansible roles: the Deployment's settings for
@@ -140,14 +148,16 @@ ${WATCHES_FLAG}
 
 Writes everything that runs the operator for watches.yaml into <dir>: namespace.yaml,
 crds/<group>_<plural>.yaml, service-account.yaml, rbac.yaml (cluster-wide), operator.yaml,
-operator-metrics.yaml (the metrics Service and roles), samples/<kind>.yaml and a Kustomization
-(kubectl apply -k <dir>). Existing files are replaced. (Alerts and a dashboard: generate monitoring.)
+operator-metrics.yaml (the metrics Service and roles), network-policy.yaml (who may connect),
+samples/<kind>.yaml and a Kustomization (kubectl apply -k <dir>). Existing files are replaced.
+(Alerts and a dashboard: generate monitoring.)
 
 Flags:
   --output-dir <dir>           where to write (required)
 ${WATCHES_FLAG}
 ${OPERATOR_FLAGS}
   --image <ref>                the operator image (default <name>:${defaultImage().split(':')[1] ?? ''})
+${MONITORING_NAMESPACE_FLAG}
 ${CLUSTER_FLAGS}
   -h, --help                   show this help`,
   bundle: BUNDLE_HELP,
@@ -206,7 +216,7 @@ export async function generateCommand(argv: readonly string[], io: CommandIo = p
   });
 }
 
-/** `chartpilot new <dir> --chart … --group … --version … --kind …`; `argv` is what follows "new". */
+/** `chartpilot new <dir> --chart … --group … --kind … [--version …]`; `argv` is what follows "new". */
 export async function newCommand(argv: readonly string[], io: CommandIo = processIo): Promise<number> {
   return run(io, async () => {
     if (argv.includes('--help') || argv.includes('-h')) {
@@ -231,8 +241,8 @@ export async function newCommand(argv: readonly string[], io: CommandIo = proces
     );
     const problems: string[] = [];
     const dir = positionals[0];
-    if (dir === undefined || dir === '') problems.push('name the directory to create: chartpilot new <dir> --chart <path> --group <group> --version <version> --kind <Kind>');
-    for (const flag of ['chart', 'group', 'version', 'kind']) {
+    if (dir === undefined || dir === '') problems.push('name the directory to create: chartpilot new <dir> --chart <path> --group <group> --kind <Kind>');
+    for (const flag of ['chart', 'group', 'kind']) {
       if (str(values, flag) === undefined) problems.push(`--${flag} is required (see chartpilot new --help)`);
     }
     if (problems.length > 0 || dir === undefined) throw new InputError(problems);
@@ -244,7 +254,8 @@ export async function newCommand(argv: readonly string[], io: CommandIo = proces
         repository: str(values, 'repository'),
         chartVersion: str(values, 'chart-version'),
         group: str(values, 'group') ?? '',
-        version: str(values, 'version') ?? '',
+        // As `new --ansible` and operator-sdk's `create api` default it.
+        version: str(values, 'version') ?? DEFAULT_API_VERSION,
         kind: str(values, 'kind') ?? '',
         name: str(values, 'name'),
         image: str(values, 'image'),
@@ -291,7 +302,7 @@ async function newAnsibleCommand(argv: readonly string[], io: CommandIo): Promis
     {
       dir: resolve(dir),
       group: str(values, 'group') ?? '',
-      version: str(values, 'version') ?? 'v1alpha1',
+      version: str(values, 'version') ?? DEFAULT_API_VERSION,
       kind: str(values, 'kind') ?? '',
       name: str(values, 'name'),
       image: str(values, 'image'),
@@ -406,7 +417,7 @@ async function rbacCommand(argv: readonly string[], io: CommandIo): Promise<numb
 function deployOptions(values: Values): DeployOptions {
   const o = operatorOptions(values);
   const version = defaultImage().split(':')[1] ?? '0.0.0';
-  const d = { ...o, image: str(values, 'image') ?? `${o.name}:${version}` };
+  const d = { ...o, image: str(values, 'image') ?? `${o.name}:${version}`, monitoringNamespace: str(values, 'monitoring-namespace') };
   const problems = deployOptionProblems(d);
   if (problems.length > 0) throw new InputError(problems);
   return d;
@@ -416,6 +427,7 @@ async function deployCommand(argv: readonly string[], io: CommandIo): Promise<nu
   const { values } = parseFlags(argv, {
     ...OPERATOR_OPTIONS,
     image: { type: 'string' },
+    'monitoring-namespace': { type: 'string' },
     ansible: { type: 'boolean' },
     'with-prometheus-rule': { type: 'boolean' },
     shards: { type: 'string' },
@@ -451,6 +463,7 @@ async function allCommand(argv: readonly string[], io: CommandIo): Promise<numbe
     'output-dir': { type: 'string' },
     ...OPERATOR_OPTIONS,
     image: { type: 'string' },
+    'monitoring-namespace': { type: 'string' },
     ...CLUSTER_OPTIONS,
   });
   const outDir = str(values, 'output-dir');

@@ -40,21 +40,31 @@ const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[
 /** Categories let `kubectl get chartpilot` list every kind chartpilot serves. */
 export const CRD_CATEGORY = 'chartpilot';
 
-/** The columns `kubectl get` shows: readiness first, then what is deployed. */
+/**
+ * What `kubectl get` prints: the summary the operator writes (reconcile/summary.ts) — a state word
+ * that tells a failed, foreign, stalled or progressing CR from a healthy one, its reason, and its
+ * message last (long, one line) — then what is deployed. Ready itself (operator-sdk's column
+ * source) is there with `-o wide`.
+ */
+const SUMMARY = '.status.chartpilot.summary';
 export const PRINTER_COLUMNS = [
-  { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
-  { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason' },
+  { name: 'State', type: 'string', jsonPath: `${SUMMARY}.state`, description: 'Ready, Progressing, Failed, Stalled, Foreign, ...: what chartpilot makes of the conditions' },
+  { name: 'Reason', type: 'string', jsonPath: `${SUMMARY}.reason` },
   { name: 'Revision', type: 'integer', jsonPath: '.status.deployedRelease.revision' },
   { name: 'Chart', type: 'string', jsonPath: '.status.deployedRelease.chart' },
   { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+  { name: 'Message', type: 'string', jsonPath: `${SUMMARY}.message` },
+  { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status', priority: 1 },
 ] as const;
 
-/** An Ansible kind has no release: readiness and the outcome of its last run. */
+/** An Ansible kind has no release: the same summary, and with -o wide Ready and the last run's Successful. */
 export const ANSIBLE_PRINTER_COLUMNS = [
-  { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
-  { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason' },
-  { name: 'Successful', type: 'string', jsonPath: '.status.conditions[?(@.type=="Successful")].status' },
+  { name: 'State', type: 'string', jsonPath: `${SUMMARY}.state`, description: 'Ready, Running, Failed, Stalled, ...: what chartpilot makes of the conditions' },
+  { name: 'Reason', type: 'string', jsonPath: `${SUMMARY}.reason` },
   { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+  { name: 'Message', type: 'string', jsonPath: `${SUMMARY}.message` },
+  { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status', priority: 1 },
+  { name: 'Successful', type: 'string', jsonPath: '.status.conditions[?(@.type=="Successful")].status', priority: 1 },
 ] as const;
 
 /** Why a group/version/kind cannot become a CRD (one line each), empty when it can. */
@@ -235,7 +245,7 @@ function rootSchema(kind: string, chart: ChartInfo, spec: Schema): Schema {
       metadata: { type: 'object' },
       spec,
       status: {
-        description: 'Written by chartpilot: conditions (Ready, Deployed, ...) and the deployed release.',
+        description: 'Written by chartpilot: conditions (Ready, Deployed, ...), the deployed release, and under chartpilot.summary the state kubectl get prints.',
         type: 'object',
         'x-kubernetes-preserve-unknown-fields': true,
       },
@@ -283,7 +293,7 @@ function ansibleRootSchema(kind: string, what: string, spec: Schema): Schema {
       metadata: { type: 'object' },
       spec,
       status: {
-        description: 'Written by chartpilot (conditions Ready, Running, Successful, Failure) and by the role (k8s_status).',
+        description: 'Written by chartpilot (conditions Ready, Running, Successful, Failure; under chartpilot its run record and the summary kubectl get prints) and by the role (k8s_status).',
         type: 'object',
         'x-kubernetes-preserve-unknown-fields': true,
       },

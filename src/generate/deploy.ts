@@ -24,7 +24,12 @@ export interface DeployOptions {
    * operator) instead of one leader; undefined = one replica with leader election.
    */
   readonly shards?: number | undefined;
+  /** `--monitoring-namespace`: whose pods the NetworkPolicy lets scrape; undefined = `monitoring`. */
+  readonly monitoringNamespace?: string | undefined;
 }
+
+/** The health probe port (`--health-probe-bind-address=:8081`, operator-sdk's). */
+export const PROBE_PORT = 8081;
 
 export const DEFAULTS = {
   name: 'chartpilot',
@@ -34,8 +39,8 @@ export const DEFAULTS = {
 
 /**
  * V8's old-space cap the Deployment sets (NODE_OPTIONS): below the container's memory limit with
- * room for helm processes, so V8 collects before the kernel kills. Sized from measurements (see the
- * README's "Memory" section): the CR cache keeps no specs, so the heap grows with the number of CRs
+ * room for helm processes, so V8 collects before the kernel kills. Sized from measurements (see
+ * docs/architecture/performance.md, "Memory"): the CR cache keeps no specs, so the heap grows with the number of CRs
  * (about 1 KiB each), not with their size.
  */
 export const MEMORY_NODE_OPTIONS = '--max-old-space-size=128';
@@ -76,6 +81,7 @@ export function deployOptionProblems(o: Partial<DeployOptions>): string[] {
     }
   };
   check('namespace', o.namespace, 63);
+  check('monitoring-namespace', o.monitoringNamespace, 63);
   check('service-account', o.serviceAccount, 63);
   // Object names get suffixes (-manager, -leader-election, -metrics-service): keep room for them.
   check('name', o.name, 40);
@@ -118,7 +124,7 @@ function runtimeParts(o: DeployOptions): { concurrency: string; env: string; res
     return {
       concurrency: '            # Every reconcile may run a helm process (~50-100 MiB): bound them to fit the memory limit.',
       env: '',
-      resources: `          # Measured (README, "Sharing one operator between tenants"): the operator peaks at about
+      resources: `          # Measured (chartpilot's docs/guides/tenancy.md, "Memory"): the operator peaks at about
           # 160 MiB under its 128 MiB heap, each helm process at about 70 MiB (2 at once here).
           resources:
             requests:
@@ -260,8 +266,8 @@ spec:
           # Build it with \`docker build -t ${o.image} .\`, push it to your registry and name that here.
           image: ${o.image}
           imagePullPolicy: IfNotPresent
+          # Flags only, as operator-sdk's scaffold: the image's ENTRYPOINT is \`chartpilot run\`.
           args:
-            - run
             - --watches-file=${IMAGE_HOME}/watches.yaml
 ${scale.args}
             # As operator-sdk's scaffold: /metrics over HTTPS, each scrape's token checked with a
@@ -270,7 +276,7 @@ ${scale.args}
             # (e.g. a cert-manager Secret with tls.crt and tls.key, mounted read-only), add
             # --metrics-cert-path=<the mount directory>.
 ${METRICS_ARGS.map((a) => `            - ${a}`).join('\n')}
-            - --health-probe-bind-address=:8081
+            - --health-probe-bind-address=:${String(PROBE_PORT)}
 ${parts.concurrency}
             - --max-concurrent-reconciles=2
           env:
@@ -280,8 +286,8 @@ ${parts.concurrency}
             #   chartpilot generate rbac --role-namespace team-a,team-b
             - name: WATCH_NAMESPACE
               value: ""
-            # V8's heap below the memory limit, with room for helm processes beside it (see the
-            # README, "Sharing one operator between tenants").
+            # V8's heap below the memory limit, with room for helm processes beside it (see
+            # chartpilot's docs/guides/tenancy.md, "Memory").
             - name: NODE_OPTIONS
               value: "${MEMORY_NODE_OPTIONS}"
             # The root filesystem is read-only: helm's cache, config and data live in /tmp.
@@ -299,7 +305,7 @@ ${scale.env}${parts.env}          ports:
               containerPort: ${String(METRICS_PORT)}
               protocol: TCP
             - name: health
-              containerPort: 8081
+              containerPort: ${String(PROBE_PORT)}
               protocol: TCP
           livenessProbe:
             httpGet:

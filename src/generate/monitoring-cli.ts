@@ -26,7 +26,7 @@ Alerts for the resources the operator serves and for the operator itself, and a 
 (the resources, one resource's history, the operator's health), from chartpilot's metrics:
 ReleaseFailed, ResourceNotReady, ResourceIrreconcilable, ChartUnavailable, DriftRepairedRepeatedly,
 ReconcileErrors, OperatorAbsent, OperatorNotLeading, QueueStalled. Each alert names the resource
-(or controller) and links its runbook section (README, "Runbook").
+(or controller) and links its runbook section (the runbooks page, a section per alert).
 
 Flags:
   --format <f>                 prometheus-rule (default: a PrometheusRule for the Prometheus

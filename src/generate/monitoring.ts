@@ -2,13 +2,17 @@
  * The alerts an application's owner wants from an operator built on chartpilot, as a
  * PrometheusRule (the Prometheus Operator) or a plain rule file (promtool, a plain Prometheus):
  * from the per-CR series (observe/resource-metrics.ts) and the operator's own metrics. Each alert
- * names the CR or the controller in its description and links its README runbook section.
+ * names the CR or the controller in its description and links its section of the runbooks page
+ * (docs/operations/runbooks.md).
  */
 import { stringify } from 'yaml';
 import { packageVersion } from './deploy.js';
 
-/** Where runbook_url points unless --runbook-url says otherwise: the README's Runbook section. */
-export const DEFAULT_RUNBOOK_URL = `https://github.com/chartpilot/chartpilot/blob/v${packageVersion()}/README.md`;
+/** The runbooks page, in the repository: one section per alert, named after it. */
+export const RUNBOOKS_PAGE = 'docs/operations/runbooks.md';
+
+/** Where runbook_url points unless --runbook-url says otherwise: this version's runbooks page. */
+export const DEFAULT_RUNBOOK_URL = `https://github.com/chartpilot/chartpilot/blob/v${packageVersion()}/${RUNBOOKS_PAGE}`;
 
 export interface MonitoringOptions {
   /** The operator's name: rule object name, the `operator` label of every alert. */
@@ -51,9 +55,9 @@ export function monitoringOptionProblems(o: Partial<MonitoringOptions>): string[
   return problems;
 }
 
-/** The README's runbook anchor of an alert (its heading is "#### <Alert>"). */
+/** The anchor of an alert's section of the runbooks page: its heading is "## <Alert>", one word. */
 export function runbookAnchor(alert: string): string {
-  return `runbook-${alert.toLowerCase()}`;
+  return alert.toLowerCase();
 }
 
 const CR = '{{ $labels.kind }} {{ $labels.namespace }}/{{ $labels.name }}';

@@ -20,6 +20,7 @@ import { InputError } from './errors.js';
 import { helmRenderer } from './helm-render.js';
 import { metricsNames, metricsYaml } from './metrics.js';
 import { DEFAULT_RUNBOOK_URL, prometheusRuleYaml, type MonitoringOptions } from './monitoring.js';
+import { networkPolicyYaml } from './network-policy.js';
 import { pullRemoteCharts } from './remote-charts.js';
 import { withComment, yamlStream } from './output.js';
 import { tableLookup } from './resource-table.js';
@@ -223,7 +224,7 @@ export async function clusterResolver(offline: boolean, kubeconfig: string | und
  * operator's (on `shardKinds`, the watched kinds, or on every kind when not known).
  */
 export function deployYaml(o: DeployOptions & { readonly withPrometheusRule?: boolean; readonly shardKinds?: readonly GuardedKind[] | undefined }): string {
-  const docs = [namespaceYaml(o), serviceAccountYaml(o), operatorYaml(o), metricsYaml(o)];
+  const docs = [namespaceYaml(o), serviceAccountYaml(o), operatorYaml(o), metricsYaml(o), networkPolicyYaml(o)];
   if (o.withPrometheusRule === true) docs.push(prometheusRuleYaml(monitoringDefaults(o)));
   if (o.shards !== undefined) docs.push(shardsRbacYaml(o), shardPolicyYaml(o, o.shardKinds));
   return docs.join('---\n');
@@ -285,6 +286,7 @@ export async function renderBundle(o: BundleOptions, env: Env): Promise<{ files:
   files.set('operator.yaml', operatorYaml(deploy));
   // Named to sort after namespace.yaml, which it needs: kubectl apply -R -f takes files in name order.
   files.set('operator-metrics.yaml', metricsYaml(o));
+  files.set('network-policy.yaml', networkPolicyYaml(o));
   for (const s of samples) files.set(`samples/${s.fileName}`, s.yaml);
   files.set('Kustomization', kustomizationYaml([...files.keys()].filter((f) => !f.startsWith('samples/'))));
   const notes = [...builtIn, ...crds.flatMap((c) => c.notes.map((n) => `${c.name}: ${n}`))];

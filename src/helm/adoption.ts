@@ -1,12 +1,12 @@
 /**
- * `chartpilot adopt`'s decision for one release record chartpilot did not seal: take it over for
- * the CR (an adoption mark on its Secret) only when it is plausibly this CR's release as another
+ * `chartpilot adopt`'s decision for one release record chartpilot did not write: take it over for
+ * the CR (its record MAC stamped on the Secret) only when it is plausibly this CR's release as another
  * tool made it — the watches entry's chart, this release's name and namespace — and every object
  * it lists is within the entry's confinement (so adopting never lets a later upgrade, rollback or
  * uninstall reach outside). Pure: scopes are looked up by the caller.
  */
 import { isAllowedTarget, type Confinement, type ObjectScope } from '../reconcile/confinement.js';
-import { adoptionMark, type DecodedRecord } from './record-origin.js';
+import type { DecodedRecord } from './record-origin.js';
 
 /** One object of the record, with where the API server would put it. */
 export interface ScopedObject {
@@ -14,11 +14,9 @@ export interface ScopedObject {
   readonly scope: ObjectScope;
 }
 
-export type AdoptionDecision = { readonly adopt: true; readonly mark: string } | { readonly adopt: false; readonly why: string };
+export type AdoptionDecision = { readonly adopt: true } | { readonly adopt: false; readonly why: string };
 
 export interface AdoptionInput {
-  /** The CR's seal key. */
-  readonly key: Buffer;
   readonly record: DecodedRecord;
   /** The CR's name (its release's) and namespace. */
   readonly releaseName: string;
@@ -47,7 +45,7 @@ export function decideAdoption(input: AdoptionInput): AdoptionDecision {
       why: `it lists ${named}${outside.length > 3 ? ` and ${outside.length - 3} more` : ''} outside what the watches entry allows (the resource's namespace; allowClusterScoped/allowCrossNamespace)`,
     };
   }
-  return { adopt: true, mark: adoptionMark(input.key, release.name, release.revision, input.objects.map((o) => o.object)) };
+  return { adopt: true };
 }
 
 function metadataOf(o: ScopedObject): Record<string, unknown> {

@@ -8,6 +8,12 @@
  * each call, postrender/wiring.ts points helm at our post-renderer. This file puts them in order.
  */
 import { randomBytes } from 'node:crypto';
+import { rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { makeProcessDir } from '../lib/process-dirs.js';
+
+import { HELM_CONNECTION_ENV, type ApiGate, type GatedCall, type GateSession } from './api-gate.js';
 
 import { getManifestArgs, historyArgs, releaseLabelFlags, rollbackArgs, statusArgs, templateArgs, uninstallArgs, upgradeArgs, VERSION_ARGS } from './argv.js';
 import { timedCall, type CallScope, type HelmCallEvent } from './call-log.js';
@@ -21,7 +27,9 @@ import {
   HelmError,
   type HelmClient,
   type Release,
+  type ReleaseRequestBase,
   type RollbackRequest,
+  type StatusRequest,
   type TemplateRequest,
   type UninstallRequest,
   type UpgradeInstallRequest,
@@ -54,6 +62,13 @@ export interface CliHelmClientOptions {
   readonly tempDir?: string | undefined;
   /** What runs each helm call; default runHelm, a process per call (a warm pool's `run` instead: warm-pool.ts). */
   readonly runner?: HelmRunner | undefined;
+  /**
+   * The confining API layer (src/apiproxy): every helm process then talks to the API server only
+   * through a session of its own, as the request's identity, confined to its owner, and every
+   * request needs an `owner`. Without it helm uses `kubeconfig`/the environment directly (tools
+   * such as `generate` that do not act on a CR's release).
+   */
+  readonly gate?: ApiGate | undefined;
 }
 
 export interface CliHelmClient extends HelmClient {
@@ -96,8 +111,7 @@ class CliHelm implements CliHelmClient {
   }
 
   async upgradeInstall(req: UpgradeInstallRequest): Promise<Release> {
-    validateRequest(req.release, req.namespace, req.timeoutMs);
-    validateUser(req.impersonate);
+    this.validate(req);
     validateChart(req.chart);
     const labelFlags = releaseLabelFlags(req.releaseLabels);
     if (req.historyMax !== undefined && (!Number.isInteger(req.historyMax) || req.historyMax < 0)) {
@@ -115,44 +129,40 @@ class CliHelm implements CliHelmClient {
   }
 
   async uninstall(req: UninstallRequest): Promise<'uninstalled' | 'not-found'> {
-    validateRequest(req.release, req.namespace, req.timeoutMs);
-    validateUser(req.impersonate);
+    this.validate(req);
     return await this.call(scope('uninstall', req, req.timeoutMs), async (remaining) => {
-      const args = uninstallArgs(req, remaining());
-      const found = await whenFound(this.run(args, 'uninstall', remaining(), { signal: req.signal }));
+      const args = uninstallArgs(this.asSent(req), remaining());
+      const found = await whenFound(this.run(args, 'uninstall', remaining(), { call: req }));
       return found === undefined ? 'not-found' : 'uninstalled';
     });
   }
 
   async rollback(req: RollbackRequest): Promise<void> {
-    validateRequest(req.release, req.namespace, req.timeoutMs);
-    validateUser(req.impersonate);
+    this.validate(req);
     if (req.revision !== undefined && (!Number.isInteger(req.revision) || req.revision < 1)) {
       throw new RangeError(`rollback revision must be a positive integer, got ${String(req.revision)}`);
     }
     await this.call(scope('rollback', req, req.timeoutMs), async (remaining) => {
       const d = dialectFor(await this.version(remaining()));
-      await this.run(rollbackArgs(req, d, remaining()), 'rollback', remaining(), { signal: req.signal });
+      await this.run(rollbackArgs(this.asSent(req), d, remaining()), 'rollback', remaining(), { call: req });
     });
   }
 
-  async status(release: string, namespace: string, timeoutMs: number, impersonate?: string, signal?: AbortSignal): Promise<Release | undefined> {
-    validateRequest(release, namespace, timeoutMs);
-    validateUser(impersonate);
-    return await this.call(scope('status', { release, namespace }, timeoutMs), async (remaining) => {
+  async status(req: StatusRequest): Promise<Release | undefined> {
+    this.validate(req);
+    return await this.call(scope('status', req, req.timeoutMs), async (remaining) => {
       // Fresh per call, so no chart's notes or manifest can contain the field separator.
       const boundary = `@@chartpilot-${randomBytes(12).toString('hex')}@@`;
-      const out = await whenFound(this.run(statusArgs(release, namespace, boundary, impersonate), 'status', remaining(), { signal }));
+      const out = await whenFound(this.run(statusArgs(req.release, req.namespace, boundary, this.asSent(req).impersonate), 'status', remaining(), { call: req }));
       return out === undefined ? undefined : parseReleaseTemplate(out.stdout, boundary);
     });
   }
 
-  async history(release: string, namespace: string, timeoutMs: number, impersonate?: string): Promise<readonly Release[]> {
-    validateRequest(release, namespace, timeoutMs);
-    validateUser(impersonate);
-    return await this.call(scope('history', { release, namespace }, timeoutMs), async (remaining) => {
-      const out = await whenFound(this.run(historyArgs(release, namespace, impersonate), 'history', remaining()));
-      return out === undefined ? [] : parseHistory(out.stdout, release, namespace);
+  async history(req: StatusRequest): Promise<readonly Release[]> {
+    this.validate(req);
+    return await this.call(scope('history', req, req.timeoutMs), async (remaining) => {
+      const out = await whenFound(this.run(historyArgs(req.release, req.namespace, this.asSent(req).impersonate), 'history', remaining(), { call: req }));
+      return out === undefined ? [] : parseHistory(out.stdout, req.release, req.namespace);
     });
   }
 
@@ -161,6 +171,7 @@ class CliHelm implements CliHelmClient {
     validateChart(req.chart);
     return await this.call(scope('template', req, req.timeoutMs), async (remaining) => {
       const secrets = stringLeaves(req.values);
+      // No session: `helm template` renders without the cluster.
       const out = await withValuesFile(
         req.values,
         (file) => this.run(templateArgs(req, file), 'template', remaining(), { secrets }),
@@ -184,9 +195,9 @@ class CliHelm implements CliHelmClient {
       env = { ...this.baseEnv, ...pr.env };
       render = pr.render;
     }
-    const args = upgradeArgs(req, d, { labelFlags, postRenderFlags, budgetMs: remaining(), valuesFile: file });
+    const args = upgradeArgs(this.asSent(req), d, { labelFlags, postRenderFlags, budgetMs: remaining(), valuesFile: file });
     try {
-      return await this.run(args, 'upgrade', remaining(), { env, secrets, signal: req.signal });
+      return await this.run(args, 'upgrade', remaining(), { env, secrets, call: req });
     } catch (err) {
       const refusal = await render?.refusal();
       if (refusal !== undefined) throw new HelmError('render', refusal.message, 'upgrade', { cause: err, unknownKinds: refusal.unknownKinds });
@@ -197,29 +208,96 @@ class CliHelm implements CliHelmClient {
   }
 
   private async getManifest(req: UpgradeInstallRequest, revision: number, timeoutMs: number): Promise<string> {
-    return (await this.run(getManifestArgs(req.release, req.namespace, revision, req.impersonate), 'get manifest', timeoutMs, { signal: req.signal })).stdout;
+    return (await this.run(getManifestArgs(req.release, req.namespace, revision, this.asSent(req).impersonate), 'get manifest', timeoutMs, { call: req })).stdout;
   }
 
   private call<T>(s: CallScope, fn: (remaining: () => number) => Promise<T>): Promise<T> {
     return timedCall(s, this.opts.log, fn);
   }
 
-  private run(
+  private validate(req: ReleaseRequestBase): void {
+    validateRequest(req.release, req.namespace, req.timeoutMs);
+    validateUser(req.impersonate);
+    // Fail closed: a confined client never runs helm for nobody in particular.
+    if (this.opts.gate !== undefined && (req.owner === undefined || req.owner.uid === '')) {
+      throw new TypeError(`helm calls of release ${req.namespace}/${req.release} need the owner they act for (the CR's uid and confinement)`);
+    }
+  }
+
+  /**
+   * The request as helm's flags should say it: through the gate, identity is the session's
+   * (the layer impersonates), so helm itself is not asked to.
+   */
+  private asSent<T extends ReleaseRequestBase>(req: T): T {
+    return this.opts.gate === undefined ? req : { ...req, impersonate: undefined };
+  }
+
+  /** One helm process; through its own gate session when the client confines and `call` says for whom. */
+  private async run(
     args: readonly string[],
     action: string,
     timeoutMs: number,
-    o: { env?: Record<string, string>; secrets?: readonly string[]; signal?: AbortSignal | undefined } = {},
+    o: { env?: Record<string, string>; secrets?: readonly string[]; call?: ReleaseRequestBase } = {},
   ): Promise<RunResult> {
-    return (this.opts.runner ?? runHelm)(args, { helmBin: this.opts.helmBin, env: o.env ?? this.baseEnv, timeoutMs, action, secrets: o.secrets, killGraceMs: this.opts.killGraceMs, signal: o.signal });
+    const runner = this.opts.runner ?? runHelm;
+    const env = o.env ?? this.baseEnv;
+    const options = { helmBin: this.opts.helmBin, timeoutMs, action, secrets: o.secrets, killGraceMs: this.opts.killGraceMs, signal: o.call?.signal };
+    const gate = this.opts.gate;
+    if (gate === undefined || o.call?.owner === undefined) return await runner(args, { ...options, env });
+    const call: GatedCall = { release: o.call.release, namespace: o.call.namespace, owner: o.call.owner, impersonate: o.call.impersonate, action };
+    return await withSession(gate, call, this.opts.tempDir, async (kubeconfig, session) => {
+      const refusals = (): readonly string[] => session.refusals();
+      try {
+        const result = await runner(args, { ...options, env: { ...env, ...gatedEnv(kubeconfig, session.cacheDir) } });
+        // Helm went on past a refused request (it tolerates some failures): the call did not do what it meant.
+        const refused = refusals();
+        if (refused.length > 0) throw refusedError(action, refused);
+        return result;
+      } catch (err) {
+        const refused = refusals();
+        if (refused.length > 0 && !(err instanceof HelmError && err.kind === 'refused')) throw refusedError(action, refused, err);
+        throw err;
+      }
+    });
   }
 }
 
-function scope(action: CallScope['action'], at: { readonly release: string; readonly namespace: string }, budgetMs: number): CallScope {
+/** The environment that points one helm process at its session's kubeconfig, and nowhere else. */
+function gatedEnv(kubeconfig: string, cacheDir: string): Record<string, string> {
+  const env: Record<string, string> = { KUBECONFIG: kubeconfig, KUBECACHEDIR: cacheDir };
+  for (const name of HELM_CONNECTION_ENV) env[name] = '';
+  return env;
+}
+
+export function refusedError(action: string, refused: readonly string[], cause?: unknown): HelmError {
+  const more = refused.length > 1 ? ` (and ${String(refused.length - 1)} more refusal${refused.length > 2 ? 's' : ''})` : '';
+  return new HelmError('refused', `chartpilot's API gate stopped helm ${action}: ${refused[0] ?? ''}${more}`, action, { cause });
+}
+
+/** A session for one helm process, its kubeconfig in a private 0600 file; both gone afterwards. */
+export async function withSession<T>(gate: ApiGate, call: GatedCall, baseDir: string | undefined, fn: (kubeconfigPath: string, session: GateSession) => Promise<T>): Promise<T> {
+  const session = gate.open(call);
+  let dir: string | undefined;
+  try {
+    dir = await makeProcessDir(baseDir ?? tmpdir(), SESSION_DIR_PREFIX);
+    const path = join(dir, 'kubeconfig');
+    await writeFile(path, session.kubeconfig, { mode: 0o600, flag: 'wx' });
+    return await fn(path, session);
+  } finally {
+    session.close();
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Prefix of the per-call kubeconfig directories; tests look for leftovers by it. */
+export const SESSION_DIR_PREFIX = 'chartpilot-session-';
+
+export function scope(action: CallScope['action'], at: { readonly release: string; readonly namespace: string }, budgetMs: number): CallScope {
   return { action, release: at.release, namespace: at.namespace, budgetMs };
 }
 
 /** `run`'s result, or undefined when helm said the release does not exist. */
-async function whenFound<T>(run: Promise<T>): Promise<T | undefined> {
+export async function whenFound<T>(run: Promise<T>): Promise<T | undefined> {
   try {
     return await run;
   } catch (err) {
@@ -228,7 +306,7 @@ async function whenFound<T>(run: Promise<T>): Promise<T | undefined> {
   }
 }
 
-function validateRequest(release: string, namespace: string, timeoutMs: number): void {
+export function validateRequest(release: string, namespace: string, timeoutMs: number): void {
   // Empty strings would shift helm's positional arguments; everything else helm validates
   // itself ("release name is invalid"), and `--` keeps a leading '-' from reading as a flag.
   if (release === '') throw new TypeError('release name must not be empty');
@@ -236,12 +314,12 @@ function validateRequest(release: string, namespace: string, timeoutMs: number):
   if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new RangeError(`timeoutMs must be a positive integer, got ${String(timeoutMs)}`);
 }
 
-function validateUser(user: string | undefined): void {
+export function validateUser(user: string | undefined): void {
   // A flag value of ours (never a CR's value), but an empty one would mean "the operator" to helm.
   if (user === '') throw new TypeError('the user to impersonate must not be empty when given');
 }
 
-function validateChart(chart: string): void {
+export function validateChart(chart: string): void {
   if (chart === '') throw new TypeError('chart must not be empty');
 }
 

@@ -8,7 +8,8 @@
 import { findHelm, findWarmHelm, type FoundHelm } from './find-helm.js';
 import { WarmHelmPool, type WarmPoolOptions } from './warm-pool.js';
 
-export type HelmMode = 'warm' | 'cli';
+/** `engine`: one chartpilot-helm running helm's actions concurrently (engine-client.ts; cli/helm-setup.ts starts it). */
+export type HelmMode = 'warm' | 'engine' | 'cli';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -24,7 +25,7 @@ export class WarmHelmUnavailable extends Error {
 
 export interface ChooseHelmOptions {
   /** --helm-mode; undefined: warm if possible. */
-  readonly requested: HelmMode | undefined;
+  readonly requested: Exclude<HelmMode, 'engine'> | undefined;
   readonly env: Env;
   /** The pool's size (the helm slots), its workers' environment, how long a start may take, its log. */
   readonly pool: Omit<WarmPoolOptions, 'bin'>;

@@ -22,7 +22,7 @@ export function limitConcurrentCalls(actions: ReleaseActions, limit: number): Li
     upgradeInstall: (req) => slots.run(req.namespace, () => actions.upgradeInstall(req)),
     uninstall: (req) => slots.run(req.namespace, () => actions.uninstall(req)),
     rollback: (req) => slots.run(req.namespace, () => actions.rollback(req)),
-    status: (release, namespace, timeoutMs, impersonate, signal) => slots.run(namespace, () => actions.status(release, namespace, timeoutMs, impersonate, signal)),
+    status: (req) => slots.run(req.namespace, () => actions.status(req)),
     stop: () => {
       slots.close(new HelmCallsStopped('the controller is stopping: no new helm call starts'));
     },

@@ -1,18 +1,18 @@
 /**
- * Whether a Helm release record was written by chartpilot for one CR. Pure: given the CR's seal
- * key, the decoded record and its Secret's labels, a verdict.
+ * Whether a Helm release record was written for one CR under chartpilot's confinement. Pure: given
+ * the CR's record key and the record as stored, a verdict.
  *
- * A record is ours for the CR iff every object of its manifest and of every hook's manifest
- * carries a valid seal under the CR's key (the post-renderer sealed them: nobody without the
- * operator's master key can make one, and a copy of another CR's record or any edit breaks them),
- * OR the record's Secret carries an adoption mark: `chartpilot adopt` looked at the record (its
- * chart, its objects within the confinement) and marked exactly these objects, this release name
- * and revision, with the CR's key. Labels and every other annotation are copied by a forger at
- * will; neither of these can be.
+ * A record is ours for the CR iff its Secret carries a valid record MAC (record-mac.ts) under the
+ * CR's key — over its exact bytes, so nothing in it is interpreted to decide — and it is the record
+ * it says it is: a release record named for this release and revision, in this namespace, holding
+ * that release and revision. The MAC is stamped by chartpilot's API proxy on what helm writes
+ * through it, and by `chartpilot adopt` on what it takes over; nobody without the operator's
+ * master key can make one, and a copy of another CR's, another revision's or an edited record
+ * does not verify. Every other record — forged, emptied, re-assembled, written by plain helm,
+ * operator-sdk or a chartpilot that sealed objects instead — is foreign.
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { canonicalObjectText, hasValidSeal } from './seal.js';
 import type { Release } from '../reconcile/model.js';
+import { hasValidRecordMac, parseRecordName, RELEASE_RECORD_TYPE, type RecordBytes } from './record-mac.js';
 
 /** A release record as stored: the release, and the manifests of its hooks (kept apart by Helm). */
 export interface DecodedRecord {
@@ -25,10 +25,6 @@ export interface DecodedRecord {
   readonly lastDeployed?: string | undefined;
 }
 
-/** A Helm release label: `chartpilot adopt` took this record over for its CR. */
-export const ADOPTED_LABEL = 'chartpilot.io/adopted';
-const MARK_BYTES = 31;
-
 /** Parses a manifest into the objects helm would apply; throws when it cannot. */
 export type ManifestObjects = (text: string) => Record<string, unknown>[];
 
@@ -37,52 +33,31 @@ export function recordObjects(record: DecodedRecord, parse: ManifestObjects): Re
   return [...parse(record.release.manifest), ...record.hookManifests.flatMap((m) => parse(m))];
 }
 
-/** sha256 (hex) of the canonical texts of `objects`, in order, each ended by a newline. */
-export function objectsDigest(objects: readonly Record<string, unknown>[]): string {
-  const hash = createHash('sha256');
-  for (const o of objects) hash.update(`${canonicalObjectText(o)}\n`);
-  return hash.digest('hex');
-}
-
-/** The adoption mark of one record: hex of HMAC(key, "adopt\0" + release + "\0" + revision + "\0" + digest), 31 bytes. */
-export function adoptionMark(key: Buffer, releaseName: string, revision: number, objects: readonly Record<string, unknown>[]): string {
-  return createHmac('sha256', key).update(`adopt\0${releaseName}\0${String(revision)}\0${objectsDigest(objects)}`).digest().subarray(0, MARK_BYTES).toString('hex');
-}
-
 export interface RecordToJudge {
   readonly record: DecodedRecord;
   /** The Secret's labels. */
   readonly labels: Readonly<Record<string, string>>;
+  /** The Secret as the MAC covers it. */
+  readonly bytes: RecordBytes;
+  /** The MAC its Secret claims (the annotation's value, if any). */
+  readonly mac: unknown;
 }
 
 /**
  * Whether the record is ours for the CR the key belongs to, and is the release `releaseName` in
  * `namespace`. Anything unreadable is not ours.
  */
-export function isOurRecord(
-  key: Buffer,
-  judged: RecordToJudge,
-  expect: { readonly releaseName: string; readonly namespace: string },
-  parse: ManifestObjects,
-): boolean {
+export function isOurRecord(key: Buffer, judged: RecordToJudge, expect: { readonly releaseName: string; readonly namespace: string }): boolean {
+  const { bytes } = judged;
+  if (bytes.type !== RELEASE_RECORD_TYPE || bytes.namespace !== expect.namespace) return false;
+  if (!hasValidRecordMac(key, bytes, judged.mac)) return false;
+  const named = parseRecordName(bytes.name);
   const { release } = judged.record;
-  if (release.name !== expect.releaseName || release.namespace !== expect.namespace) return false;
-  let objects: Record<string, unknown>[];
-  try {
-    objects = recordObjects(judged.record, parse);
-  } catch {
-    return false;
-  }
-  if (objects.every((o) => hasValidSeal(key, o))) return true;
-  // On the Secret or in the record: helm copies the record's labels to the Secret it writes.
-  const marks = [judged.labels[ADOPTED_LABEL], judged.record.labels[ADOPTED_LABEL]].filter((m) => m !== undefined);
-  if (marks.length === 0) return false;
-  const expected = adoptionMark(key, release.name, release.revision, objects);
-  return marks.some((m) => sameText(m, expected));
-}
-
-function sameText(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
+  return (
+    named !== undefined &&
+    named.release === expect.releaseName &&
+    release.name === expect.releaseName &&
+    release.namespace === expect.namespace &&
+    release.revision === named.revision
+  );
 }

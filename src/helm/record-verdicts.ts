@@ -1,22 +1,19 @@
 /**
  * Which release records chartpilot wrote for which CR, as the reconciler asks it: verdicts on
- * records (record-origin.ts) read from the API server, remembered per record version, and the
- * per-CR seal keys the post-renderer seals with. A record's uid and resourceVersion name one
- * exact content, whose verdict cannot change: a converged CR costs no GET.
+ * records (record-origin.ts) read from the API server, remembered per record version. A record's
+ * uid and resourceVersion name one exact content, whose verdict cannot change: a converged CR
+ * costs no GET.
  */
 import type { KubeClient } from '../kube/rest.js';
 import type { StoredRevision } from '../reconcile/model.js';
 import type { RecordVersion } from '../reconcile/ports.js';
-import { resolveManifestObjects } from './postrender/resolve.js';
-import { isOurRecord, type ManifestObjects } from './record-origin.js';
-import { deriveSealKey } from './seal.js';
+import { RecordKeys } from './record-mac.js';
+import { isOurRecord } from './record-origin.js';
 import { readRecord, releaseSecretName } from './storage.js';
 
 export interface RecordVerdictsOptions {
-  /** The operator's master seal key (seal-key.ts): per-CR keys are derived from it. */
-  readonly masterKey: Buffer;
-  /** How a manifest becomes objects; the post-renderer's resolver. */
-  readonly parse?: ManifestObjects;
+  /** The per-CR record keys (derived from the operator's master key, seal-key.ts). */
+  readonly keys: RecordKeys;
   /** How many verdicts (one per record version and CR) and keys to remember; oldest forgotten first. */
   readonly maxEntries?: number;
 }
@@ -33,9 +30,7 @@ export class ForeignRecordError extends Error {
 }
 
 export class RecordVerdicts {
-  private readonly parse: ManifestObjects;
   private readonly maxEntries: number;
-  private readonly keys = new Map<string, Buffer>();
   private readonly verdicts = new Map<string, boolean>();
   /**
    * The manifest of the newest record each judging read found ours, by owner and record version,
@@ -47,13 +42,7 @@ export class RecordVerdicts {
     private readonly client: KubeClient,
     private readonly opts: RecordVerdictsOptions,
   ) {
-    this.parse = opts.parse ?? resolveManifestObjects;
     this.maxEntries = opts.maxEntries ?? DEFAULT_MAX_ENTRIES;
-  }
-
-  /** base64 of the key the post-renderer seals the objects of the CR with uid `ownerUid` with. */
-  sealKey(ownerUid: string): string {
-    return this.keyOf(ownerUid).toString('base64');
   }
 
   /** Which of `revisions` chartpilot did not write for the CR `ownerUid`; reads only versions not judged before. */
@@ -72,7 +61,7 @@ export class RecordVerdicts {
           // Not ours whatever version was read: remembering it under the LIST's version is safe.
           if (listed !== undefined) this.remember(listed, false);
         } else {
-          ours = isOurRecord(this.keyOf(ownerUid), read, { releaseName: release, namespace }, this.parse);
+          ours = isOurRecord(this.opts.keys.keyOf(ownerUid), read, { releaseName: release, namespace });
           // Under the version that was read, which may be newer than the LIST's.
           if (read.uid !== undefined && read.resourceVersion !== undefined) {
             const version = `${ownerUid}\0${read.uid}\0${read.resourceVersion}`;
@@ -111,20 +100,10 @@ export class RecordVerdicts {
     const secretName = releaseSecretName(at.release, at.revision);
     const read = await readRecord(this.client, at.namespace, secretName);
     if (read === 'missing') return undefined;
-    if (at.ownerUid === '' || read === 'unreadable' || !isOurRecord(this.keyOf(at.ownerUid), read, { releaseName: at.release, namespace: at.namespace }, this.parse)) {
+    if (at.ownerUid === '' || read === 'unreadable' || !isOurRecord(this.opts.keys.keyOf(at.ownerUid), read, { releaseName: at.release, namespace: at.namespace })) {
       throw new ForeignRecordError(`Helm release record ${at.namespace}/${secretName} was not written by chartpilot for this resource; its objects are not read or repaired`);
     }
     return read.record.release.manifest;
-  }
-
-  private keyOf(ownerUid: string): Buffer {
-    let key = this.keys.get(ownerUid);
-    if (key === undefined) {
-      key = deriveSealKey(this.opts.masterKey, ownerUid);
-      this.keys.set(ownerUid, key);
-      if (this.keys.size > this.maxEntries) this.keys.delete(this.keys.keys().next().value as string);
-    }
-    return key;
   }
 
   private keepManifest(version: string, manifest: string): void {

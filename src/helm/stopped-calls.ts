@@ -68,7 +68,7 @@ export class StoppedCalls {
       },
       uninstall: (req) => actions.uninstall(req),
       rollback: (req) => actions.rollback(req),
-      status: (release, namespace, timeoutMs, impersonate, signal) => actions.status(release, namespace, timeoutMs, impersonate, signal),
+      status: (req) => actions.status(req),
     };
   }
 

@@ -11,9 +11,9 @@
  *   still reads, and so do we.
  */
 import { promisify } from 'node:util';
-import { gunzip, gunzipSync, gzipSync } from 'node:zlib';
+import { gunzip } from 'node:zlib';
 import { isConflict } from '../kube/errors.js';
-import { CoreResources, deleteObject, findObject, listObjects, replaceObject } from '../kube/objects.js';
+import { CoreResources, deleteObject, findObject, listObjects, mergePatchObject } from '../kube/objects.js';
 import type { KubeClient } from '../kube/rest.js';
 import { errorMessage } from '../lib/errors.js';
 import { isPlainObject } from '../lib/json.js';
@@ -21,6 +21,7 @@ import type { Release, StoredRevision } from '../reconcile/model.js';
 import { ReleaseLabels } from '../reconcile/names.js';
 import type { ReleaseStore } from '../reconcile/ports.js';
 import { toReleaseStatus } from './parse.js';
+import { claimedMacOf, parseRecordName, recordBytesOf, recordMac, RECORD_MAC_ANNOTATION, RELEASE_RECORD_TYPE } from './record-mac.js';
 import type { DecodedRecord, RecordToJudge } from './record-origin.js';
 
 export type { DecodedRecord } from './record-origin.js';
@@ -30,6 +31,51 @@ const GZIP_MAGIC = [0x1f, 0x8b] as const;
 
 export class ReleaseRecordError extends Error {
   override readonly name = 'ReleaseRecordError';
+}
+
+/** The selector term helm's storage driver puts in every query of its records. */
+const OWNER_HELM = /(?:^|,)\s*owner\s*(?:==?)\s*helm\s*(?:,|$)/u;
+
+/** Whether a LIST of Secrets with this label selector is a read of helm's release storage. */
+export function isStorageQuery(labelSelector: string | null): boolean {
+  return labelSelector !== null && OWNER_HELM.test(labelSelector);
+}
+
+/** Whether a Secret name is a release record's (any release). */
+export function isRecordName(name: string | undefined): boolean {
+  return name !== undefined && parseRecordName(name) !== undefined;
+}
+
+/**
+ * Why `body` is not the Secret helm's storage driver writes for `revision` of `release` (type,
+ * name, helm's labels, canonical base64 of a release that says it is that revision); undefined
+ * when it is.
+ */
+export async function releaseRecordProblem(
+  body: unknown,
+  expect: { readonly name: string; readonly namespace: string; readonly release: string; readonly revision: number },
+): Promise<string | undefined> {
+  if (!isPlainObject(body)) return 'the body is not a Secret object the proxy can read';
+  if (body.kind !== 'Secret' || body.type !== RELEASE_RECORD_TYPE) return `it is not a Secret of type ${RELEASE_RECORD_TYPE}`;
+  const meta = isPlainObject(body.metadata) ? body.metadata : {};
+  if (meta.name !== expect.name) return 'the body names another Secret';
+  if (meta.namespace !== undefined && meta.namespace !== '' && meta.namespace !== expect.namespace) return 'the body names another namespace';
+  const labels = isPlainObject(meta.labels) ? meta.labels : {};
+  if (labels.owner !== 'helm' || labels.name !== expect.release || labels.version !== String(expect.revision)) {
+    return "its labels are not helm storage's (owner=helm, name=<release>, version=<revision>)";
+  }
+  const release = isPlainObject(body.data) ? body.data.release : undefined;
+  // Canonical base64 only: the bytes the MAC covers are exactly the bytes the server stores.
+  if (typeof release !== 'string' || Buffer.from(release, 'base64').toString('base64') !== release) return 'data.release is not base64 text';
+  try {
+    const decoded = await decodeStoredRecord(release);
+    if (decoded.release.name !== expect.release || decoded.release.namespace !== expect.namespace || decoded.release.revision !== expect.revision) {
+      return 'the release it holds is another release, namespace or revision';
+    }
+  } catch {
+    return 'data.release is not a Helm release';
+  }
+  return undefined;
 }
 
 /** `sh.helm.release.v1.<release>.v<revision>`: Helm's name for the Secret of one revision. */
@@ -66,13 +112,12 @@ export function revisionFromLabels(
  */
 export function createReleaseStore(
   client: KubeClient,
-  origin: Pick<ReleaseStore, 'foreignRevisions' | 'sealKey'>,
+  origin: Pick<ReleaseStore, 'foreignRevisions'>,
   startup?: { take(namespace: string, release: string): Promise<StoredRevision[] | undefined> },
 ): ReleaseStore {
   return {
     ...(startup === undefined ? {} : { startupRevisions: (namespace: string, release: string) => startup.take(namespace, release) }),
     foreignRevisions: (namespace, release, ownerUid, revisions) => origin.foreignRevisions(namespace, release, ownerUid, revisions),
-    sealKey: (ownerUid) => origin.sealKey(ownerUid),
     async revisions(namespace, release) {
       const list = await listObjects(client, CoreResources.secret, namespace, { labelSelector: `owner=helm,name=${release}`, metadataOnly: true });
       const out: StoredRevision[] = [];
@@ -148,20 +193,6 @@ export async function decodeStoredRecord(secretData: string): Promise<DecodedRec
   return { release, hookManifests, labels, lastDeployed: str(info.last_deployed) };
 }
 
-/**
- * `data.release` of a record (as the API returns it) with one more Helm release label: what
- * `helm --labels` would have stored, so helm keeps it when it rewrites the record (superseding).
- */
-export function withReleaseLabel(secretData: string, key: string, value: string): string {
-  const helmPayload = Buffer.from(secretData, 'base64').toString('latin1');
-  let bytes = Buffer.from(helmPayload, 'base64');
-  if (bytes[0] === GZIP_MAGIC[0] && bytes[1] === GZIP_MAGIC[1]) bytes = gunzipSync(bytes);
-  const json: unknown = JSON.parse(bytes.toString('utf8'));
-  if (!isPlainObject(json)) throw new ReleaseRecordError('release record is not a JSON object');
-  json.labels = { ...(isPlainObject(json.labels) ? json.labels : {}), [key]: value };
-  return Buffer.from(gzipSync(Buffer.from(JSON.stringify(json))).toString('base64')).toString('base64');
-}
-
 /** One release record's Secret, read and decoded, with what identifies this exact version of it. */
 export interface ReadRecord extends RecordToJudge {
   readonly uid: string | undefined;
@@ -174,9 +205,18 @@ export async function readRecord(client: KubeClient, namespace: string, secretNa
   if (secret === undefined) return 'missing';
   const data = isPlainObject(secret.data) ? secret.data.release : undefined;
   if (typeof data !== 'string') return 'unreadable';
+  const bytes = recordBytesOf(secret, namespace);
+  if (bytes === undefined) return 'unreadable';
   try {
     const record = await decodeStoredRecord(data);
-    return { record, labels: secret.metadata.labels ?? {}, uid: secret.metadata.uid, resourceVersion: secret.metadata.resourceVersion };
+    return {
+      record,
+      labels: secret.metadata.labels ?? {},
+      bytes,
+      mac: claimedMacOf(secret),
+      uid: secret.metadata.uid,
+      resourceVersion: secret.metadata.resourceVersion,
+    };
   } catch (err) {
     if (err instanceof ReleaseRecordError) return 'unreadable';
     throw err;
@@ -184,30 +224,28 @@ export async function readRecord(client: KubeClient, namespace: string, secretNa
 }
 
 /**
- * Adds a Helm release label to one record, in its JSON and on its Secret, only if the record is
- * still at `resourceVersion` (what was checked is what is marked). 'changed' otherwise.
+ * Stamps one record with the CR's record MAC (what `chartpilot adopt` does when it takes a record
+ * over), only if the record is still at `resourceVersion`: what was checked is what is stamped.
+ * 'changed' otherwise. The MAC covers the record as read, which the stamp does not change.
  */
-export async function labelRecord(
+export async function stampRecord(
   client: KubeClient,
   at: { readonly namespace: string; readonly secretName: string; readonly resourceVersion: string | undefined },
-  label: { readonly key: string; readonly value: string },
-): Promise<'labelled' | 'changed'> {
+  key: Buffer,
+): Promise<'stamped' | 'changed'> {
   const address = { resource: CoreResources.secret, namespace: at.namespace, name: at.secretName };
   const secret = await findObject(client, address);
-  const data = secret !== undefined && isPlainObject(secret.data) ? secret.data : undefined;
-  if (secret === undefined || data === undefined || typeof data.release !== 'string' || secret.metadata.resourceVersion !== at.resourceVersion) return 'changed';
-  const updated = {
-    ...secret,
-    metadata: { ...secret.metadata, labels: { ...secret.metadata.labels, [label.key]: label.value } },
-    data: { ...data, release: withReleaseLabel(data.release, label.key, label.value) },
-  };
+  if (secret === undefined || secret.metadata.resourceVersion !== at.resourceVersion) return 'changed';
+  const bytes = recordBytesOf(secret, at.namespace);
+  if (bytes === undefined) return 'changed';
+  const patch = { metadata: { resourceVersion: at.resourceVersion, annotations: { [RECORD_MAC_ANNOTATION]: recordMac(key, bytes) } } };
   try {
-    await replaceObject(client, address, updated);
+    await mergePatchObject(client, address, patch);
   } catch (err) {
     if (isConflict(err)) return 'changed';
     throw err;
   }
-  return 'labelled';
+  return 'stamped';
 }
 
 /** The stored record of one revision, or undefined when that revision's Secret does not exist. */

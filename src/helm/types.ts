@@ -9,11 +9,12 @@ import type {
   ReleaseActions,
   ReleaseRequestBase,
   RollbackRequest,
+  StatusRequest,
   UninstallRequest,
   UpgradeInstallRequest,
 } from '../reconcile/ports.js';
 
-export type { PostRenderOwner, PostRenderSpec, Release, ReleaseRequestBase, ReleaseStatus, RollbackRequest, UninstallRequest, UpgradeInstallRequest };
+export type { PostRenderOwner, PostRenderSpec, Release, ReleaseRequestBase, ReleaseStatus, RollbackRequest, StatusRequest, UninstallRequest, UpgradeInstallRequest };
 
 /**
  * Helm's resource policy: objects annotated this way are left behind on uninstall. Both the
@@ -31,7 +32,7 @@ export interface TemplateRequest {
 
 export interface HelmClient extends ReleaseActions {
   /** Every stored revision, oldest first ([] when none); read as `impersonate` when given. */
-  history(release: string, namespace: string, timeoutMs: number, impersonate?: string): Promise<readonly Release[]>;
+  history(req: StatusRequest): Promise<readonly Release[]>;
   /** `helm template`: render without touching the cluster. */
   template(req: TemplateRequest): Promise<string>;
 }
@@ -43,6 +44,7 @@ export type HelmErrorKind =
   | 'forbidden' // RBAC refused a request of helm's (or of a lookup); message: who may not do what where
   | 'conflict' // objects exist and are owned by something else / different chart
   | 'timeout' // helm was killed after the timeout
+  | 'refused' // chartpilot's API gate refused a request of helm's (confinement, release records); message: what and which rule
   | 'failed'; // anything else; message carries helm's words
 
 /** A failed helm call. `message` is helm's own explanation, trimmed, never the values. */

@@ -3,9 +3,10 @@
  * logs) and never `--set` (whose comma/dot escaping mangles strings). JSON is valid YAML, so
  * helm reads the file with `-f`.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { makeProcessDir } from '../lib/process-dirs.js';
 
 /** Prefix of the temp directories; tests look for leftovers by it. */
 export const VALUES_DIR_PREFIX = 'chartpilot-values-';
@@ -19,7 +20,7 @@ export async function withValuesFile<T>(
   fn: (path: string) => Promise<T>,
   baseDir: string = tmpdir(),
 ): Promise<T> {
-  const dir = await mkdtemp(join(baseDir, VALUES_DIR_PREFIX));
+  const dir = await makeProcessDir(baseDir, VALUES_DIR_PREFIX);
   try {
     const file = join(dir, 'values.json');
     // 'wx': the name is fresh in a directory only we can write; refuse to follow anything else.

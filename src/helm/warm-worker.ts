@@ -1,6 +1,6 @@
 /**
  * One warm helm worker: a `chartpilot-helm` process in worker mode (helm-worker/, protocol in
- * README "Helm kept warm"), speaking newline-delimited JSON on stdin/stdout, one call at a time.
+ * docs/architecture/helm-engine.md "Helm kept warm"), speaking newline-delimited JSON on stdin/stdout, one call at a time.
  * This module only knows the wire; what a call's outcome means (errors, timeouts) is warm-pool.ts's.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -84,68 +84,13 @@ export class WarmWorker {
 
   /** Starts a worker and waits for its ready line. */
   static async start(opts: StartWorkerOptions): Promise<WarmWorker> {
-    let child: ChildProcess;
-    try {
-      // Its own process group, so a kill also ends what helm started (a post-renderer) and any
-      // wrapper in front of it.
-      child = spawn(opts.bin, [], { env: { ...opts.env, CHARTPILOT_HELM_WORKER: '1' }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
-    } catch (err) {
-      throw new WorkerStartError(`cannot start ${opts.bin}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
-    }
-    let stderrTail = '';
-    child.stderr?.setEncoding('utf8');
-    child.stderr?.on('data', (chunk: string) => {
-      stderrTail = (stderrTail + chunk).slice(-STDERR_TAIL);
+    const p = await startLineProcess({ bin: opts.bin, env: { ...opts.env, CHARTPILOT_HELM_WORKER: '1' }, readyTimeoutMs: opts.readyTimeoutMs }, (first) => {
+      const ready = parseReady(first);
+      // A plain helm given no arguments prints its usage: not a worker.
+      if (ready === undefined) throw new WorkerStartError(`${opts.bin} is not a chartpilot-helm: its first line is not {"ready":true,…}`);
+      return ready;
     });
-    // A write to a worker that just died must not crash the operator; its exit is reported instead.
-    child.stdin?.on('error', () => undefined);
-    const exited = new Promise<WorkerExit>((resolve) => {
-      child.once('error', () => {
-        // spawn failed (ENOENT, EACCES): 'close' follows; nothing else to do here.
-      });
-      child.once('close', (code, signal) => {
-        resolve({ code, signal });
-      });
-    });
-    const failed = new Promise<never>((_, reject) => {
-      child.once('error', (err) => {
-        reject(new WorkerStartError(`cannot start ${opts.bin}: ${err.message}`, { cause: err }));
-      });
-    });
-    const stdout = child.stdout;
-    if (stdout === null) throw new WorkerStartError(`cannot start ${opts.bin}: no stdout`);
-    const lines = createInterface({ input: stdout, crlfDelay: Infinity })[Symbol.asyncIterator]();
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const first = await Promise.race([
-        lines.next(),
-        failed,
-        exited.then((e) => {
-          throw new WorkerStartError(`${opts.bin} exited before it was ready (${describeExit(e)})${tail(stderrTail)}`);
-        }),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => {
-            reject(new WorkerStartError(`${opts.bin} did not say it was ready within ${String(opts.readyTimeoutMs)} ms${tail(stderrTail)}`));
-          }, opts.readyTimeoutMs);
-        }),
-      ]);
-      if (first.done === true) {
-        // Its stdout closed without a word: it is exiting; say how.
-        const e = await exited;
-        throw new WorkerStartError(`${opts.bin} exited before it was ready (${describeExit(e)})${tail(stderrTail)}`);
-      }
-      const ready = parseReady(first.value);
-      if (ready === undefined) {
-        // A plain helm given no arguments prints its usage: not a worker.
-        throw new WorkerStartError(`${opts.bin} is not a chartpilot-helm: its first line is not {"ready":true,…}`);
-      }
-      return new WarmWorker(child, ready, exited, lines);
-    } catch (err) {
-      killGroup(child);
-      throw err;
-    } finally {
-      clearTimeout(timer);
-    }
+    return new WarmWorker(p.child, p.ready, p.exited, p.lines);
   }
 
   get busy(): boolean {
@@ -179,13 +124,7 @@ export class WarmWorker {
 
   /** Ends an idle worker: its stdin closes (it exits), SIGKILL after `graceMs`. */
   async close(graceMs: number): Promise<void> {
-    if (this.exitedWith !== undefined) return;
-    this.child.stdin?.end();
-    const timer = setTimeout(() => {
-      this.kill();
-    }, graceMs);
-    await this.exited;
-    clearTimeout(timer);
+    if (this.exitedWith === undefined) await endLineProcess(this.child, this.exited, graceMs);
   }
 
   private send(message: unknown): void {
@@ -209,7 +148,94 @@ export class WarmWorker {
   }
 }
 
-function killGroup(child: ChildProcess): void {
+/** A chartpilot-helm started in one of its protocol modes, its ready line read. */
+export interface StartedLineProcess<T> {
+  readonly child: ChildProcess;
+  readonly exited: Promise<WorkerExit>;
+  /** Its stdout's lines after the ready line. */
+  readonly lines: AsyncIterator<string>;
+  readonly ready: T;
+}
+
+/**
+ * Starts `bin` with no arguments (the worker's and the engine's way in), in its own process group
+ * so a kill also ends what helm started and any wrapper in front of it, and waits for its first
+ * line, which `readReady` turns into what the caller needs (or throws WorkerStartError). Fails with
+ * WorkerStartError, naming the last lines of its stderr, when it cannot start, exits first or is
+ * silent for `readyTimeoutMs`; the process is killed then.
+ */
+export async function startLineProcess<T>(
+  opts: { readonly bin: string; readonly env: Readonly<Record<string, string | undefined>>; readonly readyTimeoutMs: number },
+  readReady: (first: string) => T,
+): Promise<StartedLineProcess<T>> {
+  let child: ChildProcess;
+  try {
+    child = spawn(opts.bin, [], { env: opts.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+  } catch (err) {
+    throw new WorkerStartError(`cannot start ${opts.bin}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+  let stderrTail = '';
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (chunk: string) => {
+    stderrTail = (stderrTail + chunk).slice(-STDERR_TAIL);
+  });
+  // A write to a process that just died must not crash the operator; its exit is reported instead.
+  child.stdin?.on('error', () => undefined);
+  const exited = new Promise<WorkerExit>((resolve) => {
+    child.once('error', () => {
+      // spawn failed (ENOENT, EACCES): 'close' follows; nothing else to do here.
+    });
+    child.once('close', (code, signal) => {
+      resolve({ code, signal });
+    });
+  });
+  const failed = new Promise<never>((_, reject) => {
+    child.once('error', (err) => {
+      reject(new WorkerStartError(`cannot start ${opts.bin}: ${err.message}`, { cause: err }));
+    });
+  });
+  const stdout = child.stdout;
+  if (stdout === null) throw new WorkerStartError(`cannot start ${opts.bin}: no stdout`);
+  const lines = createInterface({ input: stdout, crlfDelay: Infinity })[Symbol.asyncIterator]();
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const first = await Promise.race([
+      lines.next(),
+      failed,
+      exited.then((e) => {
+        throw new WorkerStartError(`${opts.bin} exited before it was ready (${describeExit(e)})${tail(stderrTail)}`);
+      }),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          reject(new WorkerStartError(`${opts.bin} did not say it was ready within ${String(opts.readyTimeoutMs)} ms${tail(stderrTail)}`));
+        }, opts.readyTimeoutMs);
+      }),
+    ]);
+    if (first.done === true) {
+      // Its stdout closed without a word: it is exiting; say how.
+      const e = await exited;
+      throw new WorkerStartError(`${opts.bin} exited before it was ready (${describeExit(e)})${tail(stderrTail)}`);
+    }
+    return { child, exited, lines, ready: readReady(first.value) };
+  } catch (err) {
+    killGroup(child);
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Closes a protocol process's stdin (the worker and the engine then exit) and SIGKILLs its group after `graceMs`. */
+export async function endLineProcess(child: ChildProcess, exited: Promise<WorkerExit>, graceMs: number): Promise<void> {
+  child.stdin?.end();
+  const timer = setTimeout(() => {
+    killGroup(child);
+  }, graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+export function killGroup(child: ChildProcess): void {
   if (child.pid === undefined) return;
   try {
     process.kill(-child.pid, 'SIGKILL');
@@ -223,7 +249,7 @@ function tail(stderr: string): string {
   return t === '' ? '' : `; it said: ${t.split('\n').slice(-3).join(' | ')}`;
 }
 
-function parseJson(line: string): Record<string, unknown> | undefined {
+export function parseJson(line: string): Record<string, unknown> | undefined {
   try {
     const v: unknown = JSON.parse(line);
     return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;

@@ -1,4 +1,4 @@
-/** Exit codes of the chartpilot command (documented in the README). */
+/** Exit codes of the chartpilot command (documented in docs/operations/running.md). */
 export const ExitCode = {
   ok: 0,
   /** An unexpected internal error. */

@@ -13,7 +13,7 @@ export const REDACTED = '<redacted>';
  * quoted Go/JSON-style (helm prints templates inside `tpl` that way), upper or lower case
  * (`upper`, `lower`), base64 in both alphabets with and without padding, also of the value with a
  * trailing newline (`b64enc`, `toYaml | b64enc`), and hex (`printf "%x"`). Hashes (`sha256sum`)
- * are not secrets. A value mixed with other text before encoding is not caught: see the README.
+ * are not secrets. A value mixed with other text before encoding is not caught: see docs/security/threat-model.md.
  */
 export function spellingsOf(secret: string): string[] {
   const quoted = JSON.stringify(secret).slice(1, -1);

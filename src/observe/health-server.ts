@@ -6,7 +6,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { realClock, type Clock, type TimerHandle } from '../lib/clock.js';
-import { notFound, pathOf, refuseNonGet, startHttpServer, type ConnectionLimit, type ListenAddress, type RunningServer } from './http-server.js';
+import { notFound, pathOf, refuseNonGet, startHttpServer, type ConnectionLimits, type ListenAddress, type RunningServer } from './http-server.js';
 import { errorMessage } from '../lib/errors.js';
 
 /** `true` when healthy; otherwise why not (shown to whoever probes, so never secrets). */
@@ -19,12 +19,21 @@ export interface HealthChecks {
 }
 
 /**
- * The probe listener's own connection cap, apart from the metrics server's: the kubelet opens one
- * connection per probe, so a few are plenty, and a flood of scrapes elsewhere cannot take these.
+ * The probe listener's limits, apart from the metrics server's. The kubelet opens a new
+ * connection per probe, sends its request at once and is answered at once (every check is a
+ * lookup), so anything slower than half a second is not the kubelet and loses its connection: a
+ * flood from one peer then holds at most its share, each for well under a second, and the
+ * kubelet's next probe finds a slot. The overall cap bounds the file descriptors many peers
+ * together can take (peer-admission.ts: filling it takes 64 distinct addresses).
  */
-export const HEALTH_MAX_CONNECTIONS = 32;
+export const PROBE_LIMITS: ConnectionLimits = {
+  maxConnections: 64,
+  // Liveness, readiness and a startup probe may overlap: room for them with one to spare.
+  maxPerPeer: 4,
+  timeouts: { headersMs: 500, requestMs: 500, keepAliveMs: 250, idleMs: 500, handshakeMs: 500, checkEveryMs: 100 },
+};
 
-export async function startHealthServer(address: ListenAddress, checks: HealthChecks, limit: ConnectionLimit = { maxConnections: HEALTH_MAX_CONNECTIONS }): Promise<RunningServer> {
+export async function startHealthServer(address: ListenAddress, checks: HealthChecks, limits: ConnectionLimits = PROBE_LIMITS): Promise<RunningServer> {
   return startHttpServer('health probe server', address, (req, res) => {
     if (refuseNonGet(req, res)) return;
     const { path, query } = pathOf(req);
@@ -59,7 +68,7 @@ export async function startHealthServer(address: ListenAddress, checks: HealthCh
     if (failed) send(res, 500, `${lines.join('\n')}\n${endpoint} check failed`);
     else if (query.has('verbose')) send(res, 200, `${lines.join('\n')}\n${endpoint} check passed`);
     else send(res, 200, 'ok');
-  }, limit);
+  }, limits);
 }
 
 function run(check: HealthCheck): CheckResult {

@@ -3,12 +3,13 @@
  * no framework: two read-only GET endpoints do not need one). Listening is awaited, so a taken
  * port is a start-up error with a clear message rather than an unhandled 'error' event later.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerOptions, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createSecureServer } from 'node:http2';
 import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
 import type { Server as TlsServer } from 'node:tls';
 import { errorMessage } from '../lib/errors.js';
+import { peerOf, PeerConnections, type AdmissionLimits } from './peer-admission.js';
 
 /** Where to listen; `host` undefined = every interface (Go's `:8080`). Matches cli/args BindAddress. */
 export interface ListenAddress {
@@ -73,35 +74,50 @@ export function formatAddress(info: AddressInfo): string {
 }
 
 /**
- * Probes and scrapes are tiny and quick: a slow, stuck or idle client must not pin a socket (a file
- * descriptor the process shares with every helm call) for longer than a few seconds.
+ * How long a connection may take at each stage, so that a slow, stuck or idle client cannot pin
+ * a socket (a file descriptor the process shares with every helm call, and a slot under the cap).
  */
-export const CONNECTION_TIMEOUTS = {
+export interface ConnectionTimeouts {
   /** The request line and headers must arrive within this. */
-  headersMs: 5_000,
+  readonly headersMs: number;
   /** The whole request must arrive within this. */
-  requestMs: 10_000,
-  /** An idle keep-alive connection between requests is closed after this (Node's default too). */
-  keepAliveMs: 5_000,
+  readonly requestMs: number;
+  /**
+   * An idle keep-alive connection between requests is closed after this (the Keep-Alive header
+   * says so), plus Node's grace against a client reusing it at that very moment: a second, or
+   * keepAliveMs again when that is shorter.
+   */
+  readonly keepAliveMs: number;
   /** A connection with no traffic at all (e.g. one that never starts a TLS handshake) is cut after this. */
-  idleMs: 10_000,
+  readonly idleMs: number;
   /** The TLS handshake must finish within this (Node's default is 120 s). */
-  handshakeMs: 5_000,
-} as const;
-
-/** How many connections one server holds open at most; more are closed as soon as accepted. */
-export interface ConnectionLimit {
-  readonly maxConnections: number;
-  /** Default CONNECTION_TIMEOUTS.idleMs (tests shorten it). */
-  readonly idleMs?: number;
+  readonly handshakeMs: number;
+  /**
+   * How often Node looks for connections past headersMs or requestMs: they are only cut when it
+   * looks (its default is every 30 s, which would let a client sending a header byte now and then
+   * keep its connection that long).
+   */
+  readonly checkEveryMs: number;
 }
 
-export function startHttpServer(what: string, address: ListenAddress, handler: Handler, limit: ConnectionLimit): Promise<RunningServer> {
-  const server = createServer(guarded(handler));
-  server.requestTimeout = CONNECTION_TIMEOUTS.requestMs;
-  server.headersTimeout = CONNECTION_TIMEOUTS.headersMs;
-  server.keepAliveTimeout = CONNECTION_TIMEOUTS.keepAliveMs;
-  return listen(server, what, address, limit);
+/** For requests that may take a while to answer (scrapes: rendering, a token review, a large body). */
+export const DEFAULT_TIMEOUTS: ConnectionTimeouts = {
+  headersMs: 5_000,
+  requestMs: 10_000,
+  keepAliveMs: 5_000,
+  idleMs: 10_000,
+  handshakeMs: 5_000,
+  checkEveryMs: 1_000,
+};
+
+/** Which connections one server keeps (peer-admission.ts), and for how long. */
+export interface ConnectionLimits extends AdmissionLimits {
+  readonly timeouts: ConnectionTimeouts;
+}
+
+export function startHttpServer(what: string, address: ListenAddress, handler: Handler, limits: ConnectionLimits): Promise<RunningServer> {
+  const server = createServer(http1Options(limits.timeouts), guarded(handler));
+  return listen(server, what, address, limits);
 }
 
 /**
@@ -113,26 +129,33 @@ export async function startHttpsServer(
   address: ListenAddress,
   handler: Handler,
   tls: TlsSettings,
-  limit: ConnectionLimit,
+  limits: ConnectionLimits,
 ): Promise<RunningTlsServer> {
-  const options = { ...tls.credentials, minVersion: 'TLSv1.2' as const, handshakeTimeout: CONNECTION_TIMEOUTS.handshakeMs };
+  const options = { ...tls.credentials, minVersion: 'TLSv1.2' as const, handshakeTimeout: limits.timeouts.handshakeMs };
   let server: TlsServer;
   if (tls.http2) {
     // The compatibility API hands the handler request/response objects shaped like node:http's.
     server = createSecureServer({ ...options, allowHTTP1: true }, guarded(handler) as never);
   } else {
-    const https = createHttpsServer({ ...options, ALPNProtocols: ['http/1.1'] }, guarded(handler));
-    https.requestTimeout = CONNECTION_TIMEOUTS.requestMs;
-    https.headersTimeout = CONNECTION_TIMEOUTS.headersMs;
-    https.keepAliveTimeout = CONNECTION_TIMEOUTS.keepAliveMs;
-    server = https;
+    server = createHttpsServer({ ...options, ...http1Options(limits.timeouts), ALPNProtocols: ['http/1.1'] }, guarded(handler));
   }
-  const running = await listen(server, what, address, limit);
+  const running = await listen(server, what, address, limits);
   return {
     ...running,
     setCredentials: (credentials) => {
       server.setSecureContext({ ...credentials, minVersion: 'TLSv1.2' });
     },
+  };
+}
+
+/** node:http's own timeouts; given at creation, since the checking interval can only be set then. */
+function http1Options(t: ConnectionTimeouts): ServerOptions {
+  return {
+    headersTimeout: t.headersMs,
+    requestTimeout: t.requestMs,
+    connectionsCheckingInterval: t.checkEveryMs,
+    keepAliveTimeout: t.keepAliveMs,
+    keepAliveTimeoutBuffer: Math.min(1_000, t.keepAliveMs),
   };
 }
 
@@ -145,18 +168,30 @@ function guarded(handler: Handler): (req: IncomingMessage, res: ServerResponse) 
   };
 }
 
-async function listen(server: NetServer, what: string, address: ListenAddress, limit: ConnectionLimit): Promise<RunningServer> {
-  // Beyond the cap Node closes a connection right after accepting it, so a flood of connections
-  // costs this process at most maxConnections file descriptors (helm calls need the rest).
-  server.maxConnections = limit.maxConnections;
-  // Every connection, HTTP/1 or HTTP/2, so close() can cut keep-alive scrapers of either kind.
-  const sockets = new Set<Socket>();
+async function listen(server: NetServer, what: string, address: ListenAddress, limits: ConnectionLimits): Promise<RunningServer> {
+  // Every admitted connection, HTTP/1 or HTTP/2, by peer: so close() can cut keep-alive scrapers
+  // of either kind, and so that one peer cannot hold every slot.
+  const held = new PeerConnections<Socket>(limits);
+  // Node's own cap, below any JavaScript, as a last bound should connections arrive faster than
+  // they are closed; the peer shares below keep the count under maxConnections otherwise (a
+  // refused socket stops counting as soon as it is destroyed).
+  server.maxConnections = limits.maxConnections * 2;
   server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
+    const peer = peerOf(socket.remoteAddress);
+    const offer = peer === undefined ? { admitted: false } : held.offer(peer, socket);
+    if (!offer.admitted || peer === undefined) {
+      // Over its peer's share, or over the cap with no heavier peer to take a slot from: closed
+      // at once, before TLS or HTTP read anything from it.
+      socket.destroy();
+      return;
+    }
+    offer.evicted?.destroy();
+    socket.once('close', () => {
+      held.release(peer, socket);
+    });
     // The raw socket, before any TLS or HTTP: covers a client that connects and says nothing,
     // and HTTP/2 sessions, which the HTTP/1 timeouts above do not reach.
-    socket.setTimeout(limit.idleMs ?? CONNECTION_TIMEOUTS.idleMs, () => socket.destroy());
+    socket.setTimeout(limits.timeouts.idleMs, () => socket.destroy());
   });
   await new Promise<void>((resolve, reject) => {
     const onError = (err: unknown): void => {
@@ -178,7 +213,7 @@ async function listen(server: NetServer, what: string, address: ListenAddress, l
         server.close(() => {
           resolve();
         });
-        for (const socket of sockets) socket.destroy();
+        for (const socket of held.all()) socket.destroy();
       });
       return closing;
     },

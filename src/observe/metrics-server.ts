@@ -10,7 +10,7 @@ import {
   refuseNonGet,
   startHttpServer,
   startHttpsServer,
-  type ConnectionLimit,
+  type ConnectionLimits,
   type Handler,
   type ListenAddress,
   type RunningServer,
@@ -21,8 +21,8 @@ import type { OperatorMetrics } from './metrics.js';
 import type { ScrapeAuthorizer } from './scrape-auth.js';
 
 /** Plain HTTP, anyone who reaches the port may scrape. */
-export function startMetricsServer(address: ListenAddress, metrics: OperatorMetrics, limit: ConnectionLimit): Promise<RunningServer> {
-  return startHttpServer('metrics server', address, metricsHandler(metrics, undefined), limit);
+export function startMetricsServer(address: ListenAddress, metrics: OperatorMetrics, limits: ConnectionLimits): Promise<RunningServer> {
+  return startHttpServer('metrics server', address, metricsHandler(metrics, undefined), limits);
 }
 
 /** HTTPS (`--metrics-secure`), and with `auth` only for callers the API server authorizes (`--metrics-require-rbac`). */
@@ -31,9 +31,9 @@ export function startSecureMetricsServer(
   metrics: OperatorMetrics,
   tls: TlsSettings,
   auth: ScrapeAuthorizer | undefined,
-  limit: ConnectionLimit,
+  limits: ConnectionLimits,
 ): Promise<RunningTlsServer> {
-  return startHttpsServer('metrics server', address, metricsHandler(metrics, auth), tls, limit);
+  return startHttpsServer('metrics server', address, metricsHandler(metrics, auth), tls, limits);
 }
 
 function metricsHandler(metrics: OperatorMetrics, auth: ScrapeAuthorizer | undefined): Handler {

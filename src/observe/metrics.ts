@@ -411,6 +411,41 @@ export class OperatorMetrics {
     });
   }
 
+  /**
+   * The helm engine (--helm-mode=engine), read at each scrape: its resident memory
+   * (`chartpilot_helm_engine_resident_memory_bytes`, VmRSS; 0 while none runs), its calls in
+   * flight and how many engines were started (1 + replacements after a hang or a death).
+   */
+  helmEngine(stats: () => { readonly pid: number | undefined; readonly inFlight: number; readonly starts: number }, residentBytes: (pid: number) => number): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'chartpilot_helm_engine_resident_memory_bytes',
+      help: 'Resident memory of the helm engine process (chartpilot-helm in engine mode); 0 while none runs',
+      registers,
+      collect() {
+        const pid = stats().pid;
+        this.set(pid === undefined ? 0 : residentBytes(pid));
+      },
+    });
+    new Gauge({
+      name: 'chartpilot_helm_engine_calls_in_flight',
+      help: 'Helm calls the engine is running',
+      registers,
+      collect() {
+        this.set(stats().inFlight);
+      },
+    });
+    new Counter({
+      name: 'chartpilot_helm_engine_starts_total',
+      help: 'Helm engine processes started: the first, and one per replacement after a hung call or a death',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(stats().starts);
+      },
+    });
+  }
+
   /** The Prometheus text exposition of every metric. */
   async render(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };

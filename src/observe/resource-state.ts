@@ -14,6 +14,8 @@ export const EXPORTED_CONDITIONS = [
   'ChartUnavailable',
   // driftDetection's warn mode (drift left in place)
   'Drifted',
+  // a changed chart held back from this CR after it failed on the kind's first one
+  'ChartChangeHeld',
   // Ansible kinds (ansible-operator's types)
   'Running',
   'Successful',

@@ -4,8 +4,8 @@
  */
 import type { Logger } from 'pino';
 import { loadCertificateFiles, selfSignedCertificate, watchCertificateFiles, type CertificateFiles, type CertificateWatch } from './certificates.js';
-import { EventLoopWatchdog, HEALTH_MAX_CONNECTIONS, startHealthServer, type HealthCheck } from './health-server.js';
-import type { ListenAddress, RunningServer } from './http-server.js';
+import { EventLoopWatchdog, PROBE_LIMITS, startHealthServer, type HealthCheck } from './health-server.js';
+import { DEFAULT_TIMEOUTS, type ConnectionLimits, type ListenAddress, type RunningServer } from './http-server.js';
 import { startMetricsServer, startSecureMetricsServer } from './metrics-server.js';
 import type { OperatorMetrics } from './metrics.js';
 import type { ScrapeAuthorizer } from './scrape-auth.js';
@@ -36,6 +36,13 @@ export interface ServersOptions {
 /** Scrapers keep one connection each; a cluster has a few. */
 export const METRICS_MAX_CONNECTIONS = 64;
 
+/**
+ * One scraper address's share of the metrics server: a Prometheus keeps one connection per
+ * target, and `kubectl port-forward` sessions all arrive from the pod's loopback, so a few.
+ * Scrapes keep the default timeouts: rendering, a token review and a large body take time.
+ */
+export const METRICS_MAX_PER_PEER = 8;
+
 export interface Servers {
   close(): Promise<void>;
 }
@@ -51,14 +58,16 @@ export async function startServers(opts: ServersOptions): Promise<Servers> {
     watchdog.stop();
     await Promise.all(running.map((s) => s.close()));
   };
-  const metricsLimit = { maxConnections: opts.metricsMaxConnections ?? METRICS_MAX_CONNECTIONS };
+  const maxConnections = opts.metricsMaxConnections ?? METRICS_MAX_CONNECTIONS;
+  // A cap below the per-peer share (--metrics-max-connections 4) is the share too.
+  const metricsLimit: ConnectionLimits = { maxConnections, maxPerPeer: Math.min(METRICS_MAX_PER_PEER, maxConnections), timeouts: DEFAULT_TIMEOUTS };
   try {
     if (opts.metricsAddress !== undefined) {
       const security = opts.metricsSecurity;
       if (security === undefined) {
         const s = await startMetricsServer(opts.metricsAddress, opts.metrics, metricsLimit);
         running.push(s);
-        opts.log.info({ address: s.address, maxConnections: metricsLimit.maxConnections }, 'metrics server listening');
+        opts.log.info({ address: s.address, maxConnections: metricsLimit.maxConnections, maxPerPeer: metricsLimit.maxPerPeer }, 'metrics server listening');
       } else {
         const files = security.certificateFiles;
         const credentials = files === undefined ? await selfSignedCertificate() : await loadCertificateFiles(files);
@@ -73,6 +82,7 @@ export async function startServers(opts: ServersOptions): Promise<Servers> {
             http2: security.http2,
             authorization: security.auth === undefined ? 'none' : 'TokenReview and SubjectAccessReview',
             maxConnections: metricsLimit.maxConnections,
+            maxPerPeer: metricsLimit.maxPerPeer,
           },
           'metrics server listening',
         );
@@ -85,7 +95,7 @@ export async function startServers(opts: ServersOptions): Promise<Servers> {
         readyz: { informers: opts.ready },
       });
       running.push(s);
-      opts.log.info({ address: s.address, maxConnections: HEALTH_MAX_CONNECTIONS }, 'health probe server listening');
+      opts.log.info({ address: s.address, maxConnections: PROBE_LIMITS.maxConnections, maxPerPeer: PROBE_LIMITS.maxPerPeer }, 'health probe server listening');
     }
   } catch (err) {
     await close();

@@ -4,6 +4,8 @@ import { bucketOf } from '../lib/uid-bucket.js';
 export const FINALIZER = 'helm.sdk.operatorframework.io/uninstall-release';
 /** Older operator-sdk releases used this one; removed on delete so such CRs are not stuck. */
 export const LEGACY_FINALIZER = 'uninstall-helm-release';
+/** Every finalizer a chart kind's CR may be held with: either keeps it until its release is uninstalled. */
+export const FINALIZERS: readonly string[] = [FINALIZER, LEGACY_FINALIZER];
 
 const ANNOTATION_PREFIX = 'helm.sdk.operatorframework.io/';
 
@@ -65,7 +67,18 @@ export const ConditionTypes = {
    * warn, or fields given up to another field manager after repeated set-backs).
    */
   drifted: 'Drifted',
+  /**
+   * chartpilot: the kind's chart changed, the change failed on the first CR it was tried on, and
+   * this CR keeps the last good chart meanwhile (controller/chart-rollout.ts).
+   */
+  chartChangeHeld: 'ChartChangeHeld',
 } as const;
+
+/**
+ * Ready's reasons for an object that failed in a way waiting will not fix (dependents/readiness.ts
+ * gives these with `failed: true`): the summary calls such a CR Stalled, not Progressing.
+ */
+export const STALLED_READY_REASONS: ReadonlySet<string> = new Set(['ProgressDeadlineExceeded', 'JobFailed', 'PodFailed']);
 
 /** Condition and event reasons: operator-sdk's, then chartpilot's own events. */
 export const Reasons = {
@@ -91,6 +104,10 @@ export const Reasons = {
   reconcilePeriodRaised: 'ReconcilePeriodRaised',
   /** chartpilot: a Helm release record it did not write for this CR; nothing is done to the release. */
   foreignReleaseRecord: 'ForeignReleaseRecord',
+  /** chartpilot: a changed chart failed on this CR, the first it was tried on; the kind's others keep the last good one. */
+  chartChangeHeld: 'ChartChangeHeld',
+  /** chartpilot: ChartChangeHeld's reason on the CRs held back. */
+  canaryFailed: 'CanaryFailed',
 } as const;
 
 /** Helm's own limit on release names (it stores them in labels and Secret names). */

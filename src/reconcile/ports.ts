@@ -23,7 +23,22 @@ export interface ReleaseRequestBase {
    * gets SIGTERM, then SIGKILL after a short grace, and the call rejects with HelmCallInterrupted.
    */
   readonly signal?: AbortSignal | undefined;
+  /**
+   * The CR the call is for. The operator's helm client confines every API request of the call to
+   * it (src/apiproxy): writes only within `confinement`, release records only when they prove they
+   * were written for the CR with this uid. Required wherever the client confines.
+   */
+  readonly owner?: ReleaseOwner | undefined;
 }
+
+/** The CR a helm call acts for, as the confining API layer needs it. */
+export interface ReleaseOwner {
+  readonly uid: string;
+  readonly confinement: Confinement;
+}
+
+/** `helm status` (the latest revision): nothing but the call itself. */
+export type StatusRequest = ReleaseRequestBase;
 
 export interface UpgradeInstallRequest extends ReleaseRequestBase {
   /** Chart directory or .tgz path. */
@@ -70,8 +85,6 @@ export interface PostRenderOwner {
    * refused: its scope decides where it lands, and a guess would fail open.
    */
   readonly namespacedKinds: readonly string[];
-  /** base64 of this CR's seal key (seal.ts): every object that passes is sealed with it. */
-  readonly sealKey?: string | undefined;
   readonly nonOwnedAnnotations: Readonly<Record<string, string>>;
   readonly allowClusterScoped: boolean;
   readonly allowCrossNamespace: boolean;
@@ -119,7 +132,7 @@ export interface ReleaseActions {
   uninstall(req: UninstallRequest): Promise<'uninstalled' | 'not-found'>;
   rollback(req: RollbackRequest): Promise<void>;
   /** Latest revision (any status), or undefined when no release of that name exists; read as `impersonate` when given. */
-  status(release: string, namespace: string, timeoutMs: number, impersonate?: string, signal?: AbortSignal): Promise<Release | undefined>;
+  status(req: StatusRequest): Promise<Release | undefined>;
 }
 
 /** Helm's release records, read from their metadata (no helm process). */
@@ -141,12 +154,10 @@ export interface ReleaseStore {
   deleteRevision(namespace: string, revision: StoredRevision, impersonate?: string): Promise<void>;
   /**
    * Which of `revisions` chartpilot did not write for the CR with uid `ownerUid` (forged, edited,
-   * copied from another CR, another tool's): every object not sealed with this CR's key, and no
-   * adoption mark. Verdicts are remembered per record version, so a converged CR costs no GET.
+   * copied from another CR, another tool's): no valid record MAC under this CR's key
+   * (helm/record-origin.ts). Verdicts are remembered per record version, so a converged CR costs no GET.
    */
   foreignRevisions(namespace: string, release: string, ownerUid: string, revisions: readonly StoredRevision[]): Promise<StoredRevision[]>;
-  /** base64 of the key the post-renderer seals the objects of the CR with uid `ownerUid` with. */
-  sealKey(ownerUid: string): string;
 }
 
 export interface CrWriter {

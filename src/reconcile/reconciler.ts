@@ -21,7 +21,8 @@ import type { SpecReader } from './ports.js';
 import { summarizeSpec } from './spec-summary.js';
 import { Annotations, FINALIZER, LEGACY_FINALIZER, Reasons, releaseNameProblem } from './names.js';
 import { NO_PROGRESS, plan, type NonTerminalKind, type Plan } from './plan.js';
-import type { ReconcileTarget } from './target.js';
+import type { ChartTrial, ReconcileTarget } from './target.js';
+import { canonicalJson } from '../lib/json.js';
 import { MAX_VALUES_BYTES, mergeValues, valuesTooLarge } from './values.js';
 
 export { ReconcileFailure } from './actions/failure.js';
@@ -29,8 +30,12 @@ export type { ReconcileOutcome, ReconcilerDeps } from './actions/context.js';
 export type { ReconcileTarget } from './target.js';
 
 export interface ReconcilerOptions extends ReconcilerDeps {
-  /** The kind's current target, read once at the start of each reconcile (hot reload replaces it). */
-  readonly target: () => ReconcileTarget;
+  /**
+   * The kind's current target for `cr`, read once at the start of each reconcile (hot reload
+   * replaces it; while a changed chart is tried on one CR, that CR is served another than the
+   * rest). Without a CR: the target most CRs are served, for deriving ahead of a reconcile.
+   */
+  readonly target: (cr?: CustomResource) => ReconcileTarget;
   /** Reads a CR in full when it comes from a cache that keeps only its spec's summary. */
   readonly specs?: SpecReader | undefined;
 }
@@ -38,8 +43,8 @@ export interface ReconcilerOptions extends ReconcilerDeps {
 /** What a spec gave, kept per CR (uid) so a converged CR is checked without reading its spec again. */
 interface DerivedFromSpec {
   readonly digest: string;
-  /** The target it was derived for: hot reload makes a new one. */
-  readonly target: ReconcileTarget;
+  /** What of the target it was derived from (derivationKey): hot reload changes it. */
+  readonly target: string;
   readonly desiredFingerprint: string;
   readonly problem: string | undefined;
   /** The condition reason of `problem`, when it has one of its own (ValuesTooLarge, …). */
@@ -72,11 +77,12 @@ export class Reconciler {
     if (uid === '' || this.opts.specs === undefined || cr.spec === undefined || summary === undefined || summary.digest === '') return;
     if (summary.bytes > MAX_VALUES_BYTES) return;
     const target = this.opts.target();
+    const key = derivationKey(target);
     const known = this.derived.get(uid);
-    if (known !== undefined && known.digest === summary.digest && known.target === target) return;
+    if (known !== undefined && known.digest === summary.digest && known.target === key) return;
     // Kept without the values themselves: memory stays a fingerprint per CR.
     const { desiredFingerprint, problem, reason } = this.deriveFromSpec(cr.spec, target, uid, summary.digest);
-    this.derived.set(uid, { digest: summary.digest, target, desiredFingerprint, problem, reason });
+    this.derived.set(uid, { digest: summary.digest, target: key, desiredFingerprint, problem, reason });
   }
 
   private deriveFromSpec(spec: unknown, target: ReconcileTarget, uid: string, digest: string): DerivedFromSpec & { values: Record<string, unknown> | undefined } {
@@ -84,13 +90,25 @@ export class Reconciler {
     const values = mergeValues(spec, target.overrides, this.opts.applyOverrides);
     const desiredFingerprint = values.ok ? this.desiredFingerprint(target, uid, values.values) : '';
     return values.ok
-      ? { digest, target, values: values.values, desiredFingerprint, problem: undefined, reason: undefined }
-      : { digest, target, values: undefined, desiredFingerprint, problem: values.problem, reason: values.reason };
+      ? { digest, target: derivationKey(target), values: values.values, desiredFingerprint, problem: undefined, reason: undefined }
+      : { digest, target: derivationKey(target), values: undefined, desiredFingerprint, problem: values.problem, reason: values.reason };
   }
 
   /** `signal` aborted → the running helm call is stopped and the reconcile rejects with HelmCallInterrupted. */
   async reconcile(cached: CustomResource, log: Logger, signal?: AbortSignal): Promise<ReconcileOutcome> {
     let ctx = await this.begin(cached, log, signal);
+    try {
+      return await this.steps(ctx, log, signal, (next) => {
+        ctx = next;
+      });
+    } finally {
+      this.opts.onChartTrial?.(ctx.cr, ctx.target, trialOf(ctx));
+    }
+  }
+
+  /** observe → plan → run until an action ends the reconcile; `replaced` is told when the context is rebuilt (spec read). */
+  private async steps(first: ActionContext, log: Logger, signal: AbortSignal | undefined, replaced: (ctx: ActionContext) => void): Promise<ReconcileOutcome> {
+    let ctx = first;
     const serviceAccountMissing = await this.serviceAccountMissing(ctx);
     let unchanged: Observed | undefined;
     for (let step = 0; ; step++) {
@@ -127,9 +145,12 @@ export class Reconciler {
       if ((next.kind === 'install' || next.kind === 'upgrade') && ctx.derived.values === undefined && ctx.derived.problem === undefined) {
         // Known from the spec's digest so far; helm needs the values themselves: read the CR, plan again.
         ctx = await this.begin(await this.readSpec(ctx.cr), log, signal, ctx);
+        replaced(ctx);
         unchanged = observed;
         continue;
       }
+      // The release already holds exactly what this target asks for.
+      if (next.kind === 'none') ctx.deployedTarget = true;
       const result = await run(ctx, next, revisions);
       if (result.done) return result.outcome;
       if (LEAVES_STORAGE.has(next.kind)) unchanged = observed;
@@ -144,7 +165,8 @@ export class Reconciler {
    * other is read now (one GET).
    */
   private async begin(given: CustomResource, log: Logger, signal: AbortSignal | undefined, previous?: ActionContext): Promise<ActionContext> {
-    const target = previous?.target ?? this.opts.target();
+    const target = previous?.target ?? this.opts.target(given);
+    const targetKey = derivationKey(target);
     const uid = given.metadata.uid ?? '';
     let cr = given;
     let summary: SpecSummary | undefined = cr.specSummary;
@@ -153,7 +175,7 @@ export class Reconciler {
       const known = this.derived.get(uid);
       const tooLarge = summary.bytes > MAX_VALUES_BYTES ? valuesTooLarge() : undefined;
       if (tooLarge !== undefined) fromSpec = { values: undefined, desiredFingerprint: '', problem: tooLarge.message, reason: tooLarge.reason };
-      else if (known !== undefined && summary.digest !== '' && known.digest === summary.digest && known.target === target) {
+      else if (known !== undefined && summary.digest !== '' && known.digest === summary.digest && known.target === targetKey) {
         fromSpec = { values: undefined, desiredFingerprint: known.desiredFingerprint, problem: known.problem, reason: known.reason };
       } else {
         cr = await this.opts.specs.read(cr);
@@ -165,7 +187,7 @@ export class Reconciler {
       const { values, desiredFingerprint, problem, reason } = this.deriveFromSpec(cr.spec, target, uid, summary.digest);
       fromSpec = { values, desiredFingerprint, problem, reason };
       if (uid !== '' && this.opts.specs !== undefined) {
-        this.derived.set(uid, { digest: summary.digest, target, desiredFingerprint, problem, reason });
+        this.derived.set(uid, { digest: summary.digest, target: targetKey, desiredFingerprint, problem, reason });
       }
     }
     const parsed = parseCrOptions(cr.metadata.annotations);
@@ -255,6 +277,25 @@ export class Reconciler {
 }
 
 const NO_STOPPED_CALLS: ReconcilerDeps['stoppedCalls'] & object = { has: () => false };
+
+/** What of a target a spec's derivation (values, fingerprint) depends on: a target that only says more (a held change) derives alike. */
+const derivationKeys = new WeakMap<ReconcileTarget, string>();
+function derivationKey(target: ReconcileTarget): string {
+  let key = derivationKeys.get(target);
+  if (key === undefined) {
+    const { chartDigest, ownerKind, overrides, allowClusterScoped, allowCrossNamespace, serviceAccount } = target;
+    key = canonicalJson({ chartDigest, ownerKind, overrides, allowClusterScoped, allowCrossNamespace, serviceAccount: serviceAccount ?? null });
+    derivationKeys.set(target, key);
+  }
+  return key;
+}
+
+/** What this reconcile did with the chart it was served. */
+function trialOf(ctx: ActionContext): ChartTrial {
+  if (ctx.deployedTarget) return { kind: 'deployed' };
+  if (ctx.failure !== undefined) return { kind: 'failed', message: ctx.failure.message };
+  return { kind: 'untried' };
+}
 
 /** Bounds the memory of told warnings; forgetting them all costs one repeated Event per resource. */
 const MAX_PERIOD_WARNINGS = 10_000;

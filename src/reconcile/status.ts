@@ -6,6 +6,7 @@ import { canonicalJson } from '../lib/json.js';
 import { removeCondition, setCondition } from './conditions.js';
 import { driftCondition } from './drift-report.js';
 import { ConditionTypes, Reasons } from './names.js';
+import { chartSummary, withSummary } from './summary.js';
 import type { Condition, CrStatus, DeployedRelease, KeepResult, Release } from './model.js';
 
 export type Outcome =
@@ -52,14 +53,19 @@ export function onlyRolloutProgress(current: CrStatus | undefined, next: CrStatu
   if (readiness === undefined || readiness.ready || readiness.failed) return false;
   const before = current?.conditions?.find((c) => c.type === ConditionTypes.ready);
   if (current === undefined || before?.status !== 'False' || before.reason !== readiness.reason) return false;
+  // The summary is derived from the conditions: with Ready's message left out, so is its own.
   const withoutReadyMessage = (s: CrStatus): unknown => ({
-    ...s,
+    ...withSummary(s, { state: 'Unknown', reason: '', message: '' }),
     conditions: (s.conditions ?? []).map((c) => (c.type === ConditionTypes.ready ? { ...c, message: '' } : c)),
   });
   return canonicalJson(withoutReadyMessage(current)) === canonicalJson(withoutReadyMessage(next));
 }
 
-export function nextStatus(current: CrStatus | undefined, outcome: Outcome, generation: number | undefined, now: string): CrStatus {
+/**
+ * `held`: the kind's chart change is held back from this CR (target.chartChangeHeld); the
+ * ChartChangeHeld condition says so on every write until it is not.
+ */
+export function nextStatus(current: CrStatus | undefined, outcome: Outcome, generation: number | undefined, now: string, held?: { readonly message: string }): CrStatus {
   const gen = generation;
   let conditions: Condition[] = [...(current?.conditions ?? [])];
   const set = (type: string, status: Condition['status'], reason: string, message: string): void => {
@@ -135,11 +141,17 @@ export function nextStatus(current: CrStatus | undefined, outcome: Outcome, gene
     else if (drifted !== undefined) set(drifted.type, drifted.status, drifted.reason, drifted.message);
   }
 
+  if (held === undefined) conditions = removeCondition(conditions, ConditionTypes.chartChangeHeld);
+  else set(ConditionTypes.chartChangeHeld, 'True', Reasons.canaryFailed, held.message);
+
   const { conditions: _c, deployedRelease: _d, observedGeneration: _o, ...rest } = current ?? {};
-  return {
-    ...rest,
-    ...(gen === undefined ? {} : { observedGeneration: gen }),
-    conditions,
-    ...(release === undefined ? {} : { deployedRelease: release }),
-  };
+  return withSummary(
+    {
+      ...rest,
+      ...(gen === undefined ? {} : { observedGeneration: gen }),
+      conditions,
+      ...(release === undefined ? {} : { deployedRelease: release }),
+    },
+    chartSummary(conditions),
+  );
 }

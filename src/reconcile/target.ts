@@ -30,7 +30,22 @@ export interface ReconcileTarget {
   readonly serviceAccount: string | undefined;
   /** The entry's drift mode and ignore rules; undefined = repair every drifted field. */
   readonly driftDetection?: DriftDetection | undefined;
+  /**
+   * The kind's chart changed and the change failed on the first CR it was tried on: this CR is
+   * served the last good chart (chartPath, chartDigest above) and its status says why (condition
+   * ChartChangeHeld). Undefined when nothing is held back from this CR.
+   */
+  readonly chartChangeHeld?: { readonly message: string } | undefined;
 }
+
+/** How one reconcile served a target ended, as far as its chart goes (the chart rollout reads it). */
+export type ChartTrial =
+  /** Helm installed or upgraded with it, or the release already had exactly this target's fingerprint. */
+  | { readonly kind: 'deployed' }
+  /** Helm's install or upgrade with it failed (`message`: what the CR's ReleaseFailed says). */
+  | { readonly kind: 'failed'; readonly message: string }
+  /** No install or upgrade was tried (paused, irreconcilable, deleting, a lock, the operator stopping). */
+  | { readonly kind: 'untried' };
 
 /**
  * Whether two targets are the same in every field. A reload that changes any of them (the ones in

@@ -55,10 +55,12 @@ describe('chartpilot new --ansible', () => {
     assert.deepEqual(files, [
       '.dockerignore',
       'Dockerfile',
+      'Makefile',
       'README.md',
       'deploy/Kustomization',
       `deploy/crds/${group}_greetings.yaml`,
       'deploy/namespace.yaml',
+      'deploy/network-policy.yaml',
       'deploy/operator-metrics.yaml',
       'deploy/operator.yaml',
       'deploy/rbac.yaml',

@@ -16,7 +16,7 @@ import { after, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { parse } from 'yaml';
 import { extraVarsFor } from '../../src/ansible/extra-vars.js';
-import { createRunProxy, type RunAccess } from '../../src/ansible/proxy/index.js';
+import { createApiProxy, type SessionAccess } from '../../src/apiproxy/index.js';
 import { runAnsible, type AnsibleRuntimePaths, type RunnerEvent, type RunRequest } from '../../src/ansible/runner.js';
 import { createKubeClient, loadKubeConfig } from '../../src/kube/rest.js';
 import { ansibleRuntime } from './ansible-run.js';
@@ -227,13 +227,13 @@ describe("the run's environment", () => {
 
 describe("a run's API proxy, as a hostile client uses it", () => {
   /** The run's CA (the proxy's certificate) from its kubeconfig. */
-  const caOf = (run: RunAccess): string => {
+  const caOf = (run: SessionAccess): string => {
     const kc = parse(run.kubeconfig) as { clusters: { cluster: { 'certificate-authority-data': string } }[] };
     return Buffer.from(kc.clusters[0]?.cluster['certificate-authority-data'] ?? '', 'base64').toString('utf8');
   };
 
   /** One request with its path exactly as given (node's client does not normalize it). */
-  const raw = (port: number, run: RunAccess, method: string, path: string, body?: string): Promise<{ status: number; text: string }> =>
+  const raw = (port: number, run: SessionAccess, method: string, path: string, body?: string): Promise<{ status: number; text: string }> =>
     new Promise((resolve, reject) => {
       const req = httpsRequest(
         { host: '127.0.0.1', port, method, path, ca: caOf(run), headers: { authorization: `Bearer ${run.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) } },
@@ -254,10 +254,10 @@ describe("a run's API proxy, as a hostile client uses it", () => {
     const c = await testCluster();
     const ns = await newNamespace(t, 'hostile-proxy');
     const client = createKubeClient(loadKubeConfig({ files: [c.kubeconfig] }), { userAgent: 'chartpilot-hostile-test' });
-    const proxy = createRunProxy({ client, log: pino({ level: 'silent' }), port: 0 });
+    const proxy = createApiProxy({ client, log: pino({ level: 'silent' }), port: 0 });
     const { port } = await proxy.start();
     t.after(() => proxy.stop());
-    const run = proxy.openRun({
+    const run = proxy.openSession({
       owner: { apiVersion: 'v1', kind: 'ConfigMap', name: 'the-cr', namespace: ns, uid: 'uid-hostile' },
       confinement: { namespace: ns, allowClusterScoped: false, allowCrossNamespace: false },
       injectOwnerRef: false,
@@ -303,10 +303,10 @@ describe("a run's API proxy, as a hostile client uses it", () => {
     const c = await testCluster();
     const ns = await newNamespace(t, 'hostile-smuggle');
     const client = createKubeClient(loadKubeConfig({ files: [c.kubeconfig] }), { userAgent: 'chartpilot-hostile-test' });
-    const proxy = createRunProxy({ client, log: pino({ level: 'silent' }), port: 0 });
+    const proxy = createApiProxy({ client, log: pino({ level: 'silent' }), port: 0 });
     const { port } = await proxy.start();
     t.after(() => proxy.stop());
-    const run = proxy.openRun({
+    const run = proxy.openSession({
       owner: { apiVersion: 'v1', kind: 'ConfigMap', name: 'the-cr', namespace: ns, uid: 'uid-hostile' },
       confinement: { namespace: ns, allowClusterScoped: false, allowCrossNamespace: false },
       injectOwnerRef: false,

@@ -16,7 +16,8 @@ import { pino } from 'pino';
 import { Agent, fetch, type Response } from 'undici';
 import { parse } from 'yaml';
 import { Registry } from 'prom-client';
-import { createRunProxy, startUserMetricsServer, type RunAccess, type RunContext, type RunProxy } from '../../src/ansible/proxy/index.js';
+import { startUserMetricsServer } from '../../src/ansible/user-metrics.js';
+import { createApiProxy, type SessionAccess, type SessionContext, type ApiProxy } from '../../src/apiproxy/index.js';
 import { createKubeClient, loadKubeConfig, type KubeClient } from '../../src/kube/rest.js';
 import type { KubeObject } from '../../src/kube/types.js';
 import { OWNER_UID_LABEL, PRIMARY_RESOURCE_ANNOTATION, PRIMARY_RESOURCE_TYPE_ANNOTATION } from '../../src/reconcile/names.js';
@@ -28,14 +29,14 @@ const log = pino({ level: process.env.CHARTPILOT_TEST_LOG ?? 'silent' });
 
 let cluster: TestCluster;
 let client: KubeClient;
-let proxy: RunProxy;
+let proxy: ApiProxy;
 let port: number;
 const dir = mkdtempSync(join(tmpdir(), 'chartpilot-proxy-test-'));
 
 before(async () => {
   cluster = await testCluster();
   client = createKubeClient(loadKubeConfig({ files: [cluster.kubeconfig] }), { userAgent: 'chartpilot-proxy-test' });
-  proxy = createRunProxy({ client, log, port: 0 });
+  proxy = createApiProxy({ client, log, port: 0 });
   ({ port } = await proxy.start());
 });
 
@@ -60,8 +61,8 @@ async function ownerIn(t: TestContext, prefix: string): Promise<Owner> {
   return { apiVersion: 'v1', kind: 'ConfigMap', name: 'the-cr', namespace: ns, uid: cm.metadata.uid ?? '' };
 }
 
-function openRun(t: TestContext, owner: Owner, extra: Partial<RunContext> = {}): { run: RunAccess; kubeconfig: string } {
-  const run = proxy.openRun({
+function openSession(t: TestContext, owner: Owner, extra: Partial<SessionContext> = {}): { run: SessionAccess; kubeconfig: string } {
+  const run = proxy.openSession({
     owner,
     confinement: { namespace: owner.namespace, allowClusterScoped: false, allowCrossNamespace: false },
     injectOwnerRef: true,
@@ -86,14 +87,14 @@ function runKubectl(kubeconfig: string, args: string[], input?: string): Promise
 }
 
 /** The HTTPS pool trusting what the run's kubeconfig trusts (the proxy's own certificate), and nothing else. */
-function trusting(run: RunAccess): Agent {
+function trusting(run: SessionAccess): Agent {
   const kc = parse(run.kubeconfig) as { clusters: { cluster: { 'certificate-authority-data': string } }[] };
   const ca = Buffer.from(kc.clusters[0]?.cluster['certificate-authority-data'] ?? '', 'base64').toString('utf8');
   return new Agent({ connect: { ca } });
 }
 
 /** A plain HTTPS request with the run's token, as the python kubernetes client makes them. */
-function call(run: RunAccess, method: string, path: string, body?: string, headers: Record<string, string> = {}, withToken = true): Promise<Response> {
+function call(run: SessionAccess, method: string, path: string, body?: string, headers: Record<string, string> = {}, withToken = true): Promise<Response> {
   return fetch(`https://127.0.0.1:${port}${path}`, {
     method,
     headers: { ...(withToken ? { authorization: `Bearer ${run.token}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
@@ -105,7 +106,7 @@ function call(run: RunAccess, method: string, path: string, body?: string, heade
 describe('Ansible API proxy', { concurrency: true }, () => {
   it('a ConfigMap created in the CR namespace gets the ownerReference and owner label, and is recorded', async (t) => {
     const owner = await ownerIn(t, 'proxy-own');
-    const { run, kubeconfig } = openRun(t, owner);
+    const { run, kubeconfig } = openSession(t, owner);
     const created = await runKubectl(kubeconfig, ['create', 'configmap', 'child', '-n', owner.namespace, '--from-literal=a=b']);
     assert.equal(created.exitCode, 0, created.stderr);
     const child = await getJson<KubeObject>(cluster, ['get', 'configmap', 'child', '-n', owner.namespace]);
@@ -120,7 +121,7 @@ describe('Ansible API proxy', { concurrency: true }, () => {
 
   it('refuses an object in kube-system naming the rule and the setting, and creates nothing', async (t) => {
     const owner = await ownerIn(t, 'proxy-xns');
-    const { run, kubeconfig } = openRun(t, owner);
+    const { run, kubeconfig } = openSession(t, owner);
     const name = `escape-${owner.namespace}`;
     const manifest = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'kube-system' } });
     const r = await runKubectl(kubeconfig, ['create', '-f', '-'], manifest);
@@ -154,13 +155,13 @@ describe('Ansible API proxy', { concurrency: true }, () => {
       await cluster.kubectl(['delete', 'clusterrolebinding', name, '--ignore-not-found'], { allowFail: true });
     });
     const args = ['create', 'clusterrolebinding', name, '--clusterrole=view', `--serviceaccount=${owner.namespace}:default`];
-    const confined = openRun(t, owner);
+    const confined = openSession(t, owner);
     const refused = await runKubectl(confined.kubeconfig, args);
     assert.notEqual(refused.exitCode, 0);
     assert.match(refused.stderr, new RegExp(`refused to create ClusterRoleBinding "${name}" \\(rbac.authorization.k8s.io/v1\\): it is cluster-scoped.*set allowClusterScoped: true on the watches entry`));
     assert.equal((await cluster.kubectl(['get', 'clusterrolebinding', name], { allowFail: true })).exitCode, 1);
 
-    const allowed = openRun(t, owner, { confinement: { namespace: owner.namespace, allowClusterScoped: true, allowCrossNamespace: false } });
+    const allowed = openSession(t, owner, { confinement: { namespace: owner.namespace, allowClusterScoped: true, allowCrossNamespace: false } });
     const ok = await runKubectl(allowed.kubeconfig, args);
     assert.equal(ok.exitCode, 0, ok.stderr);
     const crb = await getJson<KubeObject>(cluster, ['get', 'clusterrolebinding', name]);
@@ -173,7 +174,7 @@ describe('Ansible API proxy', { concurrency: true }, () => {
 
   it('streams a watch, passes discovery through, and a closed run is cut off and refused', async (t) => {
     const owner = await ownerIn(t, 'proxy-watch');
-    const { run, kubeconfig } = openRun(t, owner);
+    const { run, kubeconfig } = openSession(t, owner);
     let exited = false;
     const watch = execa(cluster.kubectlBin, ['--kubeconfig', kubeconfig, 'get', 'configmaps', '-n', owner.namespace, '--watch', '-o', 'name'], { reject: false, env: { KUBECONFIG: '' } });
     t.after(() => watch.kill());
@@ -202,7 +203,7 @@ describe('Ansible API proxy', { concurrency: true }, () => {
     assert.equal(noToken.status, 401);
     const r = await runKubectl(kubeconfig, ['get', 'configmaps', '-n', owner.namespace]);
     assert.notEqual(r.exitCode, 0);
-    assert.match(r.stderr, /Unauthorized|token is missing, unknown, or its run has ended/);
+    assert.match(r.stderr, /Unauthorized|token is missing, unknown, or its (run|session) has ended/);
   });
 
   it('acts as the tenant ServiceAccount: a Secret in another namespace is forbidden by the API server, whatever the client claims to be', async (t) => {
@@ -212,7 +213,7 @@ describe('Ansible API proxy', { concurrency: true }, () => {
     await cluster.kubectl(['create', 'serviceaccount', 'tenant', '-n', owner.namespace]);
     await cluster.kubectl(['create', 'rolebinding', 'tenant-admin', '-n', owner.namespace, '--clusterrole=admin', `--serviceaccount=${owner.namespace}:tenant`]);
     const tenant = `system:serviceaccount:${owner.namespace}:tenant`;
-    const { run, kubeconfig } = openRun(t, owner, { impersonate: tenant });
+    const { run, kubeconfig } = openSession(t, owner, { impersonate: tenant });
 
     const own = await runKubectl(kubeconfig, ['get', 'configmap', 'the-cr', '-n', owner.namespace]);
     assert.equal(own.exitCode, 0, own.stderr);
@@ -226,7 +227,7 @@ describe('Ansible API proxy', { concurrency: true }, () => {
     assert.doesNotMatch(await claimed.text(), /hunter22|aHVudGVyMjI/);
 
     // Writes go as the tenant too: where confinement would allow it, the API server still refuses the tenant.
-    const wide = openRun(t, owner, { impersonate: tenant, confinement: { namespace: owner.namespace, allowClusterScoped: false, allowCrossNamespace: true } });
+    const wide = openSession(t, owner, { impersonate: tenant, confinement: { namespace: owner.namespace, allowClusterScoped: false, allowCrossNamespace: true } });
     const elsewhere = await runKubectl(wide.kubeconfig, ['create', 'configmap', 'by-tenant', '-n', other]);
     assert.notEqual(elsewhere.exitCode, 0);
     assert.match(elsewhere.stderr, new RegExp(`User "${tenant}" cannot create resource "configmaps" in API group "" in the namespace "${other}"`));
@@ -238,7 +239,7 @@ describe('Ansible API proxy', { concurrency: true }, () => {
 
   it('server-side apply (JSON from kubectl, YAML by hand) goes through and gets the ownerReference', async (t) => {
     const owner = await ownerIn(t, 'proxy-ssa');
-    const { run, kubeconfig } = openRun(t, owner);
+    const { run, kubeconfig } = openSession(t, owner);
     const manifest = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'applied' }, data: { a: '1' } });
     const applied = await runKubectl(kubeconfig, ['apply', '--server-side', '--field-manager=role', '-n', owner.namespace, '-f', '-'], manifest);
     assert.equal(applied.exitCode, 0, applied.stderr);
@@ -269,7 +270,7 @@ describe('Ansible API proxy', { concurrency: true }, () => {
 
   it('a role run by ansible-runner (kubernetes.core, operator_sdk.util) works through it: stamped objects, a refusal as the task error, metrics into the registry', async (t) => {
     const owner = await ownerIn(t, 'proxy-runner');
-    const { run, kubeconfig } = openRun(t, owner);
+    const { run, kubeconfig } = openSession(t, owner);
     const registry = new Registry();
     const metrics = await startUserMetricsServer({ registry, log, port: 0 });
     t.after(() => metrics.close());

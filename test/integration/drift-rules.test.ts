@@ -212,7 +212,7 @@ describe('driftDetection: fields others own', { concurrency: true }, () => {
     assert.equal(setBacks(watch.values, 1), 0);
   });
 
-  // The README's limit of the rules, on the real helm 4: they govern drift repair, not helm's own
+  // docs/guides/drift.md's limit of the rules, on the real helm 4: they govern drift repair, not helm's own
   // server-side apply, which does not force conflicts.
   it('the ignore rule does not reach helm: a later upgrade still rendering replicas conflicts with the HPA, the rollback too, and the HPA keeps its value', async (t) => {
     const { cluster, ns, cr } = await operatorScenario(t, {

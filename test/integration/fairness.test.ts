@@ -1,7 +1,7 @@
 // One tenant cannot make another wait for helm: namespace A's releases whose pre-install hook never
 // finishes (a Job whose node selector, taken from values, matches no node) and A's backlog of
 // hundreds of CRs do not hold back namespace B's new CR of the same kind. Each test prints the
-// victim's wait (`victim waited …`), the figure the README's fairness section quotes.
+// victim's wait (`victim waited …`), the figure docs/architecture/performance.md quotes.
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import { installCrd, resourceOf, testKind, type TestKind } from './crd.js';

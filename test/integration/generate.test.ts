@@ -4,6 +4,7 @@
  * `chartpilot new` scaffolds a project whose deploy/ applies as is.
  */
 import assert from 'node:assert/strict';
+import { execa } from 'execa';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
@@ -121,7 +122,7 @@ describe('deploy/', () => {
     ]) {
       await cluster.kubectl(['get', what]);
     }
-    for (const what of ['serviceaccount/chartpilot', 'deployment/chartpilot', 'role/chartpilot-leader-election', 'rolebinding/chartpilot-leader-election', 'service/chartpilot-metrics-service']) {
+    for (const what of ['serviceaccount/chartpilot', 'deployment/chartpilot', 'role/chartpilot-leader-election', 'rolebinding/chartpilot-leader-election', 'service/chartpilot-metrics-service', 'networkpolicy/chartpilot-ingress']) {
       await cluster.kubectl(['get', what, '-n', 'chartpilot-system']);
     }
     // The Deployment passes the namespace's restricted Pod Security level: its pod gets created.
@@ -129,7 +130,7 @@ describe('deploy/', () => {
     await metricsReachable(t, cluster);
     // The sample (in namespace default) passed the CRD's schema; kubectl shows the printer columns.
     const table = await cluster.kubectl(['get', 'webapps', '-n', 'default']);
-    assert.match(table.stdout, /^NAME\s+READY\s+REASON\s+REVISION\s+CHART\s+AGE\n.*webapp-sample/u);
+    assert.match(table.stdout, /^NAME\s+STATE\s+REASON\s+REVISION\s+CHART\s+AGE\s+MESSAGE\n.*webapp-sample/u);
     const short = await cluster.kubectl(['get', 'wa', '-n', 'default', '-o', 'name']);
     assert.equal(short.stdout.trim(), 'webapp.demo.chartpilot.io/webapp-sample');
     const kinds = await cluster.kubectl(['get', 'chartpilot', '-A', '-o', 'name']);
@@ -275,10 +276,12 @@ describe('chartpilot new', () => {
     assert.deepEqual(filesUnder(dir).filter((f) => !f.startsWith('charts/')), [
       '.dockerignore',
       'Dockerfile',
+      'Makefile',
       'README.md',
       'deploy/Kustomization',
       `deploy/crds/${group}_shops.yaml`,
       'deploy/namespace.yaml',
+      'deploy/network-policy.yaml',
       'deploy/operator-metrics.yaml',
       'deploy/operator.yaml',
       'deploy/rbac.yaml',
@@ -295,6 +298,10 @@ describe('chartpilot new', () => {
     assert.ok(loaded.ok, loaded.ok ? '' : loaded.problems.join('\n'));
 
     deleteAfter(t, cluster, ['-k', join(dir, 'deploy')]);
+    // The develop loop as a user starts it: `make install` puts the namespace and the CRD in the cluster.
+    const installed = await execa('make', ['install'], { cwd: dir, env: { ...cluster.env, MAKEFLAGS: '' }, reject: false });
+    assert.equal(installed.exitCode, 0, `${installed.stdout}\n${installed.stderr}`);
+    assert.equal((await cluster.kubectl(['get', 'crd', `shops.${group}`], { allowFail: true })).exitCode, 0, 'make install applied the CRD');
     const applied = await cluster.kubectl(['apply', '-k', join(dir, 'deploy')], { allowFail: true });
     assert.equal(applied.exitCode, 0, applied.stderr);
     await established(cluster, `shops.${group}`);

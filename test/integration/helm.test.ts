@@ -101,17 +101,17 @@ describe('helm client (real helm 4, real API server)', { concurrency: true }, ()
     assert.equal(r2.notes, `webapp web is running in ${ns} (revision 2).\n`);
     assert.equal((await getJson<Obj>(c, ['get', 'configmap/web-config', '-n', ns])).data?.['message'], 'second');
 
-    const s = await helm.status('web', ns, 30_000);
+    const s = await helm.status({ release: 'web', namespace: ns, timeoutMs: 30_000 });
     assert.deepEqual(s, r2, 'status() gives the same release the upgrade returned');
 
-    const h = await helm.history('web', ns, 30_000);
+    const h = await helm.history({ release: 'web', namespace: ns, timeoutMs: 30_000 });
     assert.deepEqual(h.map((x) => [x.revision, x.status, x.chartName, x.chartVersion, x.appVersion]), [
       [1, 'superseded', 'webapp', '0.1.0', '1.2.3'],
       [2, 'deployed', 'webapp', '0.1.0', '1.2.3'],
     ]);
 
     await helm.rollback({ release: 'web', namespace: ns, timeoutMs: 60_000, revision: 1 });
-    const r3 = await helm.status('web', ns, 30_000);
+    const r3 = await helm.status({ release: 'web', namespace: ns, timeoutMs: 30_000 });
     assert.ok(r3);
     assert.equal(r3.revision, 3);
     assert.equal(r3.description, 'Rollback to 1');
@@ -120,8 +120,8 @@ describe('helm client (real helm 4, real API server)', { concurrency: true }, ()
     assert.equal(await helm.uninstall({ release: 'web', namespace: ns, timeoutMs: 60_000, wait: true }), 'uninstalled');
     assert.equal((await c.kubectl(['get', 'configmap/web-config', '-n', ns], { allowFail: true })).exitCode, 1);
     assert.equal(await helm.uninstall({ release: 'web', namespace: ns, timeoutMs: 60_000 }), 'not-found');
-    assert.equal(await helm.status('web', ns, 30_000), undefined);
-    assert.deepEqual(await helm.history('web', ns, 30_000), []);
+    assert.equal(await helm.status({ release: 'web', namespace: ns, timeoutMs: 30_000 }), undefined);
+    assert.deepEqual(await helm.history({ release: 'web', namespace: ns, timeoutMs: 30_000 }), []);
 
     assert.deepEqual(await leftovers(tempDir), []);
     assert.deepEqual(
@@ -165,7 +165,7 @@ describe('helm client (real helm 4, real API server)', { concurrency: true }, ()
     const err = await rejectsWith(helm.upgradeInstall(request(ns, { chart: join(CHARTS, 'broken'), values: { greeting: 'not-in-message-please' } })), 'render');
     assert.match(err.message, /nil pointer evaluating interface \{\}\.deeper/);
     assert.doesNotMatch(err.message, /^Error:|not-in-message-please/);
-    assert.equal(await helm.status('web', ns, 30_000), undefined);
+    assert.equal(await helm.status({ release: 'web', namespace: ns, timeoutMs: 30_000 }), undefined);
 
     const schema = await rejectsWith(helm.upgradeInstall(request(ns, { values: { replicaCount: 'three' } })), 'render');
     assert.match(schema.message, /values don't meet the specifications of the schema/);
@@ -190,7 +190,7 @@ describe('helm client (real helm 4, real API server)', { concurrency: true }, ()
     assert.equal((await getJson<Obj>(c, ['get', 'configmap/web-config', '-n', ns])).data?.['message'], 'mine-again');
     // A forced rollback works too (helm 4 refuses --force-replace with server-side apply).
     await helm.rollback({ release: 'web', namespace: ns, timeoutMs: 60_000, force: true });
-    assert.equal((await helm.status('web', ns, 30_000))?.description, `Rollback to ${String(forced.revision - 1)}`);
+    assert.equal((await helm.status({ release: 'web', namespace: ns, timeoutMs: 30_000 }))?.description, `Rollback to ${String(forced.revision - 1)}`);
   });
 
   it('a hook that never completes: timeout, the release recorded as failed, no temp files left', async (t) => {
@@ -202,7 +202,7 @@ describe('helm client (real helm 4, real API server)', { concurrency: true }, ()
     assert.ok(Date.now() - started < 20_000);
     // helm's own --timeout (just below ours) fired first, so helm recorded the failure itself
     // instead of leaving a pending-install lock behind.
-    assert.equal((await helm.status('web', ns, 30_000))?.status, 'failed');
+    assert.equal((await helm.status({ release: 'web', namespace: ns, timeoutMs: 30_000 }))?.status, 'failed');
     assert.deepEqual(await leftovers(tempDir), []);
     assert.deepEqual(events.map((e) => [e.action, e.outcome, e.errorKind]), [['upgrade', 'error', 'timeout'], ['status', 'success', undefined]]);
   });
@@ -212,7 +212,7 @@ describe('helm client (real helm 4, real API server)', { concurrency: true }, ()
     const { helm } = await client(t);
     const slow = helm.upgradeInstall(request(ns, { chart: join(CHARTS, 'slow-hook'), timeoutMs: 40_000 }));
     const slowDone = slow.then(() => 'deployed', (err: unknown) => (err instanceof HelmError ? err.kind : 'other'));
-    await waitFor('the release to be pending-install', async () => (await helm.status('web', ns, 10_000))?.status === 'pending-install', { timeoutMs: 35_000 });
+    await waitFor('the release to be pending-install', async () => (await helm.status({ release: 'web', namespace: ns, timeoutMs: 10_000 }))?.status === 'pending-install', { timeoutMs: 35_000 });
     const err = await rejectsWith(helm.upgradeInstall(request(ns)), 'locked');
     assert.match(err.message, /another operation \(install\/upgrade\/rollback\) is in progress/);
     assert.equal(await slowDone, 'timeout');
@@ -224,7 +224,7 @@ describe('helm client (real helm 4, real API server)', { concurrency: true }, ()
     const out = await helm.template({ release: 'web', namespace: ns, chart: WEBAPP, values: { message: 'rendered' }, timeoutMs: 30_000 });
     assert.match(out, /message: "rendered"/);
     assert.equal((out.match(/^kind: /gm) ?? []).length, 3);
-    assert.equal(await helm.status('web', ns, 30_000), undefined);
+    assert.equal(await helm.status({ release: 'web', namespace: ns, timeoutMs: 30_000 }), undefined);
     await rejectsWith(helm.template({ release: 'web', namespace: ns, chart: join(CHARTS, 'broken'), values: {}, timeoutMs: 30_000 }), 'render');
   });
 });

@@ -132,7 +132,7 @@ interface PodOptions {
   watchNamespace?: string;
   /** Extra podman run flags (mounts). */
   podman?: string[];
-  /** Arguments after the image (default: the image's CMD). */
+  /** Arguments after the image: a Deployment's args, appended to the ENTRYPOINT (`chartpilot run`). */
   args?: string[];
 }
 
@@ -155,13 +155,11 @@ function podArgs(p: Prepared, name: string, o: PodOptions): string[] {
 /** Runs a container that is expected to stop by itself; returns its exit code and output. */
 async function runToExit(p: Prepared, o: PodOptions): Promise<{ exitCode: number; stderr: string; stdout: string }> {
   const name = `${NAME}-${randomBytes(3).toString('hex')}`;
-  // The image's CMD, on free ports: with the host's network the default :8080 may be taken by
-  // another test's process (OLM's operators bind it), which would decide the exit instead.
+  // No watches file named: the operator finds the image's /opt/chartpilot/watches.yaml by itself.
+  // Free ports: with the host's network the default :8080 may be taken by another test's process
+  // (OLM's operators bind it), which would decide the exit instead.
   const [metricsPort, healthPort] = [await freePort(), await freePort()];
-  const args = o.args ?? [
-    'run', '--watches-file=/opt/chartpilot/watches.yaml',
-    `--metrics-bind-address=127.0.0.1:${String(metricsPort)}`, `--health-probe-bind-address=127.0.0.1:${String(healthPort)}`,
-  ];
+  const args = o.args ?? [`--metrics-bind-address=127.0.0.1:${String(metricsPort)}`, `--health-probe-bind-address=127.0.0.1:${String(healthPort)}`];
   const r = await execa('podman', podArgs(p, name, { ...o, args }), { env: p.env, extendEnv: false, reject: false, timeout: 90_000, stdin: 'ignore' });
   return { exitCode: r.exitCode ?? -1, stderr: r.stderr, stdout: r.stdout };
 }
@@ -173,9 +171,11 @@ describe('the shipped image', { concurrency: false }, () => {
   it('builds the base image and the scaffolded application image (cached by content)', { timeout: 20 * 60_000 }, async () => {
     const p = await prepare();
     const inspect = await execa('podman', ['image', 'inspect', APP_IMAGE], { env: p.env, extendEnv: false });
-    const [image] = JSON.parse(inspect.stdout) as { Config: { User: string; Entrypoint: string[]; Cmd: string[] } }[];
+    const [image] = JSON.parse(inspect.stdout) as { Config: { User: string; Entrypoint: string[]; Cmd?: string[] | null } }[];
     assert.equal(image?.Config.User, '65532:65532');
-    assert.deepEqual(image.Config.Cmd, ['run', '--watches-file=/opt/chartpilot/watches.yaml']);
+    // `chartpilot run`, as helm-operator's ENTRYPOINT ends in `run`: a Deployment's args are flags only.
+    assert.deepEqual(image.Config.Entrypoint.slice(-2), ['/opt/chartpilot/bin/chartpilot.js', 'run']);
+    assert.ok(image.Config.Cmd === undefined || image.Config.Cmd === null || image.Config.Cmd.length === 0, JSON.stringify(image.Config.Cmd));
     // The scaffold's files are in the image where its watches.yaml says.
     const ls = await execa('podman', ['run', '--rm', '--network=none', '--entrypoint', 'ls', APP_IMAGE, '/opt/chartpilot', '/opt/chartpilot/charts'], { env: p.env, extendEnv: false });
     assert.match(ls.stdout, /watches\.yaml/);
@@ -204,7 +204,13 @@ describe('the shipped image', { concurrency: false }, () => {
     const bad = join(work, 'bad-watches.yaml');
     writeFileSync(bad, '- group: [image.chartpilot.io\n  kind: WebApp\n');
     chmodSync(bad, 0o644);
-    const r = await runToExit(p, { saDir: p.saDir, podman: ['-v', `${bad}:/opt/chartpilot/watches.yaml:ro`] });
+    // As a Deployment written for the image's earlier `run` CMD passes them: `run` first still works.
+    const [metricsPort, healthPort] = [await freePort(), await freePort()];
+    const r = await runToExit(p, {
+      saDir: p.saDir,
+      podman: ['-v', `${bad}:/opt/chartpilot/watches.yaml:ro`],
+      args: ['run', '--watches-file=/opt/chartpilot/watches.yaml', `--metrics-bind-address=127.0.0.1:${String(metricsPort)}`, `--health-probe-bind-address=127.0.0.1:${String(healthPort)}`],
+    });
     assert.equal(r.exitCode, 2, r.stderr);
     const lines = errorLines(r.stderr);
     t.diagnostic(`exit ${String(r.exitCode)}: ${lines.join(' | ')}`);
@@ -251,9 +257,9 @@ describe('the shipped image', { concurrency: false }, () => {
       saDir: p.saDir,
       watchNamespace: ns,
       args: [
-        'run', '--watches-file=/opt/chartpilot/watches.yaml',
+        // As deploy/operator.yaml runs it (flags only); the Lease goes to the namespace of the mounted service account.
+        '--watches-file=/opt/chartpilot/watches.yaml',
         `--metrics-bind-address=127.0.0.1:${String(metricsPort)}`, `--health-probe-bind-address=127.0.0.1:${String(healthPort)}`,
-        // As deploy/operator.yaml runs it; the Lease goes to the namespace of the mounted service account.
         '--metrics-secure', '--metrics-require-rbac',
         '--leader-elect', `--leader-election-id=${name}`,
       ],
@@ -293,9 +299,9 @@ describe('the shipped image', { concurrency: false }, () => {
     assert.match(metrics, /^controller_runtime_reconcile_total\{controller="webapp",result="(success|requeue_after)"\} [1-9]/mu);
     assert.match(metrics, /^helm_operator_build_info\{commit="[^"]*",version="[^"]+"\} 1$/mu);
     assert.match(metrics, /^chartpilot_helm_calls_total\{action="upgrade",outcome="success",error_kind=""\} [1-9]/mu);
-    // The image's one helm is chartpilot-helm, kept warm.
-    assert.match(output, /"mode":"warm"[^\n]*"msg":"helm found"|"msg":"helm found"[^\n]*"mode":"warm"/u, output);
-    assert.match(output, /"msg":"warm helm worker started"/u);
+    // The image's one helm is chartpilot-helm, running its engine.
+    assert.match(output, /"mode":"engine"[^\n]*"msg":"helm found"|"msg":"helm found"[^\n]*"mode":"engine"/u, output);
+    assert.match(output, /"msg":"helm engine started"/u);
     assert.match(metrics, /^leader_election_master_status\{name="[^"]+"\} 1$/mu);
 
     // What the kernel says about the operator process (PID 1 of the container).

@@ -1,5 +1,5 @@
 // Level 4 with a real Prometheus (Debian's package, devcluster/prometheus.ts): it scrapes the
-// operator over HTTPS with a ServiceAccount token as the README says, loads the rules of
+// operator over HTTPS with a ServiceAccount token as docs/operations/monitoring.md says, loads the rules of
 // `chartpilot generate monitoring --for 5s`, and is asked what an application's owner would ask.
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
@@ -91,7 +91,7 @@ describe('monitoring with a real Prometheus', () => {
       { timeoutMs: 30_000, intervalMs: 500 },
     );
     assert.match(fired.annotations['description'] ?? '', new RegExp(`${kind.kind} ${ns}/broken`));
-    assert.match(fired.annotations['runbook_url'] ?? '', /README\.md#runbook-releasefailed$/);
+    assert.match(fired.annotations['runbook_url'] ?? '', /\/docs\/operations\/runbooks\.md#releasefailed$/);
 
     // A drift repair is counted per object kind.
     await cluster.kubectl(['patch', 'configmap', 'good-bad-render', '-n', ns, '--type=merge', '-p', '{"data":{"color":"red"}}']);

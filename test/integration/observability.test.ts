@@ -40,14 +40,14 @@ describe('observability', () => {
       kind: 'Metrics',
       chart: SAMPLE_CHART,
       extra: { maxConcurrentReconciles: 3 },
-      operator: { args: [...PROBES, '--zap-encoder', 'console'] },
+      operator: { args: [...PROBES, '--zap-stacktrace-level', 'error'] },
     });
     const metricsAt = await listening(op, 'metrics server listening');
     const probesAt = await listening(op, 'health probe server listening');
     assert.match(metricsAt, /^127\.0\.0\.1:\d+$/);
 
     assert.ok(
-      logLines(op).some((l) => l.msg?.includes('no effect') === true && JSON.stringify(l.flags) === '["--zap-encoder"]'),
+      logLines(op).some((l) => l.msg?.includes('no effect') === true && JSON.stringify(l.flags) === '["--zap-stacktrace-level"]'),
       'ignored operator-sdk flags are named once at start',
     );
 
@@ -235,7 +235,7 @@ describe('observability', () => {
     assert.match(op.logs(), new RegExp(`error: cannot reach the Kubernetes API server at https://127\\.0\\.0\\.1:${port}`));
   });
 
-  it('refuses bad metrics flags, an unreadable certificate, a missing lease namespace and a taken port, with exit codes 2 and 3', async (t) => {
+  it('refuses bad metrics flags, an unreadable certificate, a missing lease or operator namespace and a taken port, with exit codes 2 and 3', async (t) => {
     const cluster = await testCluster();
     const kind = testKind('Refuse');
     await installCrd(cluster, kind);
@@ -258,6 +258,11 @@ describe('observability', () => {
     const noNamespace = await startOperator(t, cluster, { namespaces: [], watches, args: ['--leader-elect'], env: { POD_NAMESPACE: '' }, noWait: true });
     assert.equal(await noNamespace.exitCode(40_000), 2);
     assert.match(noNamespace.logs(), /--leader-elect needs a namespace.*set --leader-election-namespace/);
+
+    // `chartpilot run` on a laptop, as it comes: the seal key's namespace is never guessed.
+    const noOperatorNamespace = await startOperator(t, cluster, { namespaces: [], watches, env: { POD_NAMESPACE: '' }, noWait: true });
+    assert.equal(await noOperatorNamespace.exitCode(40_000), 3);
+    assert.match(noOperatorNamespace.logs(), /^error: the operator's namespace \(where its seal key Secret is kept\) is unknown: .*set POD_NAMESPACE \(or --leader-election-namespace\)/m);
 
     const missing = await startOperator(t, cluster, {
       namespaces: [],

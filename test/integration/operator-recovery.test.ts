@@ -9,6 +9,7 @@ import { describe, it } from 'node:test';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { condition, eventsFor, helmList } from './crs.js';
 import { SAMPLE_CHART } from './fixtures.js';
+import { stampedAsOperatorWould } from './operator-records.js';
 import { operatorScenario } from './scenario.js';
 
 describe('operator recovery', () => {
@@ -82,15 +83,16 @@ describe('operator recovery', () => {
     await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000)));
     release.info.last_deployed = new Date().toISOString();
     const encoded = Buffer.from(gzipSync(Buffer.from(JSON.stringify(release))).toString('base64')).toString('base64');
-    await cluster.kubectl(['apply', '-f', '-'], {
-      input: JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Secret',
-        type: 'helm.sh/release.v1',
-        metadata: { name: 'sh.helm.release.v1.stuck.v2', namespace: ns, labels: { ...secret.metadata.labels, version: '2', status: 'pending-upgrade' } },
-        data: { release: encoded },
-      }),
-    });
+    const lock = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'helm.sh/release.v1',
+      metadata: { name: 'sh.helm.release.v1.stuck.v2', namespace: ns, labels: { ...secret.metadata.labels, version: '2', status: 'pending-upgrade' } },
+      data: { release: encoded },
+    };
+    // The operator's helm wrote it through the API proxy, which stamped it for this CR.
+    const uid = (await cr.get('stuck'))?.metadata.uid ?? '';
+    await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(await stampedAsOperatorWould(cluster, lock, ns, uid)) });
     const blocked = await cluster.helm(['upgrade', 'stuck', SAMPLE_CHART, '-n', ns], { allowFail: true });
     assert.match(blocked.stderr, /another operation .* is in progress/, 'the forged lock blocks plain helm');
 

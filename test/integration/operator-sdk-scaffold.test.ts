@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
@@ -17,111 +17,9 @@ import { condition, crsOf } from './crs.js';
 import { applyYaml, newNamespace, testCluster, type TestCluster } from './harness.js';
 import { serviceAccountToken, tokenKubeconfig } from './identity.js';
 import { startOperator, type RunningOperator } from './operator.js';
+import { onScaffoldPorts, METRICS_PORT, operatorSdkRbac, SCAFFOLD_ARGS, writeChart } from './operator-sdk-project.js';
 import { metric, scrapeHttps, type Scrape } from './scrape.js';
 import { waitFor } from './wait.js';
-
-/** The scaffolded manager Deployment's args (operator-sdk v1.42, config/default rendered by kustomize). */
-const SCAFFOLD_ARGS = [
-  '--metrics-require-rbac',
-  '--metrics-secure',
-  '--metrics-bind-address=:8443',
-  '--leader-elect',
-  '--leader-election-id=memcached-operator',
-  '--health-probe-bind-address=:8081',
-];
-const METRICS_PORT = 8443;
-
-/** A memcached chart, as `operator-sdk init --plugins helm` users bring one. */
-function writeChart(dir: string): string {
-  const chart = join(dir, 'helm-charts', 'memcached');
-  mkdirSync(join(chart, 'templates'), { recursive: true });
-  writeFileSync(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: memcached\nversion: 0.1.0\nappVersion: "1.6.38"\n');
-  writeFileSync(join(chart, 'values.yaml'), 'replicaCount: 1\nimage: memcached:1.6.38\nport: 11211\n');
-  writeFileSync(
-    join(chart, 'templates', 'deployment.yaml'),
-    `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-memcached
-  labels: {app.kubernetes.io/name: memcached, app.kubernetes.io/instance: {{ .Release.Name }}}
-spec:
-  replicas: {{ .Values.replicaCount }}
-  selector:
-    matchLabels: {app.kubernetes.io/name: memcached, app.kubernetes.io/instance: {{ .Release.Name }}}
-  template:
-    metadata:
-      labels: {app.kubernetes.io/name: memcached, app.kubernetes.io/instance: {{ .Release.Name }}}
-    spec:
-      containers:
-        - name: memcached
-          image: {{ .Values.image }}
-          ports: [{containerPort: {{ .Values.port }}, name: memcached}]
-`,
-  );
-  writeFileSync(
-    join(chart, 'templates', 'service.yaml'),
-    `apiVersion: v1
-kind: Service
-metadata:
-  name: {{ .Release.Name }}-memcached
-spec:
-  selector: {app.kubernetes.io/name: memcached, app.kubernetes.io/instance: {{ .Release.Name }}}
-  ports: [{port: {{ .Values.port }}, targetPort: memcached, name: memcached}]
-`,
-  );
-  return chart;
-}
-
-const ALL = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'];
-
-/**
- * What operator-sdk writes to config/rbac for this chart and kind (role.yaml with its base rules and
- * the rules found by rendering the chart, leader_election_role.yaml, metrics_auth_role.yaml,
- * metrics_reader_role.yaml and their bindings), with cluster-scoped names made unique per test.
- */
-function operatorSdkRbac(kind: TestKind, ns: string, prefix: string): Record<string, unknown>[] {
-  const subject = [{ kind: 'ServiceAccount', name: 'controller-manager', namespace: ns }];
-  const meta = (name: string, namespaced = false): Record<string, unknown> => ({ name, ...(namespaced ? { namespace: ns } : {}), labels: { 'chartpilot-test': prefix } });
-  const roleRef = (kindName: string, name: string): Record<string, string> => ({ apiGroup: 'rbac.authorization.k8s.io', kind: kindName, name });
-  return [
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRole',
-      metadata: meta(`${prefix}-manager-role`),
-      rules: [
-        { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
-        { apiGroups: [''], resources: ['secrets'], verbs: ['*'] },
-        { apiGroups: [''], resources: ['events'], verbs: ['create'] },
-        { apiGroups: [kind.group], resources: [kind.plural, `${kind.plural}/status`, `${kind.plural}/finalizers`], verbs: ALL },
-        { apiGroups: [''], resources: ['pods', 'services', 'services/finalizers', 'endpoints', 'persistentvolumeclaims', 'events', 'configmaps', 'secrets'], verbs: ALL },
-        { apiGroups: ['apps'], resources: ['deployments', 'daemonsets', 'replicasets', 'statefulsets'], verbs: ALL },
-      ],
-    },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: meta(`${prefix}-manager-rolebinding`), roleRef: roleRef('ClusterRole', `${prefix}-manager-role`), subjects: subject },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'Role',
-      metadata: meta('leader-election-role', true),
-      rules: [
-        { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
-        { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
-        { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
-      ],
-    },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: meta('leader-election-rolebinding', true), roleRef: roleRef('Role', 'leader-election-role'), subjects: subject },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRole',
-      metadata: meta(`${prefix}-metrics-auth-role`),
-      rules: [
-        { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
-        { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
-      ],
-    },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: meta(`${prefix}-metrics-auth-rolebinding`), roleRef: roleRef('ClusterRole', `${prefix}-metrics-auth-role`), subjects: subject },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: meta(`${prefix}-metrics-reader`), rules: [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }] },
-  ];
-}
 
 interface Project {
   readonly cluster: TestCluster;
@@ -154,7 +52,7 @@ async function scaffold(t: TestContext, suffix: string, without: (doc: Record<st
 
 /** The operator on the project, as the Deployment would run it: its args, its token, its namespace. */
 function runAsScaffolded(t: TestContext, p: Project, opts: { noWait?: boolean } = {}): Promise<RunningOperator> {
-  return startOperator(t, p.cluster, {
+  return onScaffoldPorts(t, () => startOperator(t, p.cluster, {
     dir: p.dir,
     watches: [],
     namespaces: [],
@@ -162,7 +60,7 @@ function runAsScaffolded(t: TestContext, p: Project, opts: { noWait?: boolean } 
     // In a pod the namespace comes from the ServiceAccount mount; POD_NAMESPACE stands in for it here.
     env: { KUBECONFIG: p.kubeconfig, POD_NAMESPACE: p.ns },
     ...opts,
-  });
+  }));
 }
 
 /** What Prometheus gets from the operator's metrics port. */

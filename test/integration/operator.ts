@@ -9,10 +9,46 @@ import { after, type TestContext } from 'node:test';
 import { execa, type ResultPromise } from 'execa';
 import { stringify } from 'yaml';
 import { OPERATOR_NODE_FLAGS } from '../../src/cli/node-flags.js';
+import { isAlreadyExists } from '../../src/kube/errors.js';
+import { errorMessage } from '../../src/lib/errors.js';
 import type { TestKind } from './crd.js';
 import { BIN } from './fixtures.js';
 import type { TestCluster } from './harness.js';
 import { waitFor } from './wait.js';
+
+/**
+ * The namespace the tests' operators run in, given as a user running `chartpilot run` outside a
+ * pod gives it: POD_NAMESPACE (without it the operator refuses to start). Their seal key is kept
+ * there, one for every test's operator, so that an operator started again, or a second one,
+ * reads the records the first wrote; `chartpilot adopt` is pointed at it with --operator-namespace.
+ * A test that sets POD_NAMESPACE (or --leader-election-namespace) itself runs its operator there.
+ */
+export const OPERATOR_NAMESPACE = 'chartpilot-tests';
+
+/** Per control plane (a test file may start a private one): made once, kept for the whole run. */
+const operatorNamespaces = new Map<string, Promise<void>>();
+
+async function ensureOperatorNamespace(t: TestContext, cluster: TestCluster): Promise<void> {
+  const key = cluster.env.KUBECONFIG ?? cluster.kubeconfig;
+  let made = operatorNamespaces.get(key);
+  if (made === undefined) {
+    made = cluster
+      .api()
+      .request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: OPERATOR_NAMESPACE } } })
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          if (isAlreadyExists(err)) return;
+          // Not fatal here: the operator says so itself (it cannot make its seal key), and a
+          // later start tries again.
+          operatorNamespaces.delete(key);
+          t.diagnostic(`namespace ${OPERATOR_NAMESPACE} not created: ${errorMessage(err)}`);
+        },
+      );
+    operatorNamespaces.set(key, made);
+  }
+  await made;
+}
 
 /** The compiled helm-relay.ts, beside this module. */
 const HELM_RELAY = fileURLToPath(new URL('./helm-relay.js', import.meta.url));
@@ -88,19 +124,21 @@ export async function startOperator(t: TestContext, cluster: TestCluster, opts: 
   const watchesFile = opts.dir !== undefined && opts.watches.length === 0 ? join(dir, 'watches.yaml') : writeWatches(dir, opts.watches);
   const callLog = join(dir, 'helm-calls.log');
   const wrapper = join(dir, 'helm-wrapper.sh');
-  // Test instrumentation only: the operator itself never runs a shell. A warm worker (no
-  // arguments, CHARTPILOT_HELM_WORKER=1) is started behind helm-relay.ts, which logs its calls.
+  // Test instrumentation only: the operator itself never runs a shell. A warm worker or the
+  // engine (no arguments, CHARTPILOT_HELM_WORKER=1 or CHARTPILOT_HELM_ENGINE=1) is started behind
+  // helm-relay.ts, which logs its calls.
   const helm = cluster.warmHelmBin ?? cluster.helmBin;
   writeFileSync(
     wrapper,
     '#!/bin/sh\n' +
-      `if [ $# -eq 0 ] && [ "\${CHARTPILOT_HELM_WORKER:-}" = 1 ]; then exec '${process.execPath}' '${HELM_RELAY}' '${callLog}' '${helm}'; fi\n` +
+      `if [ $# -eq 0 ] && { [ "\${CHARTPILOT_HELM_WORKER:-}" = 1 ] || [ "\${CHARTPILOT_HELM_ENGINE:-}" = 1 ]; }; then exec '${process.execPath}' '${HELM_RELAY}' '${callLog}' '${helm}'; fi\n` +
       `printf '%s\\n' "$*" >> '${callLog}'\nexec '${helm}' "$@"\n`,
   );
   chmodSync(wrapper, 0o755);
   if (!existsSync(callLog)) writeFileSync(callLog, '');
   const logFile = join(dir, 'operator.log');
 
+  await ensureOperatorNamespace(t, cluster);
   const command = [process.execPath, ...OPERATOR_NODE_FLAGS, BIN, 'run', '--watches-file', watchesFile, '--metrics-bind-address', '0', '--health-probe-bind-address', '0', ...(opts.args ?? [])];
   const [file = process.execPath, ...args] = [...(opts.launcher ?? []), ...command];
   const proc = execa(file, args, {
@@ -108,6 +146,7 @@ export async function startOperator(t: TestContext, cluster: TestCluster, opts: 
       ...cluster.env,
       HELM_BIN: wrapper,
       WATCH_NAMESPACE: opts.namespaces.join(','),
+      POD_NAMESPACE: OPERATOR_NAMESPACE,
       ...(opts.env ?? {}),
     },
     extendEnv: true,

@@ -4,71 +4,15 @@
  * one verb taken away, the operator refuses to start and names what is missing.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { describe, it, type TestContext } from 'node:test';
-import { parseAllDocuments, stringify } from 'yaml';
+import { describe, it } from 'node:test';
 import { metricsYaml } from '../../src/generate/metrics.js';
-import { renderRbac } from '../../src/generate/render.js';
-import { clusterResolver } from '../../src/generate/render.js';
-import type { TestKind } from './crd.js';
 import { condition, crsOf, helmList } from './crs.js';
 import { SAMPLE_CHART } from './fixtures.js';
-import { serviceAccountToken, tokenKubeconfig } from './identity.js';
 import { newNamespace, type TestCluster } from './harness.js';
-import { writeWatches, type RunningOperator } from './operator.js';
+import type { RunningOperator } from './operator.js';
+import { grantGeneratedRbac, type Grant } from './rbac-grant.js';
 import { setUp, type Setup } from './scenario.js';
 import { waitFor } from './wait.js';
-
-interface Grant {
-  /** The operator's directory, with the watches.yaml the RBAC was generated for. */
-  readonly dir: string;
-  /** Acting as the ServiceAccount that holds the grant. */
-  readonly kubeconfig: string;
-  /** The RBAC objects as applied. */
-  readonly yaml: string;
-  /** The operator's name: prefix of every object, and their app.kubernetes.io/name label. */
-  readonly name: string;
-  /** The operator's namespace (where its seal key is). */
-  readonly namespace: string;
-}
-
-/**
- * Generates RBAC for `kind` (chart: the sample webapp) bound to a fresh ServiceAccount in
- * `operatorNs`, applies it (after `edit`, if given) and returns a kubeconfig acting as that
- * ServiceAccount, on the same server with the same CA as the test cluster's.
- */
-async function grantGeneratedRbac(
-  t: TestContext,
-  cluster: TestCluster,
-  kind: TestKind,
-  operatorNs: string,
-  roleNamespaces: readonly string[],
-  edit: (docs: Record<string, unknown>[]) => void = () => undefined,
-  tenants: { readonly defaultServiceAccount?: string; readonly tenantNamespaces?: readonly string[] } = {},
-): Promise<Grant> {
-  const dir = mkdtempSync(join(tmpdir(), 'chartpilot-rbac-'));
-  const watchesFile = writeWatches(dir, [{ kind, chart: SAMPLE_CHART }]);
-  const name = `rbac-${randomBytes(4).toString('hex')}`;
-  const resolver = await clusterResolver(false, cluster.kubeconfig, (line) => { t.diagnostic(line); });
-  const out = await renderRbac(
-    { watchesFile, name, namespace: operatorNs, serviceAccount: 'operator', roleNamespaces, sampleFiles: [], resolver, ...tenants },
-    cluster.env,
-  );
-  assert.deepEqual(out.warnings, [], 'the sample chart needs no guesses');
-  const docs = parseAllDocuments(out.yaml).map((d) => d.toJS() as Record<string, unknown>);
-  edit(docs);
-  const yaml = docs.map((d) => stringify(d)).join('---\n');
-  t.after(async () => {
-    // Cluster-scoped objects outlive the test namespaces.
-    await cluster.kubectl(['delete', 'clusterrole,clusterrolebinding', '-l', `app.kubernetes.io/name=${name}`, '--ignore-not-found'], { allowFail: true });
-  });
-  await cluster.kubectl(['create', 'serviceaccount', 'operator', '-n', operatorNs]);
-  await cluster.kubectl(['apply', '-f', '-'], { input: yaml });
-  return { dir, kubeconfig: tokenKubeconfig(cluster, dir, await serviceAccountToken(cluster, operatorNs, 'operator')), yaml, name, namespace: operatorNs };
-}
 
 /**
  * Applies what `generate deploy` adds for the Deployment's --metrics-require-rbac (deploy/'s

@@ -7,100 +7,17 @@
  * explicit way to take over a release plain helm (or operator-sdk) made.
  */
 import assert from 'node:assert/strict';
-import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, it, type TestContext } from 'node:test';
 import { execa } from 'execa';
-import { parseAllDocuments, stringify } from 'yaml';
 import { condition, crsOf, type Cr } from './crs.js';
 import { BIN, fixtureChart } from './fixtures.js';
-import { getJson, newNamespace, type TestCluster } from './harness.js';
+import { getJson, type TestCluster } from './harness.js';
+import { OPERATOR_NAMESPACE } from './operator.js';
+import { foreignObject, forgeNext, records, snapshot, victim, type ReleaseJson, type SecretJson } from './records-forgery.js';
 import { operatorScenario, setUp, type Scenario } from './scenario.js';
 import { waitFor } from './wait.js';
 
 const CHART = fixtureChart('records');
-
-interface SecretJson {
-  metadata: { name: string; namespace: string; uid: string; resourceVersion: string; labels?: Record<string, string>; annotations?: Record<string, string> };
-  type?: string;
-  data?: Record<string, string>;
-}
-
-/** Helm's release JSON inside a record Secret (what we change when forging). */
-type ReleaseJson = Record<string, unknown> & { name: string; namespace: string; version: number; manifest?: string; info: Record<string, unknown>; hooks?: { manifest: string }[] };
-
-function decodeRecord(secret: SecretJson): ReleaseJson {
-  const helm = Buffer.from(secret.data?.release ?? '', 'base64').toString('latin1');
-  return JSON.parse(gunzipSync(Buffer.from(helm, 'base64')).toString('utf8')) as ReleaseJson;
-}
-
-function encodeRecord(release: ReleaseJson): string {
-  return gzipSync(Buffer.from(JSON.stringify(release))).toString('base64');
-}
-
-async function records(c: TestCluster, ns: string, release: string): Promise<SecretJson[]> {
-  const list = await getJson<{ items: SecretJson[] }>(c, ['get', 'secrets', '-n', ns, '-l', `owner=helm,name=${release}`, '-o', 'json']);
-  return list.items.sort((a, b) => Number(a.metadata.labels?.version) - Number(b.metadata.labels?.version));
-}
-
-/**
- * Writes `sh.helm.release.v1.<release>.v<N+1>` as a tenant would: every label and annotation of
- * the real latest record (fingerprint included), its release JSON with `edit` applied.
- */
-async function forgeNext(c: TestCluster, ns: string, release: string, edit: (r: ReleaseJson) => void, from?: SecretJson): Promise<string> {
-  const all = await records(c, ns, release);
-  const latest = from ?? all.at(-1);
-  assert.ok(latest, `release ${release} has a record to copy`);
-  const next = Math.max(0, ...all.map((s) => Number(s.metadata.labels?.version))) + 1;
-  const json = decodeRecord(latest);
-  json.name = release;
-  json.namespace = ns;
-  json.version = next;
-  edit(json);
-  const name = `sh.helm.release.v1.${release}.v${next}`;
-  const forged = {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    type: latest.type ?? 'helm.sh/release.v1',
-    metadata: { name, namespace: ns, labels: { ...latest.metadata.labels, name: release, version: String(next) }, annotations: { ...latest.metadata.annotations } },
-    stringData: { release: encodeRecord(json) },
-  };
-  await c.kubectl(['create', '-f', '-'], { input: JSON.stringify(forged) });
-  return name;
-}
-
-/** A manifest document for a ConfigMap or Secret elsewhere, carrying a seal copied from a real object. */
-function foreignObject(kind: 'ConfigMap' | 'Secret', namespace: string, name: string, data: Record<string, string>, copiedSeal?: string): string {
-  const annotations = copiedSeal === undefined ? {} : { 'chartpilot.io/seal': copiedSeal };
-  return `---\n${stringify({ apiVersion: 'v1', kind, metadata: { name, namespace, annotations }, data })}`;
-}
-
-/** The seal of the first object of a record's manifest, to copy into a forgery. */
-function firstSeal(release: ReleaseJson): string | undefined {
-  for (const doc of parseAllDocuments(release.manifest ?? '')) {
-    const o = doc.toJS() as { metadata?: { annotations?: Record<string, string> } } | null;
-    const seal = o?.metadata?.annotations?.['chartpilot.io/seal'];
-    if (seal !== undefined) return seal;
-  }
-  return undefined;
-}
-
-/** Name → resourceVersion of every ConfigMap and Secret in `ns`: anything created, changed or deleted shows. */
-async function snapshot(c: TestCluster, ns: string): Promise<Record<string, string>> {
-  const list = await getJson<{ items: SecretJson[] & { kind: string }[] }>(c, ['get', 'configmaps,secrets', '-n', ns, '-o', 'json']);
-  return Object.fromEntries(
-    (list.items as (SecretJson & { kind: string })[])
-      .filter((o) => !o.metadata.name.startsWith('kube-root-ca'))
-      .map((o) => [`${o.kind}/${o.metadata.name}`, o.metadata.resourceVersion]),
-  );
-}
-
-/** A namespace another team owns, with a ConfigMap and a Secret a forgery will name. */
-async function victim(t: TestContext, c: TestCluster): Promise<string> {
-  const ns = await newNamespace(t, 'victim');
-  await c.kubectl(['create', 'configmap', 'theirs', '-n', ns, '--from-literal=owner=team-b']);
-  await c.kubectl(['create', 'secret', 'generic', 'creds', '-n', ns, '--from-literal=password=right-guess']);
-  return ns;
-}
 
 const foreignCondition = (cr: Cr): boolean => condition(cr, 'Irreconcilable')?.reason === 'ForeignReleaseRecord';
 
@@ -122,7 +39,7 @@ describe('release records chartpilot did not write', () => {
     await cr.deployed('web');
     const before = await snapshot(cluster, other);
     const forged = await forgeNext(cluster, ns, 'web', (r) => {
-      r.manifest = `${r.manifest ?? ''}\n${foreignObject('ConfigMap', other, 'theirs', { owner: 'tenant' }, firstSeal(r))}${foreignObject('ConfigMap', other, 'planted', { x: '1' })}`;
+      r.manifest = `${r.manifest ?? ''}\n${foreignObject('ConfigMap', other, 'theirs', { owner: 'tenant' })}${foreignObject('ConfigMap', other, 'planted', { x: '1' })}`;
     });
     // Delete the real object: a repair pass would recreate it — and, were the forgery believed, the others.
     await cluster.kubectl(['delete', 'configmap', 'web-cfg', '-n', ns]);
@@ -150,7 +67,7 @@ describe('release records chartpilot did not write', () => {
     const before = await snapshot(cluster, other);
     // helm upgrade deletes what the previous revision lists and the new one does not.
     await forgeNext(cluster, ns, 'web', (r) => {
-      r.manifest = `${r.manifest ?? ''}\n${foreignObject('ConfigMap', other, 'theirs', { owner: 'team-b' }, firstSeal(r))}`;
+      r.manifest = `${r.manifest ?? ''}\n${foreignObject('ConfigMap', other, 'theirs', { owner: 'team-b' })}`;
     });
     const upgradesBefore = op.helmCalls().filter((l) => l.startsWith('upgrade')).length;
     await cr.apply('web', { message: 'two' });
@@ -167,7 +84,7 @@ describe('release records chartpilot did not write', () => {
     await cr.deployed('web');
     const before = await snapshot(cluster, other);
     const forged = await forgeNext(cluster, ns, 'web', (r) => {
-      r.manifest = `${r.manifest ?? ''}\n${foreignObject('ConfigMap', other, 'theirs', { owner: 'team-b' }, firstSeal(r))}`;
+      r.manifest = `${r.manifest ?? ''}\n${foreignObject('ConfigMap', other, 'theirs', { owner: 'team-b' })}`;
     });
     await cr.delete('web');
     const held = await cr.until('web', 'Irreconcilable ForeignReleaseRecord while deleting', foreignCondition);
@@ -206,7 +123,7 @@ describe('release records chartpilot did not write', () => {
     await cr.deployed('guess-b');
     const before = await snapshot(cluster, other);
     const guess = (password: string) => (r: ReleaseJson): void => {
-      r.manifest = `${r.manifest ?? ''}\n${foreignObject('Secret', other, 'creds', { password: Buffer.from(password).toString('base64') }, firstSeal(r))}`;
+      r.manifest = `${r.manifest ?? ''}\n${foreignObject('Secret', other, 'creds', { password: Buffer.from(password).toString('base64') })}`;
     };
     const fa = await forgeNext(cluster, ns, 'guess-a', guess('right-guess'));
     const fb = await forgeNext(cluster, ns, 'guess-b', guess('wrong-guess'));
@@ -234,24 +151,31 @@ describe('release records chartpilot did not write', () => {
     assert.equal(cfgAfter.metadata.resourceVersion, cfgBefore.metadata.resourceVersion, 'its object unchanged');
   });
 
-  it('`chartpilot adopt` takes over a release plain helm made of the same chart: then one upgrade, no object replaced', async (t) => {
-    const { cluster, ns, cr, op, kind } = await deployedScenario(t, 'RecAdopt');
+  it('`chartpilot adopt` takes over a release plain helm made of the same chart: at once one upgrade, no object replaced', async (t) => {
+    // A period far longer than the test: the CR leaves Irreconcilable because adopt told the operator, not because a period came round.
+    const { cluster, ns, cr, op, kind } = await deployedScenario(t, 'RecAdopt', ['--reconcile-period=10m']);
     await cluster.helm(['install', 'shop', CHART, '-n', ns, '--set', 'message=by-hand']);
     const uidBefore = (await getJson<SecretJson>(cluster, ['get', 'configmap', 'shop-cfg', '-n', ns, '-o', 'json'])).metadata.uid;
     await cr.apply('shop', { message: 'by-hand' });
     await cr.until('shop', 'Irreconcilable ForeignReleaseRecord', foreignCondition);
 
     const adopt = (args: readonly string[]) =>
-      execa(process.execPath, [BIN, 'adopt', '--watches-file', op.watchesFile, '--namespace', ns, ...args], { env: cluster.env, reject: false });
+      execa(process.execPath, [BIN, 'adopt', '--watches-file', op.watchesFile, '--namespace', ns, '--operator-namespace', OPERATOR_NAMESPACE, ...args], { env: cluster.env, reject: false });
     const dry = await adopt(['--dry-run']);
     assert.equal(dry.exitCode, 0, dry.stderr);
     assert.match(dry.stdout, new RegExp(`would adopt ${ns}/sh\\.helm\\.release\\.v1\\.shop\\.v1 for ${kind.kind} ${ns}/shop`));
     assert.equal((await records(cluster, ns, 'shop'))[0]?.metadata.labels?.['chartpilot.io/adopted'], undefined, 'a dry run changes nothing');
     const run = await adopt([]);
+    const adoptedAt = Date.now();
     assert.equal(run.exitCode, 0, run.stderr);
     assert.match(run.stdout, new RegExp(`^adopted ${ns}/sh\\.helm\\.release\\.v1\\.shop\\.v1 for ${kind.kind} ${ns}/shop$`, 'm'));
+    const annotated = await cr.get('shop');
+    assert.match(annotated?.metadata.annotations?.['chartpilot.io/adopted-at'] ?? '', /^\d{4}-\d\d-\d\dT/u, 'adopt marks the CR it adopted for');
 
     const deployed = await cr.until('shop', 'Deployed after adoption', (c) => condition(c, 'Deployed')?.status === 'True' && condition(c, 'Irreconcilable') === undefined);
+    const tookMs = Date.now() - adoptedAt;
+    t.diagnostic(`adopt exit to Deployed: ${String(tookMs)} ms (reconcile period 10m)`);
+    assert.ok(tookMs < 30_000, `Deployed ${String(tookMs)} ms after adopt: the operator waited for something other than adopt's annotation`);
     assert.equal(deployed.status?.deployedRelease?.revision, 2, 'one new revision');
     assert.deepEqual(await revisionsOf(cluster, ns, 'shop'), [1, 2]);
     const after = await getJson<SecretJson>(cluster, ['get', 'configmap', 'shop-cfg', '-n', ns, '-o', 'json']);

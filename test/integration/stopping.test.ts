@@ -10,7 +10,7 @@ import { execa } from 'execa';
 import { condition, eventsFor } from './crs.js';
 import { BIN, fixtureChart } from './fixtures.js';
 import { getJson, type TestCluster } from './harness.js';
-import type { RunningOperator } from './operator.js';
+import { OPERATOR_NAMESPACE, type RunningOperator } from './operator.js';
 import { setUp } from './scenario.js';
 import { crsOf } from './crs.js';
 import { waitFor } from './wait.js';
@@ -47,12 +47,13 @@ function helmProcessesIn(ns: string): string[] {
     .filter((c) => /\bhelm\b/.test(c) && !c.includes('kubectl'));
 }
 
-/** The pids of the warm helm workers `op` started (none in cli mode). */
+/** The pids of the helm engines or warm helm workers `op` started (none in cli mode). */
 function warmWorkers(op: RunningOperator): number[] {
+  const started = ['warm helm worker started', 'warm helm worker replaced', 'helm engine started', 'helm engine replaced'].map((m) => `"msg":"${m}"`);
   return op
     .logs()
     .split('\n')
-    .filter((l) => l.includes('"msg":"warm helm worker started"') || l.includes('"msg":"warm helm worker replaced"'))
+    .filter((l) => started.some((m) => l.includes(m)))
     .map((l) => (JSON.parse(l) as { pid: number }).pid);
 }
 
@@ -149,10 +150,10 @@ describe('stopping and hand-over', () => {
     await waitFor('other pending-install', async () => (await records(cluster, ns, 'other'))[0]?.metadata.labels?.['status'] === 'pending-install', { timeoutMs: 60_000 });
     await cr.apply('web', { stuck: false });
     await cr.apply('other', { stuck: false });
-    // These locks stand for the operator's own helm calls, whose records its post-renderer seals
+    // These locks stand for the operator's own helm calls, whose records its API proxy stamps
     // for each CR; plain helm's are not, so they are adopted for the CRs (as an installer would),
     // or the operator would refuse them as foreign (records.test.ts) before looking at the lock.
-    const adopt = await execa(process.execPath, [BIN, 'adopt', '--watches-file', op.watchesFile, '--namespace', ns], { env: cluster.env, reject: false });
+    const adopt = await execa(process.execPath, [BIN, 'adopt', '--watches-file', op.watchesFile, '--namespace', ns, '--operator-namespace', OPERATOR_NAMESPACE], { env: cluster.env, reject: false });
     assert.equal(adopt.exitCode, 0, `${adopt.stdout}\n${adopt.stderr}`);
 
     // The previous leader stops: it releases the Lease with its note.

@@ -1,6 +1,6 @@
 /**
- * Helm kept warm (issue #30) with the real chartpilot-helm and control plane: the operator runs
- * warm by default, calls reach the workers (the harness's relay logs them), a lifecycle runs the
+ * Helm kept warm (issue #30) with the real chartpilot-helm and control plane: with
+ * --helm-mode=warm calls reach the workers (the harness's relay logs them), a lifecycle runs the
  * same with --helm-mode=cli, and a worker killed mid-install is reported, replaced, and leaves no
  * lock: the next reconcile clears the pending record at once, not after the helm timeout.
  */
@@ -40,8 +40,8 @@ async function records(cluster: TestCluster, ns: string, release: string): Promi
 }
 
 describe('warm helm', { skip }, () => {
-  it('is the default: install, upgrade and uninstall run on workers, at most one per helm slot', async (t) => {
-    const { op, cr, cluster, ns } = await operatorScenario(t, { kind: 'WarmLife', chart: SAMPLE_CHART, operator: { args: ['--max-concurrent-reconciles', '2'] } });
+  it('--helm-mode=warm: install, upgrade and uninstall run on workers, at most one per helm slot', async (t) => {
+    const { op, cr, cluster, ns } = await operatorScenario(t, { kind: 'WarmLife', chart: SAMPLE_CHART, operator: { args: ['--helm-mode=warm', '--max-concurrent-reconciles', '2'] } });
     const found = logLines(op).find((l) => l.msg === 'helm found');
     assert.equal(found?.mode, 'warm', op.logs());
     await cr.apply('shop', { replicaCount: 1, message: 'v1' });
@@ -87,7 +87,7 @@ describe('warm helm', { skip }, () => {
     const s = await setUp(t, { kind: 'WarmKill', chart: fixtureChart('stoppable-hook') });
     const { cluster, ns } = s;
     // helm's own timeout is minutes away: only the stopped-call record can clear a lock in time.
-    const op = await s.start({ args: ['--helm-timeout', '5m', '--max-concurrent-reconciles', '1'] });
+    const op = await s.start({ args: ['--helm-mode=warm', '--helm-timeout', '5m', '--max-concurrent-reconciles', '1'] });
     const cr = crsOf(cluster, s.kind, ns, op);
 
     /**

@@ -41,7 +41,8 @@ export function defaultLeaseName(kinds: readonly GroupVersionKind[]): string {
 
 export const SERVICE_ACCOUNT_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
-const readServiceAccountNamespace: NamespaceFileReader = () => {
+/** The pod's namespace from its ServiceAccount mount; undefined outside a pod. */
+export const readServiceAccountNamespace: NamespaceFileReader = () => {
   try {
     return readFileSync(SERVICE_ACCOUNT_NAMESPACE_FILE, 'utf8');
   } catch {

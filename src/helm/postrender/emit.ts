@@ -4,13 +4,8 @@
  * same way: every key and string double-quoted, no tags, anchors, merge keys or implicit typing,
  * so what the API server receives is exactly what the post-renderer checked.
  */
+import { quote } from './json-text.js';
 import type { JsonObject, JsonValue } from './resolve.js';
-
-/**
- * Characters YAML 1.1 does not allow unescaped (C1 controls, DEL) or reads as line breaks inside
- * a double-quoted scalar (NEL, LS, PS) or as a byte-order mark; JSON.stringify leaves them as is.
- */
-const YAML_UNSAFE = /[\u007f-\u009f\u2028\u2029\ufeff\ufffe\uffff]/g;
 
 export function emitManifest(objects: readonly JsonObject[]): string {
   return objects.map((o) => `---\n${toJson(o)}\n`).join('');
@@ -26,8 +21,4 @@ function toJson(value: JsonValue): string {
   if (typeof value === 'string') return quote(value);
   if (typeof value === 'number' && !Number.isFinite(value)) throw new Error('a manifest value cannot be infinite or NaN');
   return JSON.stringify(value);
-}
-
-function quote(s: string): string {
-  return JSON.stringify(s).replace(YAML_UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

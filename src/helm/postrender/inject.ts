@@ -6,9 +6,6 @@
  *
  * Pure so it can be unit-tested without spawning helm; `main.ts` and `server.ts` wrap it.
  */
-import { Buffer } from 'node:buffer';
-
-import { sealOf, SEAL_ANNOTATION } from '../seal.js';
 import { KEEP_POLICY, type PostRenderOwner, type PostRenderSpec } from '../types.js';
 import { emitManifest } from './emit.js';
 import { isObject, ManifestResolveError, resolveManifest, type JsonObject, type JsonValue } from './resolve.js';
@@ -47,7 +44,6 @@ export function injectMetadata(manifest: string, spec: PostRenderSpec): string {
   const scopes = owner === undefined ? undefined : scopeTable(owner, resolved.map((r) => r.object));
   const refused: string[] = [];
   const unknown = new Set<string>();
-  const sealKey = owner?.sealKey === undefined ? undefined : Buffer.from(owner.sealKey, 'base64');
   const out: JsonObject[] = [];
   for (const { object, document } of resolved) {
     const identity = identityOf(object, document);
@@ -57,10 +53,6 @@ export function injectMetadata(manifest: string, spec: PostRenderSpec): string {
     out.push(object);
   }
   if (owner !== undefined && (refused.length > 0 || unknown.size > 0)) throw refusal(refused, [...unknown].sort(), owner);
-  if (sealKey !== undefined) {
-    // Last: the seal covers the object exactly as it leaves.
-    for (const object of out) annotationsOf(object)[SEAL_ANNOTATION] = sealOf(sealKey, object);
-  }
   return emitManifest(out);
 }
 
@@ -84,12 +76,24 @@ function identityOf(object: JsonObject, document: number): Identity {
     throw new PostRenderRefusal(`manifest document ${document} (${kind}) has a metadata that is not a mapping. Nothing was applied.`);
   }
   const m: JsonObject = isObject(metadata) ? metadata : {};
-  const namespace = m['namespace'];
-  if (namespace !== undefined && namespace !== null && typeof namespace !== 'string') {
-    throw new PostRenderRefusal(`manifest document ${document} (${kind}) has a metadata.namespace that is not text. Nothing was applied.`);
+  // helm's kube client decodes every object's metadata into ObjectMeta and fails the release on a
+  // field of the wrong type: the fields chartpilot reads or writes are refused here instead.
+  for (const field of ['name', 'generateName', 'namespace'] as const) {
+    const v = m[field];
+    if (v !== undefined && v !== null && typeof v !== 'string') {
+      throw new PostRenderRefusal(`manifest document ${document} (${kind}) has a metadata.${field} that is not text. Nothing was applied.`);
+    }
+  }
+  for (const field of ['labels', 'annotations'] as const) {
+    const v = m[field];
+    if (v === undefined || v === null) continue;
+    if (!isObject(v) || Object.values(v).some((e) => e !== null && typeof e !== 'string')) {
+      throw new PostRenderRefusal(`manifest document ${document} (${kind}) has metadata.${field} that are not a mapping of text to text (quote the values). Nothing was applied.`);
+    }
   }
   const name = m['name'];
-  return { apiVersion, kind, name: typeof name === 'string' ? name : '', namespace: namespace ?? '' };
+  const namespace = m['namespace'];
+  return { apiVersion, kind, name: typeof name === 'string' ? name : '', namespace: typeof namespace === 'string' ? namespace : '' };
 }
 
 /**
@@ -184,11 +188,6 @@ function metadataOf(object: JsonObject): JsonObject {
   const fresh: JsonObject = {};
   object['metadata'] = fresh;
   return fresh;
-}
-
-/** The object's annotations map, created when absent (`annotations:` with no value is null). */
-function annotationsOf(object: JsonObject): Record<string, JsonValue> {
-  return mapIn(metadataOf(object), 'annotations');
 }
 
 function mapIn(parent: JsonObject, key: 'labels' | 'annotations' | 'ownerReferences'): JsonObject {

@@ -10,7 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { text } from 'node:stream/consumers';
 
 import { injectMetadata, PostRenderRefusal } from './inject.js';
-import { parsePostRenderSpec, SEAL_KEY_ENV, serializeRefusal, SPEC_ENV } from './spec.js';
+import { parsePostRenderSpec, serializeRefusal, SPEC_ENV } from './spec.js';
 import { errorMessage } from '../../lib/errors.js';
 
 async function main(): Promise<void> {
@@ -18,7 +18,7 @@ async function main(): Promise<void> {
   if (raw === undefined || raw === '') {
     throw new Error(`chartpilot post-renderer: no spec given (argument or ${SPEC_ENV})`);
   }
-  const spec = parsePostRenderSpec(raw, process.env[SEAL_KEY_ENV]);
+  const spec = parsePostRenderSpec(raw);
   const manifest = await text(process.stdin);
   try {
     process.stdout.write(injectMetadata(manifest, spec));

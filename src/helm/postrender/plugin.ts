@@ -12,13 +12,14 @@
  */
 import { accessSync, constants, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { BUNDLE_DIR, packageLayout, type PackageLayout } from '../../lib/package-root.js';
+import { makeProcessDir } from '../../lib/process-dirs.js';
 import type { PostRenderSpec } from '../types.js';
 import { startRenderServer, type RenderServer } from './server.js';
-import { parseRefusalFile, SEAL_KEY_ENV, serializePostRenderSpec, type RenderRefusal } from './spec.js';
+import { parseRefusalFile, serializePostRenderSpec, type RenderRefusal } from './spec.js';
 
 export const POSTRENDER_PLUGIN_NAME = 'chartpilot-postrender';
 /** Env var naming the Node binary that runs the script (the operator's own). */
@@ -108,8 +109,6 @@ export interface InstalledPlugin {
   readonly wrapper: string;
   /** Environment helm must have so the plugin finds node and the script. */
   readonly env: Readonly<Record<string, string>>;
-  /** Environment for one call only (the script transport's seal key: never on a command line). */
-  callEnv(spec: PostRenderSpec): Readonly<Record<string, string>>;
   /** `errorFile`: where the script transport writes a refusal (helm drops the plugin's stderr). */
   prepare(spec: PostRenderSpec, errorFile: string): PreparedRender;
   remove(): Promise<void>;
@@ -156,7 +155,7 @@ function removeAtExit(dir: string): void {
 /** Writes the plugin into a fresh private directory (mode 0700) under `baseDir`. */
 export async function installPostRenderPlugin(opts: PluginOptions = {}): Promise<InstalledPlugin> {
   const nodeBin = opts.nodeBin ?? process.execPath;
-  const pluginsDir = await mkdtemp(join(opts.baseDir ?? tmpdir(), 'chartpilot-helm-plugins-'));
+  const pluginsDir = await makeProcessDir(opts.baseDir ?? tmpdir(), 'chartpilot-helm-plugins-');
   removeAtExit(pluginsDir);
   let server: RenderServer | undefined;
   try {
@@ -185,7 +184,6 @@ export async function installPostRenderPlugin(opts: PluginOptions = {}): Promise
           const r = s.register(spec);
           return { arg: r.url, refusal: () => Promise.resolve(r.refusal()), done: () => { r.done(); } };
         },
-        callEnv: () => ({}),
         remove,
       };
     }
@@ -200,7 +198,6 @@ export async function installPostRenderPlugin(opts: PluginOptions = {}): Promise
         refusal: () => readFile(errorFile, 'utf8').then(parseRefusalFile, () => undefined),
         done: () => undefined,
       }),
-      callEnv: (spec): Record<string, string> => (spec.owner?.sealKey === undefined ? {} : { [SEAL_KEY_ENV]: spec.owner.sealKey }),
       remove,
     };
   } catch (err) {

@@ -1,37 +1,67 @@
 /**
  * A rendered manifest stream turned into the objects the API server will receive, decided the way
  * helm's own decoding decides them, so that the post-renderer checks those objects and nothing
- * else:
+ * else. Helm reads a manifest with two parsers in turn — go-yaml v3 (kyaml, in splitAndDeannotate,
+ * which splits the stream, reads each document's file annotation and writes the documents out
+ * again) and go-yaml v2 (sigs.k8s.io/yaml, in the kube client that builds the objects from that
+ * text). What helm applies is go-yaml v2's reading, of the text and of kyaml's re-emission of it:
+ * a construct is accepted only where both are what this resolver reads and kyaml parses it into
+ * the same documents; go-yaml v3's own typing of a scalar (`yes` is text to it, `2001-12-14` a
+ * time) is never applied and does not count (test/unit/helm/yaml-readers.test.ts runs a corpus
+ * through helm v4.1.4's own readers and holds every accepted manifest to them):
  *
- * - Scalars resolve like go-yaml v2 (sigs.k8s.io/yaml, which helm and client-go decode with):
- *   YAML 1.1 booleans (`yes`, `on`, …), `~`/`null`, Go-style integers (`0x1F`, `0o17`, `017`,
- *   `0b101`, underscores), floats; a plain timestamp stays a string. Quoted and block scalars are
- *   strings.
- * - Tags: `!!str`, `!!int`, `!!float`, `!!bool`, `!!null`, `!!timestamp`, `!!map`, `!!seq`, `!`,
- *   and `!!binary` (decoded, as go-yaml does) are honoured; any other tag is refused.
- * - Aliases are expanded (each a deep copy, within a budget); merge keys (`<<`) are applied, and
- *   refused when a merged key would disagree with another.
+ * - The raw text (stream-text.ts): every line starting with `---` must be a bare separator, no
+ *   content may follow a `...` before the next one, no `%` directives, no characters go-yaml
+ *   refuses or takes for line breaks (NEL, LS, PS, a lone CR).
+ * - Scalars resolve like go-yaml v2: YAML 1.1 booleans (`yes`, `on`, `y`, …), `~`/`null`,
+ *   Go-style integers (`0x1F`, `0o17`, `017`, `0b101`, underscores), floats; plain timestamps stay
+ *   text, as does `<<` as a value (kyaml writes it back as `!!merge <<`, also taken); quoted and
+ *   block scalars are strings. Refused (reader-agreement.ts): the escapes `\/` and surrogates
+ *   (go-yaml fails), folded blocks with more-indented lines (kyaml writes them back folded
+ *   otherwise), a keep block (`|+`) whose trailing blank lines end its document (helm trims them),
+ *   `?` inside a plain scalar in a flow collection (go-yaml fails), and an empty value in a flow
+ *   mapping (`{a, b: 1}`: null to v2, "" once kyaml wrote it back).
+ * - Tags: `!!str`, `!!int`, `!!float` (an integer becomes a double, as v2 makes it), `!!bool`,
+ *   `!!null`, `!!timestamp` (a date or time go-yaml v2 reads, kept as text), `!!map`, `!!seq`, `!`
+ *   (on text that stays text: kyaml drops the tag) and `!!binary` (decoded, as go-yaml does) are
+ *   honoured; any other tag is refused.
+ * - Keys become text as helm's kube client makes them (`1` → "1", `yes` → "true", `1e10` →
+ *   "1e+10"); null keys and integers beyond int64 as keys are refused (it fails on them), as are
+ *   keys too long for go-yaml to read back in the post-renderer's output.
+ * - Aliases are expanded (each a deep copy, within a budget); anchor names are go-yaml's
+ *   (letters, digits, `_`, `-`); a document's metadata or metadata.annotations may not be an alias
+ *   (kyaml, which writes annotations into each document, fails on or drops it).
+ * - Merge keys (`<<`) are applied; refused when two merged values disagree, or when a merge brings
+ *   another value for a key the mapping set before it (v2 applies merges in document order, the
+ *   later winning, and so does helm; this resolver lets own keys win).
+ * - Duplicate keys, also when only resolution makes them equal, are refused.
  * - A document whose object has an `items` key is a list to Kubernetes' decoder whatever its kind:
  *   its items are the objects (an item without `kind` and `apiVersion` takes the list's, as the
  *   decoder does); an item that is itself a list is refused.
+ * - kyaml's own annotations (`config.kubernetes.io/index`, `internal.config.kubernetes.io/…`, …),
+ *   which its reader rewrites, copies or removes (and with a path naming a .json file, makes its
+ *   writer emit go-yaml v3's typing), are refused.
  *
  * The post-renderer then emits exactly these objects as JSON (see emit.ts), so what was checked is
  * what helm parses: no tag, alias, merge key or list survives to be read differently later.
  */
-import { Buffer } from 'node:buffer';
-import { isAlias, isMap, isPair, isScalar, isSeq, parseAllDocuments, type Document, type Node, type Scalar } from 'yaml';
+import { isAlias, isMap, isPair, isScalar, isSeq, parseAllDocuments, type Document, type Node, type Pair, type Scalar, type YAMLMap } from 'yaml';
 
-import { HELM_POSTRENDER_FILENAME_ANNOTATION } from '../seal.js';
+/** Helm 4 adds it before post-rendering and removes it after (pkg/action/action.go). */
+export const HELM_POSTRENDER_FILENAME_ANNOTATION = 'postrenderer.helm.sh/postrender-filename';
+import { decodeBinary, goBoolean, goInteger, goKeyText, goParseInt, goTaggedFloat, goTimestamp, resolvePlain, type PlainValue } from './go-scalars.js';
+import { emittedKeyLength, MAX_EMITTED_KEY_CHARS } from './json-text.js';
+import { ManifestResolveError } from './manifest-error.js';
+import { anchorProblem, doubleQuotedProblem, foldedProblem } from './reader-agreement.js';
+import { kyamlPieces, lineAt, textProblem } from './stream-text.js';
 
 export type JsonValue = null | boolean | number | bigint | string | JsonValue[] | JsonObject;
 export interface JsonObject {
   [key: string]: JsonValue;
 }
 
-/** The manifest cannot be turned into objects safely; nothing may be applied. */
-export class ManifestResolveError extends Error {
-  override readonly name = 'ManifestResolveError';
-}
+export { ManifestResolveError } from './manifest-error.js';
+export { resolvePlain } from './go-scalars.js';
 
 /** Deeper nesting than any real manifest; refused instead of risking the stack. */
 export const MAX_DEPTH = 200;
@@ -74,6 +104,13 @@ export function resolveManifest(manifest: string): ResolvedObject[] {
     throw new ManifestResolveError(`manifest is not valid YAML: ${err instanceof Error ? err.message : String(err)}`);
   }
   if (!Array.isArray(docs)) return []; // an EmptyStream: no documents at all
+  const problem = textProblem(manifest);
+  if (problem !== undefined) {
+    // The document the offending text belongs to: the last one starting at or before it.
+    const n = Math.max(1, docs.filter((d) => (d.range?.[0] ?? 0) <= problem.offset).length);
+    throw new ManifestResolveError(`manifest document ${n} (line ${lineAt(manifest, problem.offset)}) ${problem.what}`);
+  }
+  const alone = kyamlPieces(manifest) === 1; // kyaml sees a single document (see checkKyamlTargets)
   const out: ResolvedObject[] = [];
   docs.forEach((doc, i) => {
     const n = i + 1;
@@ -81,7 +118,9 @@ export function resolveManifest(manifest: string): ResolvedObject[] {
     if (firstError !== undefined) throw new ManifestResolveError(`manifest document ${n} is not valid YAML: ${firstError.message}`);
     let value: JsonValue;
     try {
-      value = new Resolver(doc, n).value(doc.contents, 0);
+      const resolver = new Resolver(doc, n, manifest);
+      resolver.checkKyamlTargets(alone && n === 1);
+      value = resolver.value(doc.contents, 0, false);
     } catch (err) {
       if (err instanceof ManifestResolveError) throw err;
       // The parser or a walk ran out of stack on hostile nesting: refuse, never crash.
@@ -90,9 +129,31 @@ export function resolveManifest(manifest: string): ResolvedObject[] {
     }
     if (value === null) return; // an empty document: helm skips it too
     if (!isObject(value)) throw new ManifestResolveError(`manifest document ${n} is not an object (a ${describe(value)})`);
-    for (const object of flattenList(value, n)) out.push({ object, document: n });
+    for (const object of flattenList(value, n)) {
+      refuseKyamlAnnotations(object, n);
+      out.push({ object, document: n });
+    }
   });
   return out;
+}
+
+/**
+ * Annotations kyaml's reader keeps its books in: on every document helm parses it sets the index
+ * ones (and its writer removes them), and copies the path and id ones to their other spelling, so
+ * what the chart wrote there is not what the API server would get.
+ */
+const KYAML_ANNOTATIONS = new Set(['config.kubernetes.io/index', 'config.kubernetes.io/path', 'config.k8s.io/id']);
+const KYAML_ANNOTATION_PREFIX = 'internal.config.kubernetes.io/';
+
+function refuseKyamlAnnotations(o: JsonObject, n: number): void {
+  const m = o['metadata'];
+  const a = isObject(m) ? m['annotations'] : undefined;
+  if (!isObject(a)) return;
+  for (const key of Object.keys(a)) {
+    if (KYAML_ANNOTATIONS.has(key) || key.startsWith(KYAML_ANNOTATION_PREFIX)) {
+      throw new ManifestResolveError(`manifest document ${n} has the annotation ${key}, which helm's kyaml pass sets, copies or removes on every document`);
+    }
+  }
 }
 
 /** Kubernetes' unstructured decoder treats any object with an `items` key as a list. */
@@ -133,96 +194,156 @@ function setFileAnnotation(o: JsonObject, file: string): void {
   o['metadata'] = metadata;
 }
 
+/** A mapping's own key, where it stood among the mapping's entries, and its value. */
+interface OwnEntry {
+  readonly position: number;
+  readonly value: JsonValue;
+}
+
 class Resolver {
   private produced = 0;
+  /** Set for a lone List document, which kyaml breaks up into its items (see checkKyamlTargets). */
+  private aliasesRefused: string | undefined;
 
   constructor(
     private readonly doc: Document,
     private readonly n: number,
+    /** The whole manifest: node ranges are offsets into it. */
+    private readonly source: string,
   ) {}
 
-  value(node: unknown, depth: number): JsonValue {
+  /**
+   * kyaml writes its index annotations into every document's metadata.annotations, looking them
+   * up without following aliases: an aliased metadata makes it fail, aliased annotations it drops.
+   */
+  checkKyamlTargets(alone: boolean): void {
+    const root = this.doc.contents;
+    if (!isMap(root)) return;
+    // kio.ParseAll replaces a stream's only document, when its kind reads List or ResourceList
+    // and it has items or a functionConfig, by its items, each then written as a document of its
+    // own: an alias can lose its anchor, and the list's other fields are dropped.
+    const kind = pairNamed(root, 'kind')?.value;
+    if (alone && isScalar(kind) && (kind.value === 'List' || kind.value === 'ResourceList') && (pairNamed(root, 'items') ?? pairNamed(root, 'functionConfig')) !== undefined) {
+      this.aliasesRefused = `is the stream's only document and a ${kind.value}, which helm's kyaml pass breaks up into its items, each written on its own`;
+      if (pairNamed(root, 'functionConfig') !== undefined) this.fail(`${this.aliasesRefused}: its functionConfig is dropped`);
+    }
+    const metadata = pairNamed(root, 'metadata')?.value;
+    if (isAlias(metadata)) this.fail("has a metadata that is an alias (*name), which helm's kyaml pass cannot annotate");
+    if (!isMap(metadata)) return;
+    if (isAlias(pairNamed(metadata, 'annotations')?.value)) this.fail("has metadata.annotations that are an alias (*name), which helm's kyaml pass drops");
+  }
+
+  value(node: unknown, depth: number, inFlow: boolean): JsonValue {
     if (depth > MAX_DEPTH) this.fail(`is nested deeper than ${MAX_DEPTH} levels`);
     if (++this.produced > MAX_NODES_PER_DOCUMENT) this.fail(`expands to more than ${MAX_NODES_PER_DOCUMENT} values (aliases)`);
     if (node === null || node === undefined) return null;
     if (isAlias(node)) {
+      if (this.aliasesRefused !== undefined) this.fail(`${this.aliasesRefused}: an alias (*${node.source}) may lose its anchor`);
+      this.check(anchorProblem(node.source));
       const target = node.resolve(this.doc);
       if (target === undefined) this.fail(`uses an unknown alias *${node.source}`);
       // A fresh copy per use: objects built from one anchor must not share state.
-      return this.value(target, depth + 1);
+      return this.value(target, depth + 1, inFlow);
     }
-    if (isScalar(node)) return this.scalar(node);
+    const anchor = (node as { anchor?: string | undefined }).anchor;
+    if (anchor !== undefined) this.check(anchorProblem(anchor));
+    if (isScalar(node)) return this.scalar(node, inFlow);
     if (isMap(node)) {
       this.expectCollectionTag(node, TAG.map);
-      return this.map(node.items, depth);
+      return this.map(node, depth, inFlow || node.flow === true);
     }
     if (isSeq(node)) {
       this.expectCollectionTag(node, TAG.seq);
-      return node.items.map((item) => this.value(item, depth + 1));
+      const flow = inFlow || node.flow === true;
+      return node.items.map((item) => this.value(item, depth + 1, flow));
     }
     return this.fail('holds a YAML node of an unsupported type');
   }
 
-  private map(pairs: readonly unknown[], depth: number): JsonObject {
-    const own = new Map<string, JsonValue>();
-    const merged: JsonObject[] = [];
-    for (const pair of pairs) {
+  private map(node: YAMLMap, depth: number, inFlow: boolean): JsonObject {
+    const own = new Map<string, OwnEntry>();
+    const merges: { position: number; sources: JsonObject[] }[] = [];
+    node.items.forEach((pair: unknown, position) => {
       if (!isPair(pair)) this.fail('holds a malformed mapping');
-      if (this.isMergeKey(pair.key)) {
-        merged.push(...this.mergeSources(pair.value, depth));
-        continue;
+      if (inFlow && isEmptyValue(pair)) {
+        this.fail('has a key without a value in a flow mapping ({a, b: 1} or {a: }), which go-yaml v2 reads as null and v3 as "": write ~ or a value');
       }
-      const key = this.key(pair.key);
+      if (this.isMergeKey(pair.key)) {
+        merges.push({ position, sources: this.mergeSources(pair.value, depth, inFlow) });
+        return;
+      }
+      const key = this.key(pair.key, inFlow);
       if (own.has(key)) this.fail(`has the key "${key}" twice (after YAML 1.1 resolution)`);
-      own.set(key, this.value(pair.value, depth + 1));
+      own.set(key, { position, value: this.value(pair.value, depth + 1, inFlow) });
+    });
+    // Merged sources that disagree are refused: which wins is the subtle part of either reader.
+    const fromMerge = new Map<string, JsonValue>();
+    for (const { position, sources } of merges) {
+      for (const source of sources) {
+        for (const [k, v] of Object.entries(source)) {
+          const mine = own.get(k);
+          // v2 lets a merge override the keys before it, v3 never: both agree only when equal.
+          if (mine !== undefined && mine.position < position && !sameJson(mine.value, v)) {
+            this.fail(`sets the key "${k}" before a merge key (<<) that brings another value for it: go-yaml v2 (helm's kube client) lets the merge win, go-yaml v3 (kyaml) the key; put the merge first`);
+          }
+          if (mine !== undefined) continue;
+          if (fromMerge.has(k) && !sameJson(fromMerge.get(k) as JsonValue, v)) this.fail(`merges two different values for the key "${k}" (<<)`);
+          fromMerge.set(k, v);
+        }
+      }
     }
     const out: JsonObject = {};
-    // Merged keys never override own keys; merged sources that disagree are refused, since the
-    // YAML parsers helm uses do not agree on which one wins.
-    const fromMerge = new Map<string, JsonValue>();
-    for (const source of merged) {
-      for (const [k, v] of Object.entries(source)) {
-        if (own.has(k)) continue;
-        if (fromMerge.has(k) && !sameJson(fromMerge.get(k) as JsonValue, v)) this.fail(`merges two different values for the key "${k}" (<<)`);
-        fromMerge.set(k, v);
-      }
-    }
     for (const [k, v] of fromMerge) defineOwn(out, k, v);
-    for (const [k, v] of own) defineOwn(out, k, v);
+    for (const [k, { value }] of own) defineOwn(out, k, value);
     return out;
   }
 
   private isMergeKey(key: unknown): boolean {
     if (!isScalar(key)) return false;
-    if (key.tag === TAG.merge) return true;
-    return key.tag === undefined && key.type === 'PLAIN' && key.value === '<<';
+    const merge = key.type === 'PLAIN' && key.value === '<<';
+    if (key.tag === TAG.merge && !merge) this.fail('tags a key other than << as !!merge');
+    if (merge && key.tag === '!') this.fail("has the merge key << with the tag !, which one of helm's readers merges and another may not");
+    return merge && (key.tag === undefined || key.tag === TAG.merge);
   }
 
-  private mergeSources(value: unknown, depth: number): JsonObject[] {
-    const resolved = this.value(value, depth + 1);
+  private mergeSources(value: unknown, depth: number, inFlow: boolean): JsonObject[] {
+    const resolved = this.value(value, depth + 1, inFlow);
     const sources = Array.isArray(resolved) ? resolved : [resolved];
     return sources.map((s) => (isObject(s) ? s : this.fail('merges (<<) something that is not a mapping')));
   }
 
-  /** A mapping key as sigs.k8s.io/yaml turns it into a JSON key. */
-  private key(node: unknown): string {
+  /**
+   * A mapping key as helm's kube client reads it: go-yaml v2 resolves it as any scalar, then
+   * sigs.k8s.io/yaml makes it text (1 → "1", yes → "true", 1e10 → "1e+10"); it must be short enough
+   * to be read back in the post-renderer's output.
+   */
+  private key(node: unknown, inFlow: boolean): string {
     if (!isScalar(node)) this.fail('has a mapping key that is not a scalar');
-    const v = this.scalar(node);
-    if (typeof v === 'string') return v;
-    if (typeof v === 'boolean') return v ? 'true' : 'false';
-    if (typeof v === 'bigint' || (typeof v === 'number' && Number.isInteger(v))) return v.toString();
-    return this.fail(`has a mapping key "${String(node.value)}" that does not resolve to a string, integer or boolean`);
+    const v = this.scalar(node, inFlow);
+    const plain = node.type === 'PLAIN' || node.type === undefined;
+    const float = typeof v === 'number' && (node.tag === TAG.float || (node.tag === undefined && plain && goInteger(String(node.value)) === undefined));
+    const text = goKeyText(v, float);
+    if (text === undefined) {
+      const what = v === null ? 'null, which helm\'s kube client cannot make text' : typeof v === 'bigint' ? 'an integer beyond int64, which helm\'s kube client cannot make text' : 'a float exactly halfway between two float32 spellings, which Go rounds either way';
+      this.fail(`has the key "${String(node.value)}", ${what}: quote it`);
+    }
+    if (emittedKeyLength(text) > MAX_EMITTED_KEY_CHARS) this.fail(`has a key longer than go-yaml reads back (${MAX_EMITTED_KEY_CHARS} characters as JSON): "${text.slice(0, 40)}..."`);
+    return text;
   }
 
-  private scalar(node: Scalar): JsonValue {
+  private scalar(node: Scalar, inFlow: boolean): PlainValue {
     const text = String(node.value);
     const tag = node.tag;
     const plain = node.type === 'PLAIN' || node.type === undefined;
+    this.checkSource(node, plain, inFlow);
     if (tag === undefined) return plain ? resolvePlain(text) : text;
     switch (tag) {
-      case '!':
+      case '!': {
+        // go-yaml v2 makes `! x` text; v3, and v2 again after kyaml drops the tag, resolve x.
+        if (plain && resolvePlain(text) !== text) this.fail(`tags "${text}" with !, which one of helm's readers makes text and another a ${describe(resolvePlain(text))}: quote it`);
+        return text;
+      }
       case TAG.str:
-      case TAG.timestamp:
         return text;
       case TAG.int: {
         const v = resolvePlain(text);
@@ -230,13 +351,13 @@ class Resolver {
         return this.fail(`tags "${text}" as !!int, which it is not`);
       }
       case TAG.float: {
-        const v = resolvePlain(text);
-        if (typeof v === 'number' || typeof v === 'bigint') return v;
-        return this.fail(`tags "${text}" as !!float, which it is not`);
+        const v = goTaggedFloat(text);
+        if (v !== undefined) return v;
+        return this.fail(`tags "${text}" as !!float, which go-yaml v2 cannot read as a float`);
       }
       case TAG.bool: {
-        const v = resolvePlain(text);
-        if (typeof v === 'boolean') return v;
+        const v = goBoolean(text);
+        if (v !== undefined) return v;
         return this.fail(`tags "${text}" as !!bool, which it is not`);
       }
       case TAG.null: {
@@ -245,8 +366,36 @@ class Resolver {
       }
       case TAG.binary:
         return decodeBinary(text) ?? this.fail('has a !!binary value that is not base64 of UTF-8 text');
+      case TAG.merge:
+        // kyaml writes a plain << value back as `!!merge <<`; go-yaml v2 reads either as the text.
+        if (plain && text === '<<') return text;
+        return this.fail(`tags "${text}" as !!merge, which only a << may be`);
+      case TAG.timestamp:
+        // go-yaml v2 keeps a timestamp's text (as sigs.k8s.io/yaml decodes into interface{}).
+        if (goTimestamp(text)) return text;
+        return this.fail(`tags "${text}" as !!timestamp, which go-yaml v2 does not read as one (quote it as text, or write a date such as 2001-12-14 or 2001-12-14T21:59:43Z)`);
       default:
         return this.fail(`uses the YAML tag ${tag}, which chartpilot does not accept in a manifest (only the standard ones)`);
+    }
+  }
+
+  /** What only the scalar's source text shows: escapes, folding, trailing blank lines, `?` in flow. */
+  private checkSource(node: Scalar, plain: boolean, inFlow: boolean): void {
+    const range = node.range;
+    if (range === null || range === undefined) return;
+    const source = this.source.slice(range[0], range[1]);
+    if (plain) {
+      if (inFlow && source.includes('?')) this.fail(`has a ? inside the plain value "${source}" in a flow collection, where go-yaml ends the value: quote it`);
+      return;
+    }
+    if (node.type === 'QUOTE_DOUBLE') this.check(doubleQuotedProblem(source));
+    if (node.type === 'BLOCK_FOLDED') this.check(foldedProblem(source));
+    if (node.type === 'BLOCK_FOLDED' || node.type === 'BLOCK_LITERAL') {
+      const header = source.split('\n', 1)[0] ?? '';
+      const rest = this.source.slice(range[2], this.doc.range?.[2] ?? this.source.length);
+      if (header.includes('+') && String(node.value).endsWith('\n\n') && rest.trim() === '') {
+        this.fail('ends with a keep block scalar (|+ or >+) whose trailing blank lines helm trims off the document: strip them or move the key up');
+      }
     }
   }
 
@@ -255,9 +404,24 @@ class Resolver {
     if (tag !== undefined && tag !== allowed) this.fail(`uses the YAML tag ${tag} on a collection, which chartpilot does not accept`);
   }
 
+  private check(problem: string | undefined): void {
+    if (problem !== undefined) this.fail(problem);
+  }
+
   private fail(what: string): never {
     throw new ManifestResolveError(`manifest document ${this.n} ${what}`);
   }
+}
+
+/** The entry of a mapping whose key is the text `name` (plain or quoted), if any. */
+function pairNamed(map: YAMLMap, name: string): Pair | undefined {
+  return map.items.find((p) => isScalar(p.key) && p.key.value === name);
+}
+
+/** `{a}` or `{a: }`: no value at all, or an empty plain one. */
+function isEmptyValue(pair: Pair): boolean {
+  const v = pair.value;
+  return v === null || v === undefined || (isScalar(v) && (v.type === 'PLAIN' || v.type === undefined) && v.source === '');
 }
 
 /** Own data property even for `__proto__`: a key is data, never a prototype. */
@@ -265,86 +429,12 @@ function defineOwn(o: JsonObject, key: string, value: JsonValue): void {
   Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
-const TRUE = new Set(['y', 'Y', 'yes', 'Yes', 'YES', 'true', 'True', 'TRUE', 'on', 'On', 'ON']);
-const FALSE = new Set(['n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF']);
-const NULL = new Set(['', '~', 'null', 'Null', 'NULL']);
-const INFINITE = new Set(['.inf', '.Inf', '.INF', '+.inf', '+.Inf', '+.INF', '-.inf', '-.Inf', '-.INF', '.nan', '.NaN', '.NAN']);
-/** go-yaml v2's yamlStyleFloat. */
-const YAML_FLOAT = /^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$/;
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
-const UINT64_MAX = 2n ** 64n - 1n;
-
-/**
- * A plain scalar as go-yaml v2 resolves it (resolve.go): first the fixed words, then — only when
- * the first character is a digit, a sign or a dot — an integer in Go's base-0 syntax (int64, then
- * uint64), then a YAML-style float. Everything else is a string. Infinity and NaN cannot be JSON:
- * helm would fail on them, so they are refused here, earlier and with a clearer message.
- */
-export function resolvePlain(text: string): JsonValue {
-  if (NULL.has(text)) return null;
-  if (TRUE.has(text)) return true;
-  if (FALSE.has(text)) return false;
-  if (INFINITE.has(text)) throw new ManifestResolveError(`the value ${text} (infinity or NaN) cannot be sent to Kubernetes`);
-  const first = text[0] ?? '';
-  if (first === '.') {
-    return /^\.[0-9]+([eE][-+]?[0-9]+)?$/.test(text) ? Number(text) : text;
-  }
-  if (!/^[-+0-9]$/.test(first)) return text;
-  const plain = text.replaceAll('_', '');
-  const int = goParseInt(plain);
-  // strconv.ParseInt (int64), then strconv.ParseUint (no sign allowed), as go-yaml tries them.
-  if (int !== undefined && (int <= INT64_MAX || !/^[-+]/.test(plain))) return exactInteger(int);
-  if (YAML_FLOAT.test(plain)) {
-    const f = Number(plain);
-    if (Number.isFinite(f)) return f;
-    throw new ManifestResolveError(`the number ${text} is too large for Kubernetes`);
-  }
-  return text;
-}
-
-function exactInteger(v: bigint): number | bigint {
-  return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
-}
-
-/** Go's strconv.ParseInt(s, 0, …) syntax: sign, then 0x/0o/0b prefix, a leading-0 octal, or decimal. */
-function goParseInt(s: string): bigint | undefined {
-  const m = /^([-+]?)(.*)$/.exec(s);
-  if (m === null) return undefined;
-  const sign = m[1] === '-' ? -1n : 1n;
-  const body = m[2] ?? '';
-  let digits: string;
-  let radix: 'x' | 'o' | 'b' | 'd';
-  if (/^0[xX]/.test(body)) [digits, radix] = [body.slice(2), 'x'];
-  else if (/^0[oO]/.test(body)) [digits, radix] = [body.slice(2), 'o'];
-  else if (/^0[bB]/.test(body)) [digits, radix] = [body.slice(2), 'b'];
-  else if (/^0[0-9]/.test(body)) [digits, radix] = [body.slice(1), 'o'];
-  else [digits, radix] = [body, 'd'];
-  const valid = { x: /^[0-9a-fA-F]+$/, o: /^[0-7]+$/, b: /^[01]+$/, d: /^[0-9]+$/ }[radix];
-  if (!valid.test(digits)) return undefined;
-  const prefix = { x: '0x', o: '0o', b: '0b', d: '' }[radix];
-  const value = BigInt(prefix + digits) * sign;
-  if (value < INT64_MIN || value > UINT64_MAX) return undefined;
-  return value;
-}
-
-/** go-yaml decodes !!binary into its bytes; only text can become a JSON string faithfully. */
-function decodeBinary(text: string): string | undefined {
-  const compact = text.replace(/\s+/g, '');
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(compact) || compact.length % 4 !== 0) return undefined;
-  const bytes = Buffer.from(compact, 'base64');
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    return undefined;
-  }
-}
-
 export function isObject(v: unknown): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function describe(v: JsonValue): string {
+  if (v === null) return 'null';
   if (Array.isArray(v)) return 'list';
   return typeof v;
 }

@@ -4,8 +4,6 @@ import { isPlainObject } from '../../lib/json.js';
 
 /** Fallback channel for the spec when no argument is given (e.g. a hand-run script). */
 export const SPEC_ENV = 'CHARTPILOT_POSTRENDER_SPEC';
-/** The script transport's seal key: in helm's environment for that call, never on a command line. */
-export const SEAL_KEY_ENV = 'CHARTPILOT_SEAL_KEY';
 
 /** Why a render was refused, as the script writes it for the operator (helm drops its stderr). */
 export interface RenderRefusal {
@@ -37,17 +35,16 @@ export interface PostRenderInput extends PostRenderSpec {
 }
 
 export function serializePostRenderSpec(spec: PostRenderSpec, errorFile?: string): string {
-  const owner = spec.owner === undefined ? undefined : { ...spec.owner, sealKey: undefined };
   return JSON.stringify({
     labels: spec.labels,
     annotations: spec.annotations,
-    ...(owner === undefined ? {} : { owner }),
+    ...(spec.owner === undefined ? {} : { owner: spec.owner }),
     ...(errorFile === undefined ? {} : { errorFile }),
   });
 }
 
 /** Validates strictly: a malformed spec must fail the render, not produce unlabelled objects. */
-export function parsePostRenderSpec(raw: string, sealKey?: string): PostRenderInput {
+export function parsePostRenderSpec(raw: string): PostRenderInput {
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
@@ -62,7 +59,7 @@ export function parsePostRenderSpec(raw: string, sealKey?: string): PostRenderIn
   return {
     labels: stringMap(parsed['labels'], 'labels'),
     annotations: stringMap(parsed['annotations'], 'annotations'),
-    ...(parsed['owner'] === undefined ? {} : { owner: parseOwner(parsed['owner'], sealKey) }),
+    ...(parsed['owner'] === undefined ? {} : { owner: parseOwner(parsed['owner']) }),
     ...(errorFile === undefined ? {} : { errorFile }),
   };
 }
@@ -77,7 +74,7 @@ function bool(v: unknown, field: string): boolean {
   return v;
 }
 
-function parseOwner(value: unknown, sealKey: string | undefined): PostRenderOwner {
+function parseOwner(value: unknown): PostRenderOwner {
   if (!isPlainObject(value) || !isPlainObject(value['reference'])) throw new Error('post-render spec: "owner" must be an object with a "reference"');
   const ref = value['reference'];
   const kinds = stringList(value['clusterScopedKinds'], 'owner.clusterScopedKinds');
@@ -92,7 +89,6 @@ function parseOwner(value: unknown, sealKey: string | undefined): PostRenderOwne
     namespace: str(value['namespace'], 'owner.namespace'),
     clusterScopedKinds: kinds,
     namespacedKinds: namespaced,
-    ...(sealKey === undefined || sealKey === '' ? {} : { sealKey }),
     nonOwnedAnnotations: stringMap(value['nonOwnedAnnotations'], 'owner.nonOwnedAnnotations'),
     allowClusterScoped: bool(value['allowClusterScoped'], 'owner.allowClusterScoped'),
     allowCrossNamespace: bool(value['allowCrossNamespace'], 'owner.allowCrossNamespace'),

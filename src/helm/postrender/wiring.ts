@@ -35,7 +35,6 @@ export class PostRenderWiring {
       ],
       env: {
         ...p.env,
-        ...p.callEnv(spec),
         // Ours first; helm splits HELM_PLUGINS like PATH, so the user's plugins stay visible.
         HELM_PLUGINS: helmPlugins === '' ? p.pluginsDir : `${p.pluginsDir}${delimiter}${helmPlugins}`,
       },

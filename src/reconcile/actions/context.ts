@@ -14,9 +14,9 @@ import { findCondition } from '../conditions.js';
 import { contestMessage, warnText } from '../drift-report.js';
 import { ConditionTypes, Reasons } from '../names.js';
 import type { Progress } from '../plan.js';
-import type { Confinement, CrWriter, EventSink, RecordVersion, ReleaseActions, ReleaseKeeperPort, ReleaseStore, ServiceAccountLookup } from '../ports.js';
+import type { Confinement, CrWriter, EventSink, RecordVersion, ReleaseActions, ReleaseRequestBase, ReleaseKeeperPort, ReleaseStore, ServiceAccountLookup } from '../ports.js';
 import { nextStatus, onlyRolloutProgress, type Outcome } from '../status.js';
-import type { ReconcileTarget } from '../target.js';
+import type { ChartTrial, ReconcileTarget } from '../target.js';
 
 export interface ReconcilerDeps {
   readonly helm: ReleaseActions;
@@ -46,6 +46,11 @@ export interface ReconcilerDeps {
    * 0 = off.
    */
   readonly statusPaceMs?: number | undefined;
+  /**
+   * Told at the end of every reconcile what became of the chart it was served (the chart rollout
+   * promotes or holds a changed chart by what its first CR's reconcile did with it).
+   */
+  readonly onChartTrial?: ((cr: CustomResource, target: ReconcileTarget, trial: ChartTrial) => void) | undefined;
 }
 
 /** When each resource's status was last written (by uid), within the pace, oldest first; shared by a kind's reconciles. */
@@ -78,6 +83,8 @@ export class ActionContext {
   cr: CustomResource;
   progress: Progress;
   failure: FailedDeploy | undefined;
+  /** Set when the release is known to hold this reconcile's target: helm deployed it, or it already did. */
+  deployedTarget = false;
 
   constructor(
     readonly deps: ReconcilerDeps,
@@ -129,6 +136,19 @@ export class ActionContext {
     return { namespace: this.namespace, allowClusterScoped: this.target.allowClusterScoped, allowCrossNamespace: this.target.allowCrossNamespace };
   }
 
+  /** What every helm call of this reconcile carries: where, how long, as whom, for which CR, until when. */
+  get call(): ReleaseRequestBase {
+    const uid = this.cr.metadata.uid;
+    return {
+      release: this.name,
+      namespace: this.namespace,
+      timeoutMs: this.deps.helmTimeoutMs,
+      impersonate: this.impersonate,
+      signal: this.signal,
+      ...(uid === undefined || uid === '' ? {} : { owner: { uid, confinement: this.confinement } }),
+    };
+  }
+
   /** The user helm and repairs act as (the tenant's ServiceAccount), or undefined for the operator. */
   get impersonate(): string | undefined {
     return this.derived.tenant?.user;
@@ -141,7 +161,7 @@ export class ActionContext {
   async writeStatus(outcome: Outcome): Promise<StatusWrite> {
     const nowMs = this.deps.clock.now();
     const now = new Date(nowMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
-    const status = nextStatus(this.cr.status, outcome, this.cr.metadata.generation, now);
+    const status = nextStatus(this.cr.status, outcome, this.cr.metadata.generation, now, this.target.chartChangeHeld);
     if (canonicalJson(status) === canonicalJson(this.cr.status ?? {})) return {};
     const uid = this.cr.metadata.uid ?? `${this.namespace}/${this.name}`;
     const pace = this.deps.statusPaceMs ?? 0;

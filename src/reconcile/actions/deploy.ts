@@ -21,19 +21,15 @@ export async function deploy(ctx: ActionContext, action: 'install' | 'upgrade'):
   const started = deps.clock.now();
   let release: Release;
   const upgradeInstall = async (): Promise<Release> => await deps.helm.upgradeInstall({
-      release: ctx.name,
-      namespace: ctx.namespace,
+      ...ctx.call,
       chart: ctx.target.chartPath,
       values,
-      timeoutMs: deps.helmTimeoutMs,
       force: !install && crOptions.upgradeForce,
       disableHooks: install ? crOptions.installDisableHooks : crOptions.upgradeDisableHooks,
       description: install ? crOptions.installDescription : crOptions.upgradeDescription,
       historyMax: deps.historyMax,
       releaseLabels: { [ReleaseLabels.fingerprint]: derived.desiredFingerprint, [ReleaseLabels.ownerKind]: ctx.target.ownerKind },
       postRender: await postRenderSpec(ctx),
-      impersonate: ctx.impersonate,
-      signal: ctx.signal,
     });
   try {
     try {
@@ -56,6 +52,7 @@ export async function deploy(ctx: ActionContext, action: 'install' | 'upgrade'):
     return CONTINUE;
   }
   ctx.log.info({ action, revision: release.revision, durationMs: deps.clock.now() - started }, 'release deployed');
+  ctx.deployedTarget = true;
   // A record written by someone else while helm ran (helm read the history without us) is told
   // at once; nothing more is done to the release until it is gone or adopted.
   const foreign = await ctx.foreignRevisions(await deps.releases.revisions(ctx.namespace, ctx.name));
@@ -127,7 +124,6 @@ async function postRenderSpec(ctx: ActionContext): Promise<PostRenderSpec> {
       nonOwnedAnnotations: nonOwned,
       allowClusterScoped: target.allowClusterScoped,
       allowCrossNamespace: target.allowCrossNamespace,
-      sealKey: ctx.deps.releases.sealKey(uid),
     },
   };
 }

@@ -24,15 +24,7 @@ export function remediationFailed(ctx: ActionContext, err: unknown): void {
 export async function rollback(ctx: ActionContext, revision: number): Promise<StepResult> {
   const failure = failureOf(ctx);
   try {
-    await ctx.deps.helm.rollback({
-      release: ctx.name,
-      namespace: ctx.namespace,
-      revision,
-      force: ctx.derived.crOptions?.rollbackForce ?? false,
-      timeoutMs: ctx.deps.helmTimeoutMs,
-      impersonate: ctx.impersonate,
-      signal: ctx.signal,
-    });
+    await ctx.deps.helm.rollback({ ...ctx.call, revision, force: ctx.derived.crOptions?.rollbackForce ?? false });
   } catch (err) {
     if (err instanceof HelmCallsStopped) throw err; // never started: nothing to record
     remediationFailed(ctx, err);
@@ -47,7 +39,7 @@ export async function rollback(ctx: ActionContext, revision: number): Promise<St
 export async function removeFailedInstall(ctx: ActionContext): Promise<StepResult> {
   const failure = failureOf(ctx);
   try {
-    await ctx.deps.helm.uninstall({ release: ctx.name, namespace: ctx.namespace, timeoutMs: ctx.deps.helmTimeoutMs, impersonate: ctx.impersonate, signal: ctx.signal });
+    await ctx.deps.helm.uninstall(ctx.call);
   } catch (err) {
     if (err instanceof HelmCallsStopped) throw err; // never started: nothing to record
     remediationFailed(ctx, err);

@@ -13,7 +13,7 @@ import { ReconcileFailure } from './failure.js';
  */
 export async function current(ctx: ActionContext, revisions: readonly StoredRevision[], refreshStatus: boolean): Promise<StepResult> {
   let release: Release | undefined;
-  if (refreshStatus) release = await ctx.deps.helm.status(ctx.name, ctx.namespace, ctx.deps.helmTimeoutMs, ctx.impersonate, ctx.signal);
+  if (refreshStatus) release = await ctx.deps.helm.status(ctx.call);
   const latest = latestRevision(revisions);
   let kept: KeepResult | undefined;
   try {

@@ -21,13 +21,9 @@ async function uninstall(ctx: ActionContext, why: string): Promise<StepResult> {
   const options = ctx.derived.crOptions;
   try {
     const result = await deps.helm.uninstall({
-      release: ctx.name,
-      namespace: ctx.namespace,
-      timeoutMs: deps.helmTimeoutMs,
+      ...ctx.call,
       disableHooks: options?.uninstallDisableHooks ?? false,
       description: options?.uninstallDescription,
-      impersonate: ctx.impersonate,
-      signal: ctx.signal,
     });
     if (result === 'uninstalled') {
       deps.events.emit(ctx.cr, 'Normal', Reasons.uninstallSuccessful, `uninstalled release ${ctx.name} (${why})`);

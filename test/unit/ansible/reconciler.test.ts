@@ -152,7 +152,7 @@ class FakeEngine {
     },
   };
   proxy = {
-    openRun: (ctx: RunContext) => {
+    openSession: (ctx: RunContext) => {
       this.contexts.push(ctx);
       return { token: 't', kubeconfig: 'kubeconfig-yaml', objects: () => this.written, close: () => undefined };
     },
@@ -232,6 +232,27 @@ describe('AnsibleReconciler', () => {
     await s.reconciler.reconcile(s.cluster.cached(), log);
     assert.equal(s.engine.requests.length, 3);
     assert.equal(s.cluster.cr.status?.observedGeneration, 2);
+  });
+
+  it('a spec change made during a run: the run’s status claims only the generation it ran with, and the next reconcile runs the change', async () => {
+    const s = setup();
+    await s.reconciler.reconcile(s.cluster.cached(), log);
+    s.cluster.setSpec({ size: 2 });
+    const run = s.engine.runs.run;
+    s.engine.runs.run = (req) => {
+      // The user changes the spec again while the role runs with size 2.
+      s.cluster.setSpec({ size: 3 });
+      return run(req);
+    };
+    await s.reconciler.reconcile(s.cluster.cached(), log);
+    s.engine.runs.run = run;
+    assert.deepEqual(s.engine.requests[1]?.extraVars, { spec: { size: 2 } });
+    assert.equal(s.cluster.condition('Successful')?.status, 'True');
+    const observed = (): number | undefined => s.cluster.cr.status?.observedGeneration;
+    assert.equal(observed(), 2, 'the run saw generation 2, not the 3 it ended in');
+    await s.reconciler.reconcile(s.cluster.cached(), log);
+    assert.deepEqual(s.engine.requests[2]?.extraVars, { spec: { size: 3 } }, 'the change made during the run runs');
+    assert.equal(observed(), 3);
   });
 
   it('a deleted dependent runs the role again; a status-only change of it does not', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { completionTime, recordOf, statusPatch, type AnsibleCondition, type StatusContext } from '../../../src/ansible/status.js';
+import { completionTime, recordOf, statusPatch, type AnsibleCondition, type StatusChange, type StatusContext } from '../../../src/ansible/status.js';
 import type { CrStatus } from '../../../src/reconcile/model.js';
 
 const CTX: StatusContext = { manageStatus: true, generation: 3, now: '2026-01-01T10:00:00Z', watchDependents: true };
@@ -28,7 +28,7 @@ describe('statusPatch (ansible-operator conditions, chartpilot Ready and record)
     assert.equal(cond(p, 'Successful')?.message, 'Last reconciliation succeeded');
     assert.equal(cond(p, 'Failure')?.status, 'False');
     assert.equal(cond(p, 'Ready')?.status, 'True');
-    assert.deepEqual(p['chartpilot'], RECORD);
+    assert.deepEqual(p['chartpilot'], { ...RECORD, summary: { state: 'Ready', reason: 'AllResourcesReady', message: 'all 1 resource is ready' } });
     assert.equal(p['observedGeneration'], 3);
   });
 
@@ -43,7 +43,8 @@ describe('statusPatch (ansible-operator conditions, chartpilot Ready and record)
     assert.deepEqual(cond(p, 'Failure')?.ansibleResult, failed);
     assert.equal(cond(p, 'Running')?.status, 'False');
     assert.equal(cond(p, 'Successful')?.status, 'False');
-    assert.equal(p['chartpilot'], undefined, 'no record written: the run is retried');
+    assert.equal(recordOf(p['chartpilot']), undefined, 'no record written: the run is retried');
+    assert.deepEqual(p['chartpilot'], { summary: { state: 'Failed', reason: 'Failed', message: 'create configmap: boom' } }, 'only the summary');
   });
 
   it('the next success clears the failure', () => {
@@ -96,5 +97,42 @@ describe('recordOf and completionTime', () => {
   it('formats completion as ansible-operator does', () => {
     assert.equal(completionTime(Date.parse('2026-01-01T10:00:00.500Z')), '2026-01-01T10:00:00.5+00:00');
     assert.equal(completionTime(Date.parse('2026-01-01T10:00:00.000Z')), '2026-01-01T10:00:00+00:00');
+  });
+});
+
+describe('status.chartpilot.summary of an Ansible kind', () => {
+  const summaryOf = (p: Record<string, unknown> | undefined): unknown => (p?.['chartpilot'] as { summary?: unknown } | undefined)?.summary;
+  const ran = (succeeded: boolean, reason: string, message: string, readiness = READY): StatusChange =>
+    ({ kind: 'ran', succeeded, reason, message, result: RESULT, record: succeeded ? RECORD : undefined, readiness });
+
+  it('tells a running, failed, stalled or progressing CR from a ready one', () => {
+    const ok = statusPatch(undefined, ran(true, 'Successful', ''), CTX) as CrStatus;
+    assert.deepEqual(summaryOf(ok), { state: 'Ready', reason: 'AllResourcesReady', message: 'all 1 resource is ready' });
+    const running = statusPatch(ok, { kind: 'running' }, CTX) as CrStatus;
+    assert.deepEqual(summaryOf(running), { state: 'Running', reason: 'Running', message: 'Running reconciliation' });
+    const failed = statusPatch({ ...ok, ...running }, ran(false, 'RunTimeout', 'the run took longer than 20s\nand was stopped'), CTX);
+    assert.deepEqual(summaryOf(failed), { state: 'Failed', reason: 'RunTimeout', message: 'the run took longer than 20s' });
+    const retrying = statusPatch({ ...running, ...failed }, { kind: 'running' }, CTX);
+    assert.equal((summaryOf(retrying) as { state: string }).state, 'Failed', 'a retry of a failed run is still Failed until it succeeds');
+    assert.equal((summaryOf(statusPatch(undefined, { kind: 'problem', reason: 'InvalidAnnotation', message: 'bad period' }, CTX)) as { state: string }).state, 'Stalled');
+    const rolling = { ready: false, failed: false, reason: 'DeploymentNotAvailable', message: 'Deployment web: 0/1 replicas available' };
+    assert.equal((summaryOf(statusPatch(undefined, ran(true, 'Successful', '', rolling), CTX)) as { state: string }).state, 'Progressing');
+    const deadline = { ready: false, failed: true, reason: 'ProgressDeadlineExceeded', message: 'Deployment web: progress deadline exceeded' };
+    assert.equal((summaryOf(statusPatch(undefined, ran(true, 'Successful', '', deadline), CTX)) as { state: string }).state, 'Stalled');
+    assert.equal((summaryOf(statusPatch(undefined, ran(true, 'Successful', ''), { ...CTX, watchDependents: false })) as { state: string }).state, 'Succeeded');
+  });
+
+  it('is written when only it changed, and not again when nothing did', () => {
+    const status = { ...(statusPatch(undefined, ran(true, 'Successful', ''), CTX) as CrStatus) };
+    assert.equal(statusPatch(status, { kind: 'current', readiness: READY }, CTX), undefined, 'idle: no write');
+    // A status from before the summary existed gets it once.
+    const { summary: _s, ...record } = status['chartpilot'] as Record<string, unknown>;
+    const older = { ...status, chartpilot: record };
+    assert.deepEqual(summaryOf(statusPatch(older, { kind: 'current', readiness: READY }, CTX)), { state: 'Ready', reason: 'AllResourcesReady', message: 'all 1 resource is ready' });
+  });
+
+  it('is not written when the role manages the status', () => {
+    const p = statusPatch(undefined, ran(true, 'Successful', ''), { ...CTX, manageStatus: false });
+    assert.deepEqual(p?.['chartpilot'], RECORD);
   });
 });

@@ -1,6 +1,11 @@
+import { RecordKeys } from '../../../src/helm/record-mac.js';
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { adoptCommand, adoptReleases, defaultOperatorNamespace } from '../../../src/cli/adopt.js';
+import { adoptCommand, adoptReleases } from '../../../src/cli/adopt.js';
+import { SERVICE_ACCOUNT_NAMESPACE_FILE } from '../../../src/controller/leader-election/config.js';
+import { REPO_ROOT } from '../generate/helpers.js';
 import { watchEntry } from '../controller/watch-entry-fixture.js';
 
 function io(env: Record<string, string | undefined> = {}): { out: string[]; err: string[]; io: Parameters<typeof adoptCommand>[1] } {
@@ -29,9 +34,12 @@ describe('chartpilot adopt: flags', () => {
     assert.match(text, /nonexistent\/watches\.yaml/);
   });
 
-  it('finds the seal key where the operator does: POD_NAMESPACE, else default', () => {
-    assert.equal(defaultOperatorNamespace({ POD_NAMESPACE: 'ops' }), 'ops');
-    assert.equal(defaultOperatorNamespace({}), 'default');
+  // In a pod (a CI runner in Kubernetes) the pod's namespace is found, as it should be.
+  it('outside a pod, without --operator-namespace or POD_NAMESPACE, stops with exit 3 and says what to set', { skip: existsSync(SERVICE_ACCOUNT_NAMESPACE_FILE) && 'runs in a pod' }, async () => {
+    const r = io({ KUBECONFIG: '/nonexistent/kubeconfig' });
+    assert.equal(await adoptCommand(['--watches-file', join(REPO_ROOT, 'watches.yaml')], r.io), 3);
+    assert.equal(r.err.length, 1);
+    assert.match(r.err[0] ?? '', /^error: the operator's namespace \(where its seal key Secret is kept\) is unknown: .*set POD_NAMESPACE \(or --operator-namespace\)/);
   });
 });
 
@@ -50,7 +58,7 @@ describe('adoptReleases and Ansible kinds', () => {
     const lines: string[] = [];
     const tally = await adoptReleases({
       client: client as never,
-      masterKey: Buffer.alloc(32),
+      recordKeys: new RecordKeys(Buffer.alloc(32)),
       entries: new Map([[entry, { group: 'demo.example.com', version: 'v1', kind: 'Greeting', plural: 'greetings', namespaced: true } as never]]),
       namespaces: [],
       dryRun: true,

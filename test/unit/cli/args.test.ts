@@ -20,6 +20,7 @@ describe('run arguments', () => {
   it('defaults match operator-sdk helm-operator run', () => {
     assert.deepEqual(options([]), {
       watchesFile: './watches.yaml',
+      watchesFileGiven: false,
       reconcilePeriodMs: 60_000,
       maxConcurrentReconciles: availableParallelism(),
       metricsBindAddress: { host: undefined, port: 8080, text: ':8080' },
@@ -31,6 +32,7 @@ describe('run arguments', () => {
       shards: false,
       shardLeaseDurationMs: 15_000,
       logLevel: 'info',
+      logFormat: 'json',
       helmTimeoutMs: 300_000,
       chartRefreshIntervalMs: 600_000,
       chartCacheDir: join(tmpdir(), 'chartpilot-charts'),
@@ -69,6 +71,7 @@ describe('run arguments', () => {
       'operators',
       '--shard-lease-duration=7s',
       '--log-level=debug',
+      '--log-format=console',
       '--helm-timeout=10m',
       '--helm-mode',
       'cli',
@@ -104,6 +107,7 @@ describe('run arguments', () => {
     ]);
     assert.deepEqual(o, {
       watchesFile: '/opt/helm/watches.yaml',
+      watchesFileGiven: true,
       reconcilePeriodMs: 90_000,
       maxConcurrentReconciles: 8,
       metricsBindAddress: { host: '127.0.0.1', port: 9090, text: '127.0.0.1:9090' },
@@ -115,6 +119,7 @@ describe('run arguments', () => {
       shards: false,
       shardLeaseDurationMs: 7_000,
       logLevel: 'debug',
+      logFormat: 'console',
       helmTimeoutMs: 600_000,
       chartRefreshIntervalMs: 120_000,
       chartCacheDir: '/var/cache/charts',
@@ -177,7 +182,20 @@ describe('run arguments', () => {
     assert.equal(o.enableHttp2, false);
     assert.equal(o.leaderElect, true);
     assert.equal(o.leaderElectionId, 'nginx-operator');
-    assert.deepEqual(o.ignoredFlags, ['--zap-encoder']);
+    assert.equal(o.logFormat, 'console', 'the scaffold asks for console logs: it gets them');
+    assert.deepEqual(o.ignoredFlags, []);
+  });
+
+  it('logs are JSON unless --log-format, operator-sdk\'s --zap-encoder or --zap-devel ask for readable lines', () => {
+    assert.equal(options([]).logFormat, 'json');
+    assert.equal(options(['--log-format=console']).logFormat, 'console');
+    assert.equal(options(['--zap-encoder=console']).logFormat, 'console');
+    assert.equal(options(['--zap-encoder', 'json']).logFormat, 'json');
+    assert.equal(options(['--zap-devel']).logFormat, 'console', "zap's development config writes console lines");
+    assert.equal(options(['--zap-devel', '--zap-encoder=json']).logFormat, 'json');
+    assert.equal(options(['--zap-devel', '--log-format=json']).logFormat, 'json');
+    assert.deepEqual(problems(['--log-format=pretty']), ['--log-format is "pretty"; expected one of json, console']);
+    assert.deepEqual(problems(['--log-format=json', '--zap-encoder=console']), ['only one of --log-format and --zap-encoder may be set (they set the same thing)']);
   });
 
   it('0 disables the metrics and probe endpoints and the periodic requeue', () => {
@@ -228,7 +246,7 @@ describe('run arguments', () => {
 
   it('flags with no effect are accepted, validated and reported as ignored', () => {
     const o = options(['--zap-encoder=json', '--zap-stacktrace-level=error', '--zap-time-encoding=rfc3339', '--enable-http2']);
-    assert.deepEqual(o.ignoredFlags, ['--zap-encoder', '--zap-stacktrace-level', '--zap-time-encoding', '--enable-http2 (without --metrics-secure)']);
+    assert.deepEqual(o.ignoredFlags, ['--zap-stacktrace-level', '--zap-time-encoding', '--enable-http2 (without --metrics-secure)']);
     assert.deepEqual(options(['--metrics-secure', '--enable-http2']).ignoredFlags, [], 'HTTP/2 does take effect on the HTTPS server');
     assert.deepEqual(problems(['--zap-encoder=xml', '--zap-time-encoding=unix']), [
       '--zap-encoder is "xml"; expected one of json, console',
@@ -349,7 +367,8 @@ describe('run arguments', () => {
     assert.equal(options([], { HELM_BIN: '  ' }).helmBin, 'helm');
     assert.equal(options([], {}).helmBin, 'helm');
     assert.equal(options(['--helm-mode=warm'], {}).helmMode, 'warm');
-    assert.deepEqual(problems(['--helm-mode=hot']), ['--helm-mode is "hot"; expected one of warm, cli']);
+    assert.equal(options(['--helm-mode=engine'], {}).helmMode, 'engine');
+    assert.deepEqual(problems(['--helm-mode=hot']), ['--helm-mode is "hot"; expected one of engine, warm, cli']);
     assert.deepEqual(problems(['--helm-workers=0']), ['--helm-workers is "0"; expected a whole number of at least 1']);
   });
 
@@ -386,7 +405,7 @@ describe('run arguments', () => {
   it('RUN_HELP lists every advertised flag with its default', () => {
     for (const line of [
       '--watches-file <path>',
-      'default ./watches.yaml',
+      'default: ./watches.yaml, else $HOME/watches.yaml, else /opt/chartpilot/watches.yaml',
       '--reconcile-period <duration>',
       'default 1m',
       '--max-concurrent-reconciles <int>',
@@ -403,7 +422,7 @@ describe('run arguments', () => {
       '--helm-timeout <duration>',
       'default 5m',
       '--helm-mode <mode>',
-      'warm when a chartpilot-helm is found, else cli',
+      'engine when a chartpilot-helm with one is found, else warm when a chartpilot-helm is, else cli',
       '--helm-workers <int>',
       'two per CPU',
       '--zap-log-level <level>',

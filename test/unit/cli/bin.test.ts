@@ -32,6 +32,27 @@ describe('the built bundle, through bin/chartpilot.js', () => {
   const work = mkdtempSync(join(tmpdir(), 'chartpilot-bin-'));
   after(() => { rmSync(work, { recursive: true, force: true }); });
 
+  it('`run` hands a command given first over to it (the image runs `chartpilot run` plus the Deployment args)', async () => {
+    // Earlier chartpilot Deployments' `args: [run, ...]` and `podman run <image> version|generate ...`.
+    const version = await execa(process.execPath, [BIN, 'run', 'version'], { reject: false });
+    assert.equal(version.exitCode, 0, version.stderr);
+    assert.equal(version.stdout, `chartpilot ${VERSION}`);
+    const crd = await execa(process.execPath, [BIN, 'run', 'generate', 'crd', '--watches-file', join(ROOT, 'watches.yaml')], { reject: false });
+    assert.equal(crd.exitCode, 0, crd.stderr);
+    assert.match(crd.stdout, /^kind: CustomResourceDefinition$/m);
+    const help = await execa(process.execPath, [BIN, 'run', '--help'], { reject: false });
+    assert.equal(help.exitCode, 0, help.stderr);
+    assert.match(help.stdout, /--watches-file <path>/u);
+  });
+
+  it('`run` without --watches-file and no watches file anywhere exits 2 naming where it looked', async () => {
+    const empty = join(work, 'empty');
+    mkdirSync(empty, { recursive: true });
+    const r = await execa(process.execPath, [BIN, 'run', '--leader-elect'], { reject: false, cwd: empty, env: { HOME: join(work, 'home') } });
+    assert.equal(r.exitCode, 2, r.stderr);
+    assert.equal(r.stderr.trim(), `error: no watches file: looked for ${join(empty, 'watches.yaml')}, ${join(work, 'home', 'watches.yaml')}, /opt/chartpilot/watches.yaml; give its path with --watches-file=<path> (operator-sdk images: COPY watches.yaml \${HOME}/watches.yaml with WORKDIR \${HOME})`);
+  });
+
   it('makes its self-signed metrics certificate (x509 code from an on-demand chunk) before it finds no API server', async () => {
     // Servers start before the API server is asked for, so an unreachable one still lets the
     // certificate be made: the image test found the bundle failing exactly here.
@@ -44,7 +65,7 @@ contexts: [{name: x, context: {cluster: c, user: u}}]
 current-context: x
 `);
     const r = await execa(process.execPath, [BIN, 'run', '--watches-file', join(ROOT, 'watches.yaml'), '--helm-mode', 'cli', '--metrics-secure',
-      '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'], { env: { KUBECONFIG: kubeconfig, HELM_BIN: '/bin/false' }, reject: false, timeout: 60_000 });
+      '--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '127.0.0.1:0'], { env: { KUBECONFIG: kubeconfig, HELM_BIN: '/bin/false', POD_NAMESPACE: 'chartpilot-system' }, reject: false, timeout: 60_000 });
     assert.match(r.stdout, /"scheme":"https","certificate":"self-signed".*"msg":"metrics server listening"/u, `${r.stdout}\n${r.stderr}`);
     assert.equal(r.exitCode, 3, r.stderr);
     assert.match(r.stderr, /^error: cannot reach the Kubernetes API server at https:\/\/127\.0\.0\.1:9/u);
@@ -63,7 +84,7 @@ contexts: [{name: x, context: {cluster: c, user: u}}]
 current-context: x
 `);
     const r = await execa(process.execPath, [BIN, 'run', '--watches-file', join(ROOT, 'watches.yaml'), '--helm-mode', 'cli',
-      '--metrics-bind-address', '0', '--health-probe-bind-address', '0'], { env: { KUBECONFIG: kubeconfig, HELM_BIN: '/bin/false' }, reject: false, timeout: 60_000 });
+      '--metrics-bind-address', '0', '--health-probe-bind-address', '0'], { env: { KUBECONFIG: kubeconfig, HELM_BIN: '/bin/false', POD_NAMESPACE: 'chartpilot-system' }, reject: false, timeout: 60_000 });
     assert.equal(r.exitCode, 3, r.stderr);
     assert.match(r.stderr, /^error: cannot reach the Kubernetes API server at https:\/\/127\.0\.0\.1:9/u);
     assert.ok(existsSync(ran), 'the credential plugin ran');
@@ -94,5 +115,50 @@ current-context: x
     assert.notEqual(r.exitCode, 0);
     assert.match(r.stderr, /Cannot find package 'no-such-package-anywhere'/);
     assert.doesNotMatch(r.stderr, /running the unbundled/);
+  });
+
+  it('names every command in its help, and `help <command>` is that command\'s help', async () => {
+    const top = await execa(process.execPath, [BIN, 'help'], { reject: false });
+    assert.equal(top.exitCode, 0);
+    for (const words of ['chartpilot run', 'chartpilot new <dir> --chart', 'chartpilot new --ansible', 'bundle', 'catalog', 'monitoring', 'chartpilot adopt', '--version, -v']) {
+      assert.ok(top.stdout.includes(words), `help names ${words}`);
+    }
+    const run = await execa(process.execPath, [BIN, 'help', 'run'], { reject: false });
+    assert.equal(run.exitCode, 0);
+    assert.match(run.stdout, /^Usage: chartpilot run \[flags\]/);
+    const generate = await execa(process.execPath, [BIN, 'help', 'generate'], { reject: false });
+    assert.match(generate.stdout, /^Usage: chartpilot generate <what>/);
+    for (const flag of ['-v', '--version', 'version']) {
+      const v = await execa(process.execPath, [BIN, flag], { reject: false });
+      assert.equal(v.stdout, `chartpilot ${VERSION}`, flag);
+    }
+    const unknown = await execa(process.execPath, [BIN, 'helm'], { reject: false });
+    assert.equal(unknown.exitCode, 2);
+    assert.match(unknown.stderr, /unknown command "helm"; the commands are run, new, generate, adopt, version, help/);
+  });
+
+  it('writes readable log lines with --log-format console (pino-pretty, from an on-demand chunk)', async () => {
+    const r = await execa(process.execPath, [BIN, 'run', '--log-format', 'console', '--watches-file', join(ROOT, 'watches.yaml'), '--health-probe-bind-address=0', '--metrics-bind-address=0'], {
+      reject: false,
+      env: { KUBECONFIG: join(work, 'missing-kubeconfig'), POD_NAMESPACE: 'default' },
+      timeout: 30_000,
+    });
+    assert.match(r.stdout, /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: file descriptor limit$/m, r.stdout + r.stderr);
+    assert.doesNotMatch(r.stdout, /^\{"level"/m, 'no JSON line');
+  });
+
+  it('refuses a Node older than 24 in one line, before loading anything', async (t) => {
+    // The machine's own node, where it is an older one (Debian's is 20 on these machines).
+    const older = ['/usr/bin/node', '/usr/local/bin/node'].find((p) => existsSync(p));
+    const version = older === undefined ? undefined : (await execa(older, ['--version'], { reject: false })).stdout.trim();
+    if (older === undefined || version === undefined || Number(/^v(\d+)/.exec(version)?.[1] ?? 24) >= 24) {
+      t.skip(`no Node older than 24 on this machine to start it with (found ${version ?? 'none'})`);
+      return;
+    }
+    const r = await execa(older, [BIN, '--help'], { reject: false });
+    assert.equal(r.exitCode, 3);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, new RegExp(`^chartpilot needs Node\\.js 24 or later; this is ${version.replaceAll('.', '\\.')} `));
+    assert.equal(r.stderr.trim().split('\n').length, 1, 'one line');
   });
 });

@@ -13,7 +13,7 @@ describe('operator V8 flags', () => {
     const dockerfile = readFileSync(join(repoRoot(), 'Dockerfile'), 'utf8');
     const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)?.[1];
     assert.ok(entrypoint !== undefined, 'Dockerfile has an exec-form ENTRYPOINT');
-    assert.deepEqual(JSON.parse(entrypoint), ['node', ...OPERATOR_NODE_FLAGS, '/opt/chartpilot/bin/chartpilot.js']);
+    assert.deepEqual(JSON.parse(entrypoint), ['node', ...OPERATOR_NODE_FLAGS, '/opt/chartpilot/bin/chartpilot.js', 'run']);
   });
 
   it('the bin shebang runs node with the operator flags', () => {

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import type { Logger } from 'pino';
-import { CrController, keyOf, type ShardAdmission, type ShardHooks } from '../../../src/controller/cr-controller.js';
+import { CrController, keyOf, releases, type ShardAdmission, type ShardHooks } from '../../../src/controller/cr-controller.js';
 import { KubeApiError } from '../../../src/kube/errors.js';
 import { resourcePath } from '../../../src/kube/resource.js';
 import type { ApiResource, KubeObject } from '../../../src/kube/types.js';
 import type { CustomResource } from '../../../src/reconcile/model.js';
+import { FINALIZER, FINALIZERS, LEGACY_FINALIZER } from '../../../src/reconcile/names.js';
 import { HelmCallInterrupted, HelmCallsStopped } from '../../../src/reconcile/ports.js';
 import { ReconcileFailure, type ReconcileOutcome, type Reconciler } from '../../../src/reconcile/reconciler.js';
 import { FakeClock, settle, until } from '../fakes/clock.js';
@@ -16,10 +17,20 @@ import { configMaps, FakeApi, forbidden } from '../kube/fake-api.js';
 class FakeReconciler implements Pick<Reconciler, 'reconcile'> {
   readonly seen: CustomResource[] = [];
   outcome: ReconcileOutcome | Error = {};
+  private inside: ((cr: CustomResource) => Promise<void>) | undefined;
 
-  reconcile(cr: CustomResource, _log: Logger, _signal?: AbortSignal): Promise<ReconcileOutcome> {
+  /** What the next reconcile does before it answers: its own writes, and what changes meanwhile. */
+  duringNext(inside: (cr: CustomResource) => Promise<void>): void {
+    this.inside = inside;
+  }
+
+  async reconcile(cr: CustomResource, _log: Logger, _signal?: AbortSignal): Promise<ReconcileOutcome> {
     this.seen.push(cr);
-    return this.outcome instanceof Error ? Promise.reject(this.outcome) : Promise.resolve(this.outcome);
+    const inside = this.inside;
+    this.inside = undefined;
+    if (inside !== undefined) await inside(cr);
+    if (this.outcome instanceof Error) throw this.outcome;
+    return this.outcome;
   }
 
   get keys(): string[] {
@@ -34,6 +45,8 @@ interface SetupOptions {
   readonly onStopping?: () => void;
   readonly onSpec?: (cr: CustomResource) => void;
   readonly shard?: ShardHooks;
+  /** The kind's finalizers; a chart kind's unless given. */
+  readonly finalizers?: readonly string[];
 }
 
 /** A controller of ConfigMaps (the kind FakeApi serves) with a fake reconciler and a hand-driven clock. */
@@ -53,6 +66,7 @@ function setup(t: TestContext, o: SetupOptions = {}) {
     labelSelector: o.labelSelector,
     concurrency: 2,
     reconciler,
+    finalizers: () => o.finalizers ?? FINALIZERS,
     log,
     clock,
     queueMetrics: { onRetry: (key) => retries.push(key) },
@@ -228,6 +242,23 @@ describe('CrController', () => {
     assert.equal(reconciler.seen.length, 1);
   });
 
+  it('reconciles the echo of its own write that folds in a deletion or a spec change the cache never showed (a relist after a watch gap)', async (t) => {
+    for (const change of [{ deletionTimestamp: '2026-01-01T10:00:00Z' }, { generation: 2 }, { labels: { team: 'web' } }]) {
+      const { api, reconciler, controller } = await started(t, ['a']);
+      await until('watch open', () => api.current !== undefined);
+      const before = controller.get('ns1/a')?.metadata.resourceVersion;
+      // Someone changes the CR, then our status write lands on top; the watch shows neither
+      // (down meanwhile), and its relist hands over only the newest version: our write's.
+      api.live = false;
+      api.put('a', { mode: 'fast' }, 'ns1', { generation: 1, finalizers: [FINALIZER], ...change });
+      const written = api.put('a', { mode: 'fast', status: 'Deployed' }, 'ns1', { generation: 1, finalizers: [FINALIZER], ...change });
+      controller.noteOwnWrite(before, written);
+      api.live = true;
+      api.current?.emit('MODIFIED', structuredClone(written));
+      await until(`${JSON.stringify(change)}: reconciled`, () => reconciler.seen.length === 2);
+    }
+  });
+
   it('forgets each own status write once its echo arrives: the list does not grow with every write', async (t) => {
     const { api, reconciler, controller } = await started(t, ['a']);
     await until('watch open', () => api.current !== undefined);
@@ -258,7 +289,7 @@ describe('CrController', () => {
   });
 
   it('does not reconcile a deleting CR again once its finalizer came off, whatever version the cache still shows', async (t) => {
-    const { api, reconciler, controller } = await started(t, ['a']);
+    const { api, reconciler, controller, logged } = await started(t, ['a']);
     await until('watch open', () => api.current !== undefined);
     api.put('a', { mode: 'fast' }, 'ns1', { generation: 1, finalizers: ['helm.sdk.operatorframework.io/uninstall-release'], deletionTimestamp: '2026-01-01T10:00:00Z' });
     await until('deletion reconciled', () => reconciler.seen.length === 2);
@@ -268,6 +299,74 @@ describe('CrController', () => {
     controller.enqueue('ns1/a', { respectBackoff: true });
     await settle();
     assert.equal(reconciler.seen.length, 2);
+    assert.match(logged(), /"namespace":"ns1","name":"a","msg":"our finalizer is off this resource: nothing to do until its deletion arrives"/);
+  });
+
+  it('lets a CR being deleted go only once a write of ours left none of the kind’s finalizers on it', () => {
+    const ANSIBLE = ['cache.example.com/finalizer'];
+    const cr = (deletionTimestamp: string | undefined, finalizers: string[]) => ({ metadata: { ...(deletionTimestamp === undefined ? {} : { deletionTimestamp }), finalizers } });
+    const T = '2026-01-01T10:00:00Z';
+    assert.equal(releases(cr(undefined, []), FINALIZERS), false, 'not being deleted');
+    assert.equal(releases(cr(T, [FINALIZER]), FINALIZERS), false, 'a status write to a chart kind’s CR being deleted');
+    assert.equal(releases(cr(T, [LEGACY_FINALIZER]), FINALIZERS), false, 'operator-sdk’s old finalizer holds it too');
+    assert.equal(releases(cr(T, ['other.io/keep']), FINALIZERS), true, 'only someone else’s finalizer is left');
+    assert.equal(releases(cr(T, ANSIBLE), ANSIBLE), false, 'a status write to an Ansible kind’s CR being deleted (the bug: taken for a release)');
+    assert.equal(releases(cr(T, [FINALIZER]), ANSIBLE), true, 'Helm’s finalizer means nothing to an Ansible kind');
+    assert.equal(releases(cr(T, []), ANSIBLE), true);
+    assert.equal(releases(cr(T, ['x']), []), true, 'a kind without a finalizer holds nothing');
+  });
+
+  it('acts on a deletion that came during a reconcile whose last write, to the CR being deleted, kept the kind’s finalizer (an Ansible run ending)', async (t) => {
+    const F = 'cache.example.com/finalizer';
+    const { api, reconciler, controller } = await started(t, ['a'], { finalizers: [F] });
+    await until('watch open', () => api.current !== undefined);
+    const deleting = { generation: 2, finalizers: [F], deletionTimestamp: '2026-01-01T10:00:00Z' };
+    reconciler.duringNext(async () => {
+      // Deleted while the run goes on: the watch tells the controller at once.
+      api.put('a', { size: '2' }, 'ns1', deleting);
+      await until('the deletion cached', () => controller.get('ns1/a')?.metadata.deletionTimestamp !== undefined);
+      // The run ends: its outcome is written to the status of the CR as it is now.
+      const from = controller.get('ns1/a')?.metadata.resourceVersion;
+      api.live = false;
+      const written = api.put('a', { size: '2', status: 'Successful' }, 'ns1', deleting);
+      controller.noteOwnWrite(from, written);
+      api.live = true;
+      api.current?.emit('MODIFIED', structuredClone(written));
+      await until('the status write cached', () => controller.get('ns1/a')?.metadata.resourceVersion === written.metadata.resourceVersion);
+    });
+    // A spec change, whose run the deletion overtakes.
+    api.put('a', { size: '2' }, 'ns1', { generation: 2, finalizers: [F] });
+    await until('the run of the spec change', () => reconciler.seen.length === 2);
+    await until('the deletion reconciled', () => reconciler.seen.length === 3);
+    assert.equal(reconciler.seen[2]?.metadata.deletionTimestamp, deleting.deletionTimestamp);
+    // Its finalizer run removes the finalizer: from then on nothing is left to do.
+    const cached = controller.get('ns1/a');
+    assert.ok(cached);
+    controller.noteOwnWrite(cached.metadata.resourceVersion, { metadata: { ...cached.metadata, finalizers: [], resourceVersion: '999' } });
+    controller.enqueue('ns1/a');
+    await settle();
+    assert.equal(reconciler.seen.length, 3);
+  });
+
+  it('retries a failed reconcile of a CR being deleted after its Running status write kept the kind’s finalizer (a failed finalizer run)', async (t) => {
+    const F = 'cache.example.com/finalizer';
+    const s = await started(t, ['a'], { finalizers: [F] });
+    await until('watch open', () => s.api.current !== undefined);
+    const deleting = { generation: 1, finalizers: [F], deletionTimestamp: '2026-01-01T10:00:00Z' };
+    s.reconciler.outcome = new ReconcileFailure('Failed', 'the finalizer role failed');
+    s.reconciler.duringNext(async () => {
+      const from = s.controller.get('ns1/a')?.metadata.resourceVersion;
+      const written = s.api.put('a', { mode: 'fast', status: 'Running' }, 'ns1', deleting);
+      s.controller.noteOwnWrite(from, written);
+      await until('the status write cached', () => s.controller.get('ns1/a')?.metadata.resourceVersion === written.metadata.resourceVersion);
+    });
+    s.api.put('a', { mode: 'fast' }, 'ns1', deleting);
+    await until('the finalizer run failed', () => s.results.includes('error'));
+    const [retry] = s.clock.pendingDelays();
+    assert.ok(retry !== undefined, 'a retry is scheduled');
+    s.reconciler.outcome = {};
+    await s.clock.advance(retry);
+    await until('the finalizer run is retried', () => s.reconciler.seen.length === 3);
   });
 
   it('does not start a reconcile from the version its own write replaced; looks again once the cache caught up', async (t) => {

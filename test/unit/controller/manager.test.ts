@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it, type TestContext } from 'node:test';
+import { after, describe, it, type TestContext } from 'node:test';
 import { pino } from 'pino';
 import { chartDigest } from '../../../src/config/chart-digest.js';
 import { gvkKey, type WatchEntry } from '../../../src/config/types.js';
@@ -12,7 +13,10 @@ import type { WorkQueueMetrics } from '../../../src/controller/workqueue.js';
 import type { KubeClient, RequestOptions } from '../../../src/kube/rest.js';
 import { resourcePath } from '../../../src/kube/resource.js';
 import type { ApiResource } from '../../../src/kube/types.js';
-import { FINALIZER } from '../../../src/reconcile/names.js';
+import { FINALIZER, LEGACY_FINALIZER } from '../../../src/reconcile/names.js';
+import type { Condition, CrStatus, CustomResource } from '../../../src/reconcile/model.js';
+import { ReconcileFailure } from '../../../src/reconcile/reconciler.js';
+import { HelmError } from '../../../src/helm/types.js';
 import { HelmWorld } from '../fakes/helm-world.js';
 import { RecordingEvents } from '../fakes/reconcile-ports.js';
 import { watchEntry } from './watch-entry-fixture.js';
@@ -21,8 +25,14 @@ import { sameTarget, type ReconcileTarget } from '../../../src/reconcile/target.
 import { ChartSourceError } from '../../../src/registry/errors.js';
 import type { ResolvedChart } from '../../../src/registry/resolver.js';
 import { FakeClock } from '../fakes/clock.js';
+import { RecordKeys } from '../../../src/helm/record-mac.js';
 
 const DEFAULT_PERIOD_MS = 600_000;
+/** Where the managers of this file copy charts (most tests never stop theirs). */
+const COPIES = mkdtempSync(join(tmpdir(), 'chartpilot-manager-copies-'));
+after(() => {
+  rmSync(COPIES, { recursive: true, force: true });
+});
 const DEFAULT_CONCURRENCY = 3;
 
 const webApps: ApiResource = { group: 'apps.example.com', version: 'v1', apiVersion: 'apps.example.com/v1', kind: 'WebApp', plural: 'webapps', namespaced: true };
@@ -33,8 +43,18 @@ class RecordingController extends CrController {
   starts = 0;
   enqueuedAll = 0;
   readonly stops: number[] = [];
+  /** What its cache holds, as list() answers. */
+  cached: CustomResource[] = [];
+  /** Keys enqueued one by one. */
+  readonly enqueued: string[] = [];
   constructor(readonly options: CrControllerOptions) {
     super(options);
+  }
+  override list(): CustomResource[] {
+    return this.cached;
+  }
+  override enqueue(key: string): void {
+    this.enqueued.push(key);
   }
   override start(): void {
     this.starts++;
@@ -51,8 +71,11 @@ class RecordingController extends CrController {
 /** An API server with nothing in it: every LIST is empty, every write succeeds. */
 class EmptyApi implements KubeClient {
   readonly writes: string[] = [];
-  request<T>(method: string, path: string, _opts: RequestOptions = {}): Promise<T> {
+  /** The last body written to each path. */
+  readonly bodies = new Map<string, unknown>();
+  request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
     if (method !== 'GET') this.writes.push(`${method} ${path}`);
+    if (method !== 'GET') this.bodies.set(path, opts.body);
     return Promise.resolve({ metadata: {}, items: [] } as T);
   }
   watch(): never {
@@ -84,7 +107,7 @@ function setup() {
   const reconciled: string[] = [];
   const manager = new Manager({
     client: api,
-    masterKey: Buffer.alloc(32, 7),
+    recordKeys: new RecordKeys(Buffer.alloc(32, 7)),
     helm: world.helm,
     events,
     log: pino({ level: 'silent' }),
@@ -92,7 +115,7 @@ function setup() {
     defaultReconcilePeriodMs: DEFAULT_PERIOD_MS,
     defaultConcurrency: DEFAULT_CONCURRENCY,
     helmTimeoutMs: 300_000,
-    historyMax: 10,
+    historyMax: 10, chartCopiesDir: COPIES,
     processStartedAt: world.now - 1_000,
     queueMetrics: (controller): WorkQueueMetrics => {
       metricsFor.push(controller);
@@ -186,6 +209,7 @@ describe('Manager', () => {
     // Two workers per helm slot, and as many follow-up workers as slots (helm itself is held to the slots).
     assert.equal(c.options.concurrency, 2 * DEFAULT_CONCURRENCY);
     assert.equal(c.options.followUpWorkers, DEFAULT_CONCURRENCY);
+    assert.deepEqual(c.options.finalizers(), [FINALIZER, LEGACY_FINALIZER], 'a chart kind holds its CRs with Helm’s finalizers');
     assert.deepEqual(metricsFor, ['webapp']);
     assert.deepEqual(manager.entries(), [entry]);
     assert.deepEqual(manager.controllers(), [c]);
@@ -215,13 +239,6 @@ describe('Manager', () => {
   });
 
   const changes: [string, (chartPath: string) => Promise<Partial<WatchEntry>>][] = [
-    [
-      'the chart’s content changes',
-      async (chartPath) => {
-        await writeFile(join(chartPath, 'values.yaml'), 'replicas: 2\n');
-        return {};
-      },
-    ],
     ['the overrides change', () => Promise.resolve({ overrideValues: { 'image.tag': '2' } })],
     ['the period changes', () => Promise.resolve({ reconcilePeriodMs: 30_000 })],
     ['allowClusterScoped changes', () => Promise.resolve({ allowClusterScoped: true })],
@@ -301,6 +318,96 @@ describe('Manager', () => {
   });
 });
 
+describe('Manager: a changed chart goes to one CR first', () => {
+  const cond = (type: string, status: Condition['status'], reason: string): Condition => ({ type, status, reason, message: '', lastTransitionTime: '2026-01-01T00:00:00Z' });
+  const READY: CrStatus = { conditions: [cond('Ready', 'True', 'AllResourcesReady')] };
+  const FAILING: CrStatus = { conditions: [cond('ReleaseFailed', 'True', 'UpgradeError')] };
+  const cr = (name: string, status?: CrStatus): CustomResource => ({
+    apiVersion: 'apps.example.com/v1',
+    kind: 'WebApp',
+    metadata: { name, namespace: 'ns1', uid: `uid-${name}`, generation: 1, finalizers: [FINALIZER] },
+    spec: { replicas: 1 },
+    ...(status === undefined ? {} : { status }),
+  });
+
+  async function running(t: TestContext) {
+    const s = setup();
+    const chartPath = await chartDir(t);
+    const entry = watchEntry('WebApp', { group: 'apps.example.com', chartPath });
+    await s.manager.add(entry, webApps);
+    t.after(() => s.manager.stop(0));
+    const c = only(s.built);
+    const { reconciler, log } = c.options;
+    /** The chart helm was given in the last install or upgrade of `name`. */
+    const chartOf = (name: string): string => (s.world.charts.filter((l) => l.startsWith(`ns1/${name} `)).at(-1) ?? '').split(' ')[1] ?? '';
+    const statusOf = (name: string): CrStatus | undefined => (s.api.bodies.get(`/apis/apps.example.com/v1/namespaces/ns1/webapps/${name}/status`) as { status?: CrStatus } | undefined)?.status;
+    const held = (name: string): Condition | undefined => statusOf(name)?.conditions?.find((x) => x.type === 'ChartChangeHeld');
+    return { ...s, chartPath, entry, c, reconcile: (x: CustomResource) => reconciler.reconcile(x, log), chartOf, statusOf, held };
+  }
+
+  it('serves a private copy of the chart, tries a changed one on the healthiest CR, and upgrades the rest once helm deployed it there', async (t) => {
+    const r = await running(t);
+    r.c.cached = [cr('a', FAILING), cr('b', READY)];
+    await r.reconcile(cr('a'));
+    await r.reconcile(cr('b'));
+    const good = r.chartOf('a');
+    assert.notEqual(good, r.chartPath, 'helm is given a copy, not the path people edit');
+    assert.equal(r.chartOf('b'), good);
+
+    await writeFile(join(r.chartPath, 'values.yaml'), 'replicas: 2\n');
+    assert.equal(await r.manager.refresh(gvkKey(r.entry), r.entry), true);
+    assert.equal(r.c.enqueuedAll, 0, 'not every CR at once');
+    assert.deepEqual(r.c.enqueued, ['ns1/b'], 'the Ready one tries it, not the failing one');
+    await r.reconcile(cr('a'));
+    assert.equal(r.chartOf('a'), good, 'the others keep the last good chart meanwhile');
+    await r.reconcile(cr('b'));
+    const next = r.chartOf('b');
+    assert.notEqual(next, good);
+    assert.equal(r.c.enqueuedAll, 1, 'deployed there: every CR follows');
+    await r.reconcile(cr('a'));
+    assert.equal(r.chartOf('a'), next);
+  });
+
+  it('holds a change that failed there: an Event on it, ChartChangeHeld on the others and new CRs, which get the last good chart; a fix is tried on it first', async (t) => {
+    const r = await running(t);
+    r.c.cached = [cr('a', READY), cr('b', READY)];
+    await r.reconcile(cr('a'));
+    await r.reconcile(cr('b'));
+    const good = r.chartOf('a');
+
+    await writeFile(join(r.chartPath, 'values.yaml'), 'replicas: {{ broken\n');
+    await r.manager.refresh(gvkKey(r.entry), r.entry);
+    assert.deepEqual(r.c.enqueued, ['ns1/a']);
+    const error = 'parse error at (webapp/templates/cm.yaml:1): unclosed action';
+    r.world.failNext = { error: new HelmError('render', error, 'install'), recorded: false };
+    await assert.rejects(r.reconcile(cr('a')), ReconcileFailure);
+    const i = r.events.events.findIndex((e) => e.reason === 'ChartChangeHeld');
+    assert.equal(r.events.on[i], 'ns1/a', 'the Event is on the CR it failed on');
+    assert.match(r.events.events[i]?.message ?? '', new RegExp(`^chart ${r.chartPath} changed and failed here, the first resource it was tried on \\(helm install failed: ${error.replace(/[()]/gu, '\\$&')}\\)`, 'u'));
+    assert.equal(r.c.enqueuedAll, 1, 'the others are told');
+
+    await r.reconcile(cr('b'));
+    assert.equal(r.chartOf('b'), good);
+    assert.equal(r.held('b')?.reason, 'CanaryFailed');
+    assert.match(r.held('b')?.message ?? '', new RegExp(`^chart ${r.chartPath} changed, and the change is held: it failed on ns1/a`, 'u'));
+    assert.match(r.held('b')?.message ?? '', /unclosed action/u);
+    assert.equal((r.statusOf('b')?.['chartpilot'] as { summary?: { state?: string } } | undefined)?.summary?.state, 'Held');
+    await r.reconcile(cr('c'));
+    assert.equal(r.chartOf('c'), good, 'a new CR installs the last good chart');
+    assert.ok(r.held('c') !== undefined);
+
+    await writeFile(join(r.chartPath, 'values.yaml'), 'replicas: 3\n');
+    await r.manager.refresh(gvkKey(r.entry), r.entry);
+    assert.deepEqual(r.c.enqueued, ['ns1/a', 'ns1/a'], 'the fix is tried where the change failed');
+    await r.reconcile(cr('a'));
+    const fixed = r.chartOf('a');
+    assert.notEqual(fixed, good);
+    await r.reconcile(cr('b', r.statusOf('b')));
+    assert.equal(r.chartOf('b'), fixed);
+    assert.equal(r.held('b'), undefined, 'nothing is held any more');
+  });
+});
+
 describe('Manager: charts from registries', () => {
   const remote = { type: 'oci', reference: 'oci://r/c/webapp', location: 'r', name: 'c/webapp', version: '^1', digest: undefined, refreshIntervalMs: undefined, pullSecret: undefined } as const;
   const resolved = (version: string): ResolvedChart => ({ reference: remote.reference, version, digest: `sha256:${version}`, announced: undefined, path: `/cache/${version}.tgz` });
@@ -318,9 +425,9 @@ describe('Manager: charts from registries', () => {
     };
     const built: RecordingController[] = [];
     const manager = new Manager({
-      masterKey: Buffer.alloc(32, 7),
+      recordKeys: new RecordKeys(Buffer.alloc(32, 7)),
       client: new EmptyApi(), helm: new HelmWorld().helm, events: new RecordingEvents(), log: pino({ level: 'silent' }),
-      watchNamespaces: [], defaultReconcilePeriodMs: DEFAULT_PERIOD_MS, defaultConcurrency: 1, helmTimeoutMs: 300_000, historyMax: 10, processStartedAt: 0,
+      watchNamespaces: [], defaultReconcilePeriodMs: DEFAULT_PERIOD_MS, defaultConcurrency: 1, helmTimeoutMs: 300_000, historyMax: 10, chartCopiesDir: COPIES, processStartedAt: 0,
       charts: { resolver, defaultRefreshIntervalMs: 60_000, clock },
       createController: (o) => { const c = new RecordingController(o); built.push(c); return c; },
     });
@@ -330,7 +437,7 @@ describe('Manager: charts from registries', () => {
   /** The target the kind's reconciler reads now. */
   const targetOf = (c: RecordingController): ReconcileTarget => (c.options.reconciler as unknown as { opts: { target: () => ReconcileTarget } }).opts.target();
 
-  it('targets the pulled archive, and upgrades every CR of the kind on new content only, like a hot-reloaded chart', async () => {
+  it('targets the pulled archive, and rolls out new content only, one CR first, like a hot-reloaded chart', async () => {
     const s = withCharts([resolved('1.0.0'), resolved('1.0.0'), resolved('1.1.0')]);
     const entry = watchEntry('WebApp', { chartPath: '', remote });
     await s.manager.add(entry, webApps);
@@ -339,6 +446,14 @@ describe('Manager: charts from registries', () => {
     await s.clock.advance(60_000);
     assert.equal(c.enqueuedAll, 0, 'an unchanged refresh re-checks nothing');
     await s.clock.advance(60_000);
+    assert.equal(c.enqueuedAll, 0, 'new content goes to one CR first');
+    assert.equal(targetOf(c).chartPath, '/cache/1.0.0.tgz', 'the others keep the last good archive');
+    // No CR to try it on yet: the first one reconciled tries it; helm deploying it there rolls it out.
+    const opts = (c.options.reconciler as unknown as { opts: { target: (cr?: CustomResource) => ReconcileTarget; onChartTrial: (cr: CustomResource, t: ReconcileTarget, trial: { kind: 'deployed' }) => void } }).opts;
+    const first: CustomResource = { metadata: { name: 'first', namespace: 'ns1' } };
+    const tried = opts.target(first);
+    assert.equal(tried.chartPath, '/cache/1.1.0.tgz');
+    opts.onChartTrial(first, tried, { kind: 'deployed' });
     assert.equal(c.enqueuedAll, 1);
     assert.deepEqual([targetOf(c).chartPath, targetOf(c).chartDigest], ['/cache/1.1.0.tgz', 'sha256:1.1.0']);
     // A reload that leaves the entry alone asks the registry nothing.
@@ -379,7 +494,7 @@ describe('Manager: Ansible kinds', () => {
   };
   const engine = (digests: string[]) => ({
     runs: { run: () => Promise.reject(new Error('not run in this test')) },
-    proxy: { openRun: () => { throw new Error('not run in this test'); } },
+    proxy: { openSession: () => { throw new Error('not run in this test'); } },
     extraVars: () => ({}),
     runtime: () => Promise.reject(new Error('not run in this test')),
     settings: { verbosity: 2, extraArgs: [], rolesPath: [], collectionsPath: [], injectOwnerRef: true, timeoutMs: 60_000, artifactsDir: '/tmp/a' },
@@ -393,7 +508,7 @@ describe('Manager: Ansible kinds', () => {
     const built: RecordingController[] = [];
     const manager = new Manager({
       client: new EmptyApi(),
-      masterKey: Buffer.alloc(32, 7),
+      recordKeys: new RecordKeys(Buffer.alloc(32, 7)),
       helm: new HelmWorld().helm,
       events: new RecordingEvents(),
       log: pino({ level: 'silent' }),
@@ -401,7 +516,7 @@ describe('Manager: Ansible kinds', () => {
       defaultReconcilePeriodMs: DEFAULT_PERIOD_MS,
       defaultConcurrency: DEFAULT_CONCURRENCY,
       helmTimeoutMs: 300_000,
-      historyMax: 10,
+      historyMax: 10, chartCopiesDir: COPIES,
       processStartedAt: 0,
       createController: (o) => {
         const c = new RecordingController(o);
@@ -429,6 +544,20 @@ describe('Manager: Ansible kinds', () => {
     assert.equal(c.options.reconciler.constructor.name, 'AnsibleReconciler');
     assert.deepEqual(s.digests, ['/roles/webapp']);
     assert.equal(c.options.concurrency, DEFAULT_CONCURRENCY);
+  });
+
+  it('tells the controller the entry’s finalizer (a status write to a CR being deleted keeps it held), and the reloaded one after a reload', async () => {
+    const s = ansibleSetup(true);
+    const entry = watchEntry('WebApp', { chartPath: '', ansible: { ...ansibleSource, finalizer: { name: 'cache.example.com/finalizer', role: '/roles/memfin', vars: {} } } });
+    await s.manager.add(entry, webApps);
+    const c = only(s.built);
+    assert.deepEqual(c.options.finalizers(), ['cache.example.com/finalizer']);
+    const renamed = watchEntry('WebApp', { chartPath: '', ansible: { ...ansibleSource, finalizer: { name: 'cache.example.com/cleanup', vars: { state: 'absent' } } } });
+    await s.manager.refresh(gvkKey(renamed), renamed);
+    assert.deepEqual(c.options.finalizers(), ['cache.example.com/cleanup']);
+    const none = watchEntry('WebApp', { chartPath: '', ansible: ansibleSource });
+    await s.manager.refresh(gvkKey(none), none);
+    assert.deepEqual(c.options.finalizers(), [], 'an entry without a finalizer holds no CR');
   });
 
   it('a changed role re-checks every CR of the kind; an unchanged one none', async () => {

@@ -30,8 +30,8 @@ class FakeManager implements Pick<Manager, 'entries' | 'add' | 'remove' | 'refre
     this.running.set(gvkKey(entry), entry);
     return Promise.resolve();
   }
-  remove(key: string, drainTimeoutMs: number): Promise<void> {
-    this.calls.push(`remove ${key} draining ${drainTimeoutMs}`);
+  remove(key: string, drainTimeoutMs: number, restarting = false): Promise<void> {
+    this.calls.push(`remove ${key} draining ${drainTimeoutMs}${restarting ? ' to restart' : ''}`);
     this.running.delete(key);
     return Promise.resolve();
   }
@@ -147,7 +147,7 @@ describe('ConfigReloader.reload', () => {
     await s.write(kindEntry('WebApp', '  selector:\n    matchLabels:\n      team: web\n'));
     await s.reloader.reload();
     assert.deepEqual(s.resolved, [['WebApp']]);
-    assert.deepEqual(s.manager.calls, [`remove ${WEB_KEY} draining 20000`, `add ${WEB_KEY} as webapps`]);
+    assert.deepEqual(s.manager.calls, [`remove ${WEB_KEY} draining 20000 to restart`, `add ${WEB_KEY} as webapps`]);
     assert.equal(s.manager.running.get(WEB_KEY)?.labelSelector, 'team=web');
   });
 
@@ -157,7 +157,7 @@ describe('ConfigReloader.reload', () => {
     await s.reloader.reload();
     assert.deepEqual(s.resolved, [[]]);
     assert.deepEqual(s.manager.calls, [`refresh ${WEB_KEY} {"image.tag":"2"}`]);
-    assert.match(s.logged(), /"kind":"WebApp","msg":"chart or settings changed: every resource of this kind will be upgraded"/);
+    assert.match(s.logged(), /"kind":"WebApp","msg":"chart or settings changed: a changed chart is tried on one resource of this kind first, then every resource is upgraded; changed settings re-check every one at once"/);
   });
 
   it('counts no change when a refresh leaves the target as it was', async (t) => {
@@ -165,7 +165,7 @@ describe('ConfigReloader.reload', () => {
     s.manager.refreshChanged = false;
     await s.reloader.reload();
     assert.deepEqual(s.manager.calls, [`refresh ${WEB_KEY} {}`]);
-    assert.doesNotMatch(s.logged(), /every resource of this kind will be upgraded/);
+    assert.doesNotMatch(s.logged(), /chart or settings changed/);
     assert.match(s.logged(), /"changes":0,"msg":"configuration reloaded"/);
   });
 

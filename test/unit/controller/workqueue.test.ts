@@ -515,6 +515,22 @@ describe('WorkQueue', () => {
     q.dropSoftAdds('b'); // not running: nothing to drop, no error
   });
 
+  it('a deletion added while its key runs reruns it after the run, whatever the run ends with and whatever its run read', async () => {
+    for (const end of ['requeue', 'fail'] as const) {
+      const { clock, h, q } = setup({ concurrency: 1 });
+      q.start();
+      q.add('a'); // a spec change's run (an Ansible run, a helm upgrade)
+      await settle();
+      q.add('a', { lane: 'delete' }); // the user deletes the CR meanwhile
+      q.dropSoftAdds('a'); // the run reads the caches: hints are covered, the deletion is not
+      q.add('b');
+      if (end === 'requeue') await h.finish('a', { requeueAfterMs: 60_000 });
+      else await h.fail('a');
+      assert.deepEqual(h.keys(), ['a', 'a'], `${end}: the deletion runs at once, before b and without waiting for the period or a backoff`);
+      assert.deepEqual(clock.pendingDelays(), [], `${end}: no timer left for a`);
+    }
+  });
+
   it('addAfter with a non-positive delay is an add', async () => {
     const { h, q } = setup();
     q.start();

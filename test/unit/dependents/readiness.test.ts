@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ReadinessReasons, objectReadiness, readinessOf, type LiveOrMissing } from '../../../src/dependents/readiness.js';
 import type { KubeObject } from '../../../src/kube/types.js';
+import { STALLED_READY_REASONS } from '../../../src/reconcile/names.js';
 import { fixtureJson } from './fixtures.js';
 
 function obj(apiVersion: string, kind: string, name: string, spec: unknown, status: unknown, generation?: number): LiveOrMissing {
@@ -58,6 +59,17 @@ describe('readinessOf', () => {
     assert.equal(r.failed, true);
     assert.equal(r.reason, 'ProgressDeadlineExceeded');
     assert.equal(r.message, 'Deployment web: progress deadline exceeded (ReplicaSet "web-1" has timed out progressing.); ConfigMap a: does not exist');
+  });
+
+  it('gives a failure only reasons the status summary calls Stalled, and no other reason is one', () => {
+    const failures = [
+      deploy('web', 1, { observedGeneration: 2, conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded' }] }),
+      obj('batch/v1', 'Job', 'j', {}, { conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded' }] }),
+      obj('v1', 'Pod', 'p', {}, { phase: 'Failed' }),
+    ].map((o) => readinessOf([o]));
+    assert.ok(failures.every((r) => r.failed));
+    assert.deepEqual(new Set(failures.map((r) => r.reason)), STALLED_READY_REASONS);
+    for (const reason of Object.values(ReadinessReasons)) assert.equal(STALLED_READY_REASONS.has(reason), failures.some((r) => r.reason === reason), reason);
   });
 
   it('reports a missing object', () => {

@@ -1,6 +1,6 @@
 /**
  * A stand-in for chartpilot-helm in the pool's unit tests (test/unit/helm/warm-pool.test.ts),
- * speaking the warm-helm protocol (README "Helm kept warm"): each call runs the fake helm
+ * speaking the warm-helm protocol (docs/architecture/helm-engine.md "Helm kept warm"): each call runs the fake helm
  * (test/fixtures/helm/fake-helm.sh, FAKE_WORKER_HELM) as a process with exactly the call's argv,
  * environment and directory, so the client's own fake-helm tests hold for the pool too. A cancel
  * is SIGTERM to that process. Run through test/fixtures/helm/fake-warm-helm.sh.

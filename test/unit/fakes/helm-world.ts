@@ -12,6 +12,8 @@ interface Stored extends StoredRevision {
 
 export class HelmWorld {
   readonly calls: string[] = [];
+  /** `<namespace>/<release> <chart>` of every upgradeInstall, in order: which chart each was given. */
+  readonly charts: string[] = [];
   /** Next upgradeInstall fails with this error (and records a failed revision when `recorded`). */
   failNext: { error: HelmError; recorded: boolean } | undefined;
   private readonly releases = new Map<string, Stored[]>();
@@ -43,6 +45,7 @@ export class HelmWorld {
   readonly helm: HelmClient = {
     upgradeInstall: (req: UpgradeInstallRequest) => {
       this.calls.push(`upgradeInstall ${req.namespace}/${req.release}`);
+      this.charts.push(`${req.namespace}/${req.release} ${req.chart}`);
       const key = `${req.namespace}/${req.release}`;
       const revs = [...this.history(req.namespace, req.release)];
       const next = Math.max(0, ...revs.map((r) => r.revision)) + 1;
@@ -84,13 +87,13 @@ export class HelmWorld {
       this.releases.set(`${req.namespace}/${req.release}`, revs);
       return Promise.resolve();
     },
-    status: (release, namespace) => {
+    status: ({ release, namespace }) => {
       this.calls.push(`status ${namespace}/${release}`);
       const revs = this.history(namespace, release);
       const latest = revs.at(-1);
       return Promise.resolve(latest === undefined ? undefined : this.toRelease(namespace, release, latest));
     },
-    history: (release, namespace) => Promise.resolve(this.history(namespace, release).map((r) => this.toRelease(namespace, release, r))),
+    history: ({ release, namespace }) => Promise.resolve(this.history(namespace, release).map((r) => this.toRelease(namespace, release, r))),
     template: () => Promise.resolve(''),
   };
 
@@ -116,7 +119,6 @@ export class HelmWorld {
     },
     foreignRevisions: (_namespace, _release, _ownerUid, revisions) =>
       Promise.resolve(revisions.filter((r) => this.foreignSecrets.has(r.secretName))),
-    sealKey: (ownerUid) => Buffer.from(`key of ${ownerUid}`).toString('base64'),
   };
 
   /** When the operation of a record (by Secret name) began, as its record says. */

@@ -16,6 +16,7 @@ import type {
   ReleaseKeeperPort,
   ReleaseStore,
   RollbackRequest,
+  StatusRequest,
   UninstallRequest,
   UpgradeInstallRequest,
 } from '../../../src/reconcile/ports.js';
@@ -49,8 +50,11 @@ export interface RecordedEvent {
 
 export class RecordingEvents implements EventSink {
   events: RecordedEvent[] = [];
-  emit(_cr: CustomResource, type: EventType, reason: string, message: string): void {
+  /** `<namespace>/<name>` of the CR each event of `events` is about. */
+  readonly on: string[] = [];
+  emit(cr: CustomResource, type: EventType, reason: string, message: string): void {
     this.events.push({ type, reason, message });
+    this.on.push(`${cr.metadata.namespace ?? ''}/${cr.metadata.name}`);
   }
 }
 
@@ -94,8 +98,8 @@ export class RecordingHelm implements ReleaseActions {
     this.rollbacks.push(req);
     return this.rollbackError === undefined ? Promise.resolve() : Promise.reject(this.rollbackError);
   }
-  status(release: string, namespace: string, timeoutMs: number, impersonate?: string): Promise<Release | undefined> {
-    this.statusCalls.push({ release, namespace, timeoutMs, impersonate });
+  status(req: StatusRequest): Promise<Release | undefined> {
+    this.statusCalls.push({ release: req.release, namespace: req.namespace, timeoutMs: req.timeoutMs, impersonate: req.impersonate });
     return Promise.resolve(this.statusResult);
   }
 }

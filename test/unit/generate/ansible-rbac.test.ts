@@ -164,11 +164,21 @@ describe('generate crd and sample for an Ansible kind', () => {
     const dir = await tempTree('ansible-open', files);
     const io = captureIo(NO_HELM);
     assert.equal(await generateCommand(['crd', '--watches-file', join(dir, 'watches.yaml')], io), 0, io.err());
-    const crds = parseAllDocuments(io.out()).map((d) => d.toJS() as { spec: { versions: { schema: { openAPIV3Schema: { properties: { spec: Record<string, unknown>; status: Record<string, unknown> } } }; subresources: unknown }[] } });
+    type Column = { name: string; jsonPath: string; priority?: number };
+    const crds = parseAllDocuments(io.out()).map((d) => d.toJS() as { spec: { versions: { schema: { openAPIV3Schema: { properties: { spec: Record<string, unknown>; status: Record<string, unknown> } } }; subresources: unknown; additionalPrinterColumns: Column[] }[] } });
     assert.equal(crds.length, 2);
     for (const c of crds) {
       const v = c.spec.versions[0];
       assert.ok(v !== undefined);
+      // The summary chartpilot writes (src/ansible/summary.ts), then with -o wide the conditions it comes from.
+      assert.deepEqual(v.additionalPrinterColumns.map((col) => [col.name, col.jsonPath, col.priority ?? 0]), [
+        ['State', '.status.chartpilot.summary.state', 0],
+        ['Reason', '.status.chartpilot.summary.reason', 0],
+        ['Age', '.metadata.creationTimestamp', 0],
+        ['Message', '.status.chartpilot.summary.message', 0],
+        ['Ready', '.status.conditions[?(@.type=="Ready")].status', 1],
+        ['Successful', '.status.conditions[?(@.type=="Successful")].status', 1],
+      ]);
       assert.equal(v.schema.openAPIV3Schema.properties.spec['x-kubernetes-preserve-unknown-fields'], true);
       assert.equal(v.schema.openAPIV3Schema.properties.status['x-kubernetes-preserve-unknown-fields'], true);
       assert.deepEqual(v.subresources, { status: {} });

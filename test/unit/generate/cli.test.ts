@@ -128,7 +128,8 @@ describe('chartpilot new', () => {
   it('lists every missing flag and bad name at once (exit 2)', async () => {
     const io = captureIo(NO_HELM);
     assert.equal(await newCommand([], io), 2);
-    for (const f of ['--chart', '--group', '--version', '--kind']) assert.match(io.err(), new RegExp(`${f} is required`));
+    for (const f of ['--chart', '--group', '--kind']) assert.match(io.err(), new RegExp(`${f} is required`));
+    assert.doesNotMatch(io.err(), /--version is required/, 'the API version defaults to v1alpha1, as with new --ansible');
     assert.match(io.err(), /name the directory to create/);
     const dir = join(await tempTree('new-bad', {}), 'proj');
     const io2 = captureIo(NO_HELM);

@@ -19,7 +19,7 @@ interface Version {
   served: boolean;
   storage: boolean;
   subresources: unknown;
-  additionalPrinterColumns: { name: string; type: string; jsonPath: string }[];
+  additionalPrinterColumns: { name: string; type: string; jsonPath: string; priority?: number }[];
   schema: { openAPIV3Schema: { properties: Record<string, Record<string, unknown>> } };
 }
 
@@ -78,18 +78,20 @@ describe('generateCrds', () => {
     assert.equal(v.served && v.storage, true);
     assert.deepEqual(v.subresources, { status: {} });
     assert.deepEqual(
-      v.additionalPrinterColumns.map((c) => [c.name, c.type, c.jsonPath]),
+      v.additionalPrinterColumns.map((c) => [c.name, c.type, c.jsonPath, c.priority ?? 0]),
       [
-        ['Ready', 'string', '.status.conditions[?(@.type=="Ready")].status'],
-        ['Reason', 'string', '.status.conditions[?(@.type=="Ready")].reason'],
-        ['Revision', 'integer', '.status.deployedRelease.revision'],
-        ['Chart', 'string', '.status.deployedRelease.chart'],
-        ['Age', 'date', '.metadata.creationTimestamp'],
+        ['State', 'string', '.status.chartpilot.summary.state', 0],
+        ['Reason', 'string', '.status.chartpilot.summary.reason', 0],
+        ['Revision', 'integer', '.status.deployedRelease.revision', 0],
+        ['Chart', 'string', '.status.deployedRelease.chart', 0],
+        ['Age', 'date', '.metadata.creationTimestamp', 0],
+        ['Message', 'string', '.status.chartpilot.summary.message', 0],
+        ['Ready', 'string', '.status.conditions[?(@.type=="Ready")].status', 1],
       ],
     );
     const props = v.schema.openAPIV3Schema.properties;
     assert.deepEqual(props['status'], {
-      description: 'Written by chartpilot: conditions (Ready, Deployed, ...) and the deployed release.',
+      description: 'Written by chartpilot: conditions (Ready, Deployed, ...), the deployed release, and under chartpilot.summary the state kubectl get prints.',
       type: 'object',
       'x-kubernetes-preserve-unknown-fields': true,
     });

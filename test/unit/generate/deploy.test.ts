@@ -51,7 +51,8 @@ describe('operator Deployment', () => {
     assert.equal(d.spec.replicas, 1);
     assert.equal(pod.serviceAccountName, 'op-sa');
     assert.equal(c.image, 'registry.example.com/op:1.2.3');
-    assert.deepEqual(c.args.slice(0, 3), ['run', '--watches-file=/opt/chartpilot/watches.yaml', '--leader-elect']);
+    // Flags only, as operator-sdk's scaffold: the image's ENTRYPOINT ends in `run`.
+    assert.deepEqual(c.args.slice(0, 2), ['--watches-file=/opt/chartpilot/watches.yaml', '--leader-elect']);
   });
 
   it("has operator-sdk's scaffold metrics flags: HTTPS on :8443 with token and access reviews, probes on :8081", () => {
@@ -63,9 +64,9 @@ describe('operator Deployment', () => {
   });
 
   it('passes only flags and environment `chartpilot run` accepts', () => {
-    assert.equal(c.args[0], 'run');
+    assert.ok(c.args.every((a) => a.startsWith('--')), c.args.join(' '));
     const env = Object.fromEntries(c.env.map((e) => [e.name, e.value]));
-    const parsed = parseRunArgs(c.args.slice(1), env);
+    const parsed = parseRunArgs(c.args, env);
     assert.ok(parsed.ok, parsed.ok ? '' : parsed.problems.join('\n'));
     assert.equal(parsed.options.leaderElect, true);
     assert.equal(parsed.options.maxConcurrentReconciles, 2);
@@ -102,7 +103,7 @@ describe('operator Deployment', () => {
     assert.deepEqual(c.resources, { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '384Mi' } });
   });
 
-  it('comes with its Namespace, ServiceAccount and metrics objects (generate deploy)', () => {
+  it('comes with its Namespace, ServiceAccount, metrics objects and NetworkPolicy (generate deploy)', () => {
     const docs = parseAllDocuments(deployYaml(OPTS)).map((doc) => doc.toJS() as { kind: string; metadata: { name: string; namespace?: string } });
     assert.deepEqual(docs.map((x) => [x.kind, x.metadata.name, x.metadata.namespace]), [
       ['Namespace', 'op-system', undefined],
@@ -112,6 +113,7 @@ describe('operator Deployment', () => {
       ['ClusterRole', 'op-metrics-auth', undefined],
       ['ClusterRoleBinding', 'op-metrics-auth', undefined],
       ['ClusterRole', 'op-metrics-reader', undefined],
+      ['NetworkPolicy', 'op-ingress', 'op-system'],
     ]);
   });
 
@@ -172,10 +174,12 @@ describe('Dockerfile (built for real by test/integration/image.test.ts)', () => 
     assert.match(text, /^WORKDIR \/opt\/chartpilot$/mu);
     assert.match(text, /HELM_BIN=\/usr\/local\/bin\/helm/);
     // node, then the operator's V8 flags (test/unit/cli/node-flags.test.ts checks which), then the CLI.
-    assert.match(text, /^ENTRYPOINT \["node", (?:"--[a-z-]+(?:=\d+)?", )+"\/opt\/chartpilot\/bin\/chartpilot\.js"\]$/mu);
+    // ... and `run`, as helm-operator's ENTRYPOINT ends in `run`: a Deployment's args are only flags.
+    assert.match(text, /^ENTRYPOINT \["node", (?:"--[a-z-]+(?:=\d+)?", )+"\/opt\/chartpilot\/bin\/chartpilot\.js", "run"\]$/mu);
     // curl carries the post-render to the operator's render server.
     assert.match(text, /apt-get install -y --no-install-recommends curl/);
-    assert.match(text, /^CMD \["run", "--watches-file=\/opt\/chartpilot\/watches\.yaml"\]$/mu);
+    // No CMD: a Deployment's args (flags only, or an earlier `run, ...`) follow the ENTRYPOINT's `run`.
+    assert.doesNotMatch(text, /^CMD /mu);
     // What the runtime stage copies from the build stage: the bundle carries every dependency, so
     // no node_modules, and without dist/src bin/chartpilot.js has nothing to fall back to.
     const copied = [...text.matchAll(/^COPY --from=build \/src\/(\S+)/gmu)].map((m) => m[1]);

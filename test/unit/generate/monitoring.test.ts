@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -8,11 +8,11 @@ import { execa } from 'execa';
 import { parse } from 'yaml';
 import { generateCommand } from '../../../src/generate/cli.js';
 import { dashboard } from '../../../src/generate/monitoring-dashboard.js';
-import { alertRules, runbookAnchor, type MonitoringOptions, type RuleGroup } from '../../../src/generate/monitoring.js';
+import { alertRules, DEFAULT_RUNBOOK_URL, runbookAnchor, RUNBOOKS_PAGE, type MonitoringOptions, type RuleGroup } from '../../../src/generate/monitoring.js';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
 const ALERT_TESTS = join(REPO_ROOT, 'test/fixtures/monitoring/alerts.test.yml');
-const RUNBOOK = 'https://docs.example.com/README.md';
+const RUNBOOK = 'https://docs.example.com/runbooks.md';
 
 const defaults: MonitoringOptions = { name: 'chartpilot', namespace: 'chartpilot-system', job: 'chartpilot-metrics-service', runbookUrl: RUNBOOK };
 
@@ -77,16 +77,29 @@ describe('generate monitoring: the alerts', () => {
     assert.deepEqual(alerts.filter((a) => !tested.has(a)), [], 'every alert has a test case in which it fires');
   });
 
-  it('each has a summary, a description naming the resource or controller, and a runbook section that exists in the README', () => {
-    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+  it('each has a summary, a description naming the resource or controller, and a section of the runbooks page', () => {
+    const runbooks = readFileSync(join(REPO_ROOT, RUNBOOKS_PAGE), 'utf8');
     const [resources, operator] = alertRules(defaults);
     for (const r of resources?.rules ?? []) assert.match(r.annotations.description, /\{\{ \$labels\.namespace \}\}\/\{\{ \$labels\.name \}\}/, r.alert);
     for (const r of [...(resources?.rules ?? []), ...(operator?.rules ?? [])]) {
       assert.notEqual(r.annotations.summary, '', r.alert);
       assert.equal(r.annotations.runbook_url, `${RUNBOOK}#${runbookAnchor(r.alert)}`);
-      // GitHub's anchor of "##### Runbook: <Alert>" is runbook-<alert>.
-      assert.match(readme, new RegExp(`^#{4,5} Runbook: ${r.alert}$`, 'm'), `README has a runbook section for ${r.alert}`);
+      // GitHub's anchor of a one-word heading "## <Alert>" is the word in lower case.
+      assert.match(runbooks, new RegExp(`^## ${r.alert}$`, 'm'), `${RUNBOOKS_PAGE} has a section for ${r.alert}`);
+      assert.equal(runbookAnchor(r.alert), r.alert.toLowerCase());
     }
+  });
+
+  it('the runbooks page has a section for every alert and none for an alert that is not generated', () => {
+    const sections = [...readFileSync(join(REPO_ROOT, RUNBOOKS_PAGE), 'utf8').matchAll(/^## (.+)$/gmu)].map((m) => m[1]);
+    const alerts = alertRules(defaults).flatMap((g) => g.rules.map((r) => r.alert));
+    assert.deepEqual([...sections].sort(), [...alerts].sort(), `the "## " sections of ${RUNBOOKS_PAGE} are exactly the alerts`);
+  });
+
+  it('links this version\'s runbooks page in the repository by default', () => {
+    const version = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+    assert.equal(DEFAULT_RUNBOOK_URL, `https://github.com/chartpilot/chartpilot/blob/v${version}/${RUNBOOKS_PAGE}`);
+    assert.ok(existsSync(join(REPO_ROOT, RUNBOOKS_PAGE)), `${RUNBOOKS_PAGE} exists`);
   });
 
   it('--for replaces every rule\'s for: and nothing else', async () => {

@@ -10,7 +10,8 @@ import { dirname, join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { createHelmClient, dialectFor, helmTimeoutMs, releaseLabelFlags, type CliHelmClientOptions, type HelmCallEvent } from '../../../src/helm/cli-client.js';
+import type { ApiGate, GatedCall } from '../../../src/helm/api-gate.js';
+import { createHelmClient, dialectFor, helmTimeoutMs, releaseLabelFlags, SESSION_DIR_PREFIX, type CliHelmClientOptions, type HelmCallEvent } from '../../../src/helm/cli-client.js';
 import { POSTRENDER_PLUGIN_NAME, POSTRENDER_SCRIPT } from '../../../src/helm/postrender/plugin.js';
 import { HelmError, type UpgradeInstallRequest } from '../../../src/helm/types.js';
 import { HelmCallInterrupted, HelmCallsStopped } from '../../../src/reconcile/ports.js';
@@ -22,6 +23,9 @@ await chmod(FAKE_HELM, 0o755); // in case a checkout lost the mode
 interface Call {
   args: string[];
   env: Record<string, string>;
+  /** The per-call kubeconfig helm found, and its mode. */
+  kubeconfig?: string;
+  kubeconfigMode?: string;
   values?: string;
   valuesMode?: string;
   valuesPath?: string;
@@ -68,6 +72,10 @@ async function fake(t: TestContext, env: Record<string, string> = {}, extra: Par
       if (mode !== undefined) c.valuesMode = mode.trim();
       const path = await read('.values-path');
       if (path !== undefined) c.valuesPath = path;
+      const kubeconfig = await read('.kubeconfig');
+      if (kubeconfig !== undefined) c.kubeconfig = kubeconfig;
+      const kubeconfigMode = await read('.kubeconfig-mode');
+      if (kubeconfigMode !== undefined) c.kubeconfigMode = kubeconfigMode.trim();
       out.push(c);
     }
     return out;
@@ -248,7 +256,7 @@ describe('helm CLI client', () => {
     const f = await fake(t);
     const stop = new AbortController();
     stop.abort();
-    await assert.rejects(f.client.status('web', 'team-a', 10_000, undefined, stop.signal), (err: unknown) => err instanceof HelmCallsStopped && !(err instanceof HelmCallInterrupted));
+    await assert.rejects(f.client.status({ release: 'web', namespace: 'team-a', timeoutMs: 10_000, signal: stop.signal }), (err: unknown) => err instanceof HelmCallsStopped && !(err instanceof HelmCallInterrupted));
     assert.deepEqual((await f.calls()).map((c) => c.args[0]), []);
   });
 
@@ -273,8 +281,8 @@ describe('helm CLI client', () => {
     assert.deepEqual(c.args, ['uninstall', '--namespace=ns', '--timeout=8000ms', '--wait', '--no-hooks', '--', 'web']);
 
     const g = await fake(t, { FAKE_HELM_MODE: 'fail', FAKE_HELM_STDERR: join(FIXTURES, 'stderr/status-not-found.txt') });
-    assert.equal(await g.client.status('web', 'ns', 10_000), undefined);
-    assert.deepEqual(await g.client.history('web', 'ns', 10_000), []);
+    assert.equal(await g.client.status({ release: 'web', namespace: 'ns', timeoutMs: 10_000 }), undefined);
+    assert.deepEqual(await g.client.history({ release: 'web', namespace: 'ns', timeoutMs: 10_000 }), []);
     const get = await g.call('get');
     assert.deepEqual(get.args.slice(0, 3), ['get', 'all', '--namespace=ns']);
     assert.match(get.args[3] ?? '', /^--template=@@chartpilot-[0-9a-f]{24}@@name\n/);
@@ -291,7 +299,7 @@ describe('helm CLI client', () => {
 
   it('a missing helm binary is a failed HelmError, not a crash', async () => {
     const client = createHelmClient({ helmBin: '/nonexistent/helm' });
-    await assert.rejects(client.history('web', 'ns', 5000), (err: unknown) => {
+    await assert.rejects(client.history({ release: 'web', namespace: 'ns', timeoutMs: 5000 }), (err: unknown) => {
       assert.ok(err instanceof HelmError);
       assert.equal(err.kind, 'failed');
       assert.match(err.message, /could not be started/);
@@ -328,5 +336,71 @@ describe('helm CLI client', () => {
     assert.deepEqual(releaseLabelFlags({ a: 'b', 'x.io/y': '' }), ['--labels=a=b', '--labels=x.io/y=']);
     assert.throws(() => releaseLabelFlags({ a: 'b,c' }), /invalid value/);
     assert.throws(() => releaseLabelFlags({ owner: 'me' }), /invalid release label key/);
+  });
+
+  describe('through the API gate', () => {
+    const OWNER = { uid: 'uid-web', confinement: { namespace: 'team-a', allowClusterScoped: false, allowCrossNamespace: false } };
+
+    /** A gate that hands out a recognisable kubeconfig per session and refuses what `refuse` says. */
+    function recordingGate(refuse: (action: string) => readonly string[] = () => []): { gate: ApiGate; opened: GatedCall[]; closed: number } {
+      const state = { opened: [] as GatedCall[], closed: 0 };
+      const gate: ApiGate = {
+        open: (call) => {
+          state.opened.push(call);
+          const n = state.opened.length;
+          return {
+            kubeconfig: `session ${String(n)} for ${call.action}\n`,
+            cacheDir: '/the/gate/cache',
+            refusals: () => refuse(call.action),
+            close: () => { state.closed++; },
+          };
+        },
+      };
+      return { gate, get opened() { return state.opened; }, get closed() { return state.closed; } };
+    }
+
+    it('each helm process gets its own session: a private kubeconfig, no other way to the cluster, the identity left to the gate', async (t) => {
+      const g = recordingGate();
+      const f = await fake(t, { FAKE_HELM_STDOUT: join(FIXTURES, 'upgrade-install.json'), HELM_KUBEAPISERVER: 'https://elsewhere:6443', HELM_KUBETOKEN: 'stolen' }, { gate: g.gate });
+      await f.client.upgradeInstall({ ...REQ, owner: OWNER, impersonate: 'system:serviceaccount:team-a:tenant' });
+      await f.client.uninstall({ release: 'web', namespace: 'team-a', timeoutMs: 10_000, owner: OWNER, impersonate: 'system:serviceaccount:team-a:tenant' });
+      const upgrade = await f.call('upgrade');
+      assert.equal(upgrade.kubeconfig, 'session 1 for upgrade\n');
+      assert.equal(upgrade.kubeconfigMode, '600');
+      assert.match(upgrade.env['KUBECONFIG'] ?? '', /chartpilot-session-[^/]+\/kubeconfig$/, 'not the client’s own kubeconfig');
+      assert.equal(upgrade.env['HELM_KUBEAPISERVER'], '', 'helm cannot be pointed elsewhere');
+      assert.equal(upgrade.env['HELM_KUBETOKEN'], '');
+      assert.equal(upgrade.env['KUBECACHEDIR'], '/the/gate/cache', 'discovery cached per gate, not under the home directory per proxy port');
+      assert.ok(!upgrade.args.some((a) => a.startsWith('--kube-as-user')), 'the gate impersonates, not helm');
+      const uninstall = await f.call('uninstall');
+      assert.equal(uninstall.kubeconfig, 'session 2 for uninstall\n');
+      assert.deepEqual(g.opened.map((c) => [c.action, c.release, c.namespace, c.owner.uid, c.impersonate]), [
+        ['upgrade', 'web', 'team-a', 'uid-web', 'system:serviceaccount:team-a:tenant'],
+        ['uninstall', 'web', 'team-a', 'uid-web', 'system:serviceaccount:team-a:tenant'],
+      ]);
+      assert.equal(g.closed, 2, 'every session is closed after its process');
+      const left = (await readdir(tmpdir())).filter((n) => n.startsWith(SESSION_DIR_PREFIX));
+      assert.deepEqual(left.filter((n) => upgrade.env['KUBECONFIG']?.includes(n) === true), [], 'the kubeconfig is removed');
+    });
+
+    it('a refusal of the gate is the call’s error, named, even when helm went on', async (t) => {
+      const refusal = 'refused to delete ConfigMap "cluster-config" in namespace kube-system: objects of this custom resource must stay in its namespace team-a';
+      const failing = await fake(t, { FAKE_HELM_MODE: 'fail', FAKE_HELM_STDERR: join(FIXTURES, 'stderr/uninstall-not-found.txt') }, { gate: recordingGate(() => [refusal]).gate });
+      await assert.rejects(failing.client.uninstall({ release: 'web', namespace: 'team-a', timeoutMs: 10_000, owner: OWNER }), (err: unknown) => {
+        assert.ok(err instanceof HelmError);
+        assert.equal(err.kind, 'refused');
+        assert.equal(err.message, `chartpilot's API gate stopped helm uninstall: ${refusal}`);
+        return true;
+      });
+      const succeeding = await fake(t, {}, { gate: recordingGate((a) => (a === 'rollback' ? [refusal, 'and another'] : [])).gate });
+      await assert.rejects(succeeding.client.rollback({ release: 'web', namespace: 'team-a', timeoutMs: 10_000, owner: OWNER }), { kind: 'refused', message: `chartpilot's API gate stopped helm rollback: ${refusal} (and 1 more refusal)` });
+    });
+
+    it('a confined client runs no helm for a request that does not say whom it acts for', async (t) => {
+      const f = await fake(t, {}, { gate: recordingGate().gate });
+      await assert.rejects(f.client.status({ release: 'web', namespace: 'team-a', timeoutMs: 10_000 }), /need the owner they act for/);
+      await assert.rejects(f.client.upgradeInstall({ ...REQ, owner: { ...OWNER, uid: '' } }), TypeError);
+      assert.deepEqual(await f.calls(), []);
+    });
   });
 });

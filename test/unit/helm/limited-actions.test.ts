@@ -33,7 +33,7 @@ describe('limitConcurrentCalls', () => {
       limited.upgradeInstall({ ...a, chart: 'c', values: {} }),
       limited.uninstall(b),
       limited.rollback(a),
-      limited.status('r', 'ns-b', 1000),
+      limited.status({ release: 'r', namespace: 'ns-b', timeoutMs: 1000 }),
     ]);
     await tick();
     assert.equal(open, 2);

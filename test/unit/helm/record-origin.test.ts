@@ -4,9 +4,9 @@ import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { decideAdoption, type ScopedObject } from '../../../src/helm/adoption.js';
 import { resolveManifestObjects } from '../../../src/helm/postrender/resolve.js';
-import { ADOPTED_LABEL, adoptionMark, isOurRecord, recordObjects, type DecodedRecord } from '../../../src/helm/record-origin.js';
-import { deriveSealKey, SEAL_ANNOTATION, sealOf } from '../../../src/helm/seal.js';
-import { decodeStoredRecord, withReleaseLabel } from '../../../src/helm/storage.js';
+import { deriveRecordKey, recordBytesOf, recordMac, RecordKeys, RECORD_MAC_ANNOTATION, RELEASE_RECORD_TYPE } from '../../../src/helm/record-mac.js';
+import { isOurRecord, recordObjects, type DecodedRecord, type RecordToJudge } from '../../../src/helm/record-origin.js';
+import { decodeStoredRecord } from '../../../src/helm/storage.js';
 import { RecordVerdicts } from '../../../src/helm/record-verdicts.js';
 import { KubeApiError } from '../../../src/kube/errors.js';
 import type { KubeClient } from '../../../src/kube/rest.js';
@@ -14,19 +14,12 @@ import { resourcePath } from '../../../src/kube/resource.js';
 import type { Release, StoredRevision } from '../../../src/reconcile/model.js';
 
 const MASTER = Buffer.alloc(32, 9);
-const KEY_A = deriveSealKey(MASTER, 'uid-a');
-const KEY_B = deriveSealKey(MASTER, 'uid-b');
+const KEY_A = deriveRecordKey(MASTER, 'uid-a');
+const KEY_B = deriveRecordKey(MASTER, 'uid-b');
 const EXPECT = { releaseName: 'web', namespace: 'team-a' } as const;
 
 function configMap(name: string, data: Record<string, string>, namespace?: string): Record<string, unknown> {
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, ...(namespace === undefined ? {} : { namespace }) }, data };
-}
-
-/** What the post-renderer emits: the object with its seal among its annotations. */
-function sealed(key: Buffer, object: Record<string, unknown>): Record<string, unknown> {
-  const metadata = object.metadata as Record<string, unknown>;
-  const annotations = { ...((metadata.annotations as Record<string, string> | undefined) ?? {}), [SEAL_ANNOTATION]: sealOf(key, object) };
-  return { ...object, metadata: { ...metadata, annotations } };
 }
 
 function manifest(objects: readonly Record<string, unknown>[]): string {
@@ -53,95 +46,122 @@ function record(objects: readonly Record<string, unknown>[], hooks: readonly Rec
   return { release: release({ manifest: manifest(objects), ...extra }), hookManifests: hooks.map((h) => manifest(h)), labels: {} };
 }
 
-const judge = (key: Buffer, r: DecodedRecord, labels: Record<string, string> = {}): boolean => isOurRecord(key, { record: r, labels }, EXPECT, resolveManifestObjects);
+/** What Helm stores: base64(gzip(JSON)), then base64 again as Secret data. */
+function secretData(r: DecodedRecord): string {
+  const json = { name: r.release.name, namespace: r.release.namespace, version: r.release.revision, info: { status: 'deployed' }, chart: { metadata: { name: 'webapp' } }, manifest: r.release.manifest, hooks: r.hookManifests.map((m, i) => ({ name: `h${i}`, manifest: m })) };
+  return Buffer.from(gzipSync(Buffer.from(JSON.stringify(json))).toString('base64')).toString('base64');
+}
 
-describe('record origin: seals', () => {
-  const cm = configMap('cfg', { mode: 'fast' });
+/** A record's Secret as helm's storage writes it, stamped with `key`'s MAC when given. */
+function recordSecret(r: DecodedRecord, key: Buffer | undefined, over: { name?: string; namespace?: string; labels?: Record<string, string>; type?: string; data?: string } = {}): Record<string, unknown> {
+  const name = over.name ?? `sh.helm.release.v1.${r.release.name}.v${String(r.release.revision)}`;
+  const namespace = over.namespace ?? 'team-a';
+  const secret: Record<string, unknown> = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    type: over.type ?? RELEASE_RECORD_TYPE,
+    metadata: { name, namespace, labels: over.labels ?? { owner: 'helm', name: r.release.name, version: String(r.release.revision), status: 'deployed' } },
+    data: { release: over.data ?? secretData(r) },
+  };
+  if (key !== undefined) stamp(secret, key, namespace);
+  return secret;
+}
 
-  it('a record whose every object (hooks too) is sealed with this CR’s key is ours', () => {
-    assert.equal(judge(KEY_A, record([sealed(KEY_A, cm)], [[sealed(KEY_A, configMap('hook', {}))]])), true);
+function stamp(secret: Record<string, unknown>, key: Buffer, namespace = 'team-a'): void {
+  const bytes = recordBytesOf(secret, namespace);
+  assert.ok(bytes !== undefined);
+  (secret['metadata'] as Record<string, unknown>)['annotations'] = { [RECORD_MAC_ANNOTATION]: recordMac(key, bytes) };
+}
+
+async function judged(secret: Record<string, unknown>): Promise<RecordToJudge> {
+  const meta = secret['metadata'] as { namespace: string; labels: Record<string, string>; annotations?: Record<string, string> };
+  const bytes = recordBytesOf(secret, meta.namespace);
+  assert.ok(bytes !== undefined);
+  const record = await decodeStoredRecord((secret['data'] as { release: string }).release);
+  return { record, labels: meta.labels, bytes, mac: meta.annotations?.[RECORD_MAC_ANNOTATION] };
+}
+
+const judge = async (key: Buffer, secret: Record<string, unknown>): Promise<boolean> => isOurRecord(key, await judged(secret), EXPECT);
+
+describe('record origin: record MACs over the exact bytes', () => {
+  const r = record([configMap('cfg', { mode: 'fast' })], [[configMap('hook', {})]]);
+
+  it('a record stamped for this CR is ours; the same record is another CR’s only under its key', async () => {
+    assert.equal(await judge(KEY_A, recordSecret(r, KEY_A)), true);
+    assert.equal(await judge(KEY_B, recordSecret(r, KEY_A)), false);
+    assert.equal(await judge(KEY_B, recordSecret(r, KEY_B)), true);
   });
 
-  it('a copy of another CR’s record is not: its seals are under that CR’s key', () => {
-    assert.equal(judge(KEY_A, record([sealed(KEY_B, cm)])), false);
-    assert.equal(judge(KEY_B, record([sealed(KEY_B, cm)])), true, 'the same record is the other CR’s');
-  });
-
-  it('an edited object is not, nor an object added beside sealed ones, nor an unsealed hook', () => {
-    const s = sealed(KEY_A, cm);
-    const edited = { ...s, data: { mode: 'slow' } };
-    assert.equal(judge(KEY_A, record([edited])), false);
-    const moved = { ...s, metadata: { ...(s.metadata as object), namespace: 'kube-system' } };
-    assert.equal(judge(KEY_A, record([moved])), false, 'a sealed object sent to another namespace');
-    assert.equal(judge(KEY_A, record([s, configMap('extra', {}, 'kube-system')])), false);
-    assert.equal(judge(KEY_A, record([s], [[configMap('hook', {})]])), false);
-  });
-
-  it('copied labels and annotations prove nothing: a seal annotation of the wrong length or value is refused', () => {
-    const s = sealed(KEY_A, cm);
-    const meta = s.metadata as { annotations: Record<string, string> };
-    for (const bad of ['', 'x', `${meta.annotations[SEAL_ANNOTATION]}x`, sealOf(KEY_A, configMap('other', {}))]) {
-      assert.equal(judge(KEY_A, record([{ ...s, metadata: { ...meta, annotations: { [SEAL_ANNOTATION]: bad } } }])), false, bad);
+  it('no MAC, or a MAC of the wrong length or value, is foreign: an empty record too', async () => {
+    assert.equal(await judge(KEY_A, recordSecret(r, undefined)), false);
+    assert.equal(await judge(KEY_A, recordSecret(record([]), undefined)), false, 'an empty record proves nothing');
+    assert.equal(await judge(KEY_A, recordSecret(record([]), KEY_A)), true, 'unless stamped: helm wrote it for a chart that renders nothing');
+    const good = recordSecret(r, KEY_A);
+    const mac = ((good['metadata'] as { annotations: Record<string, string> }).annotations)[RECORD_MAC_ANNOTATION] ?? '';
+    for (const bad of ['', 'x', `${mac}x`, mac.slice(1), recordMac(KEY_A, { namespace: 'team-a', name: 'other', type: RELEASE_RECORD_TYPE, labels: {}, release: Buffer.alloc(0) })]) {
+      const forged = recordSecret(r, undefined);
+      (forged['metadata'] as Record<string, unknown>)['annotations'] = { [RECORD_MAC_ANNOTATION]: bad };
+      assert.equal(await judge(KEY_A, forged), false, bad);
     }
   });
 
-  it('an annotations map left empty by removing the seal is the same object as none (helm may keep {} or drop it)', () => {
-    const withEmpty = sealed(KEY_A, configMap('cfg', { a: '1' }));
-    assert.equal(judge(KEY_A, record([withEmpty])), true);
-    const objectWithEmptyMap = { ...cm, metadata: { name: 'cfg', annotations: {} } };
-    assert.equal(sealOf(KEY_A, objectWithEmptyMap), sealOf(KEY_A, cm));
+  it('any change of what helm stored breaks it: the release blob, a label, the type, the namespace', async () => {
+    const good = recordSecret(r, KEY_A);
+    const annotations = (good['metadata'] as { annotations: Record<string, string> }).annotations;
+    const withMac = (s: Record<string, unknown>): Record<string, unknown> => {
+      (s['metadata'] as Record<string, unknown>)['annotations'] = annotations;
+      return s;
+    };
+    // A merge key appended after the object's own keys: sealed objects re-read elsewhere (the Step 20 escape).
+    const merged = record([], [], { manifest: `${r.release.manifest.trimEnd()}\n  <<: {namespace: kube-system, name: cluster-config}\n` });
+    assert.equal(await judge(KEY_A, withMac(recordSecret(merged, undefined))), false);
+    assert.equal(await judge(KEY_A, withMac(recordSecret(r, undefined, { labels: { owner: 'helm', name: 'web', version: '2', status: 'superseded' } }))), false);
+    assert.equal(await judge(KEY_A, withMac(recordSecret(r, undefined, { type: 'Opaque' }))), false);
+    assert.equal(await judge(KEY_A, withMac(recordSecret(r, undefined, { namespace: 'team-b' }))), false);
   });
 
-  it('a record of another release or namespace is not ours even when sealed', () => {
-    assert.equal(judge(KEY_A, record([sealed(KEY_A, cm)], [], { name: 'other' })), false);
-    assert.equal(judge(KEY_A, record([sealed(KEY_A, cm)], [], { namespace: 'team-b' })), false);
+  it('a record re-assembled from two stamped revisions, or one renamed to another revision, is foreign', async () => {
+    const v1 = record([configMap('a', {})], [], { revision: 1 });
+    const v2 = record([configMap('b', {})], [], { revision: 2 });
+    const both = record([configMap('a', {}), configMap('b', {})], [], { revision: 2 });
+    const s2 = recordSecret(v2, KEY_A);
+    const reassembled = recordSecret(both, undefined);
+    (reassembled['metadata'] as Record<string, unknown>)['annotations'] = (s2['metadata'] as Record<string, unknown>)['annotations'];
+    assert.equal(await judge(KEY_A, reassembled), false);
+    // v1's Secret, stamp and all, under v3's name and labels.
+    const s1 = recordSecret(v1, KEY_A);
+    const renamed = recordSecret(v1, undefined, { name: 'sh.helm.release.v1.web.v3', labels: { owner: 'helm', name: 'web', version: '3', status: 'deployed' } });
+    (renamed['metadata'] as Record<string, unknown>)['annotations'] = (s1['metadata'] as Record<string, unknown>)['annotations'];
+    assert.equal(await judge(KEY_A, renamed), false);
   });
 
-  it('an unreadable manifest is not ours', () => {
-    assert.equal(judge(KEY_A, { release: release({ manifest: 'a: [unclosed' }), hookManifests: [], labels: {} }), false);
-    assert.equal(judge(KEY_A, { release: release({ manifest: '- just\n- a list\n' }), hookManifests: [], labels: {} }), false);
+  it('a stamped record is still foreign when it is not the record it says it is', async () => {
+    // The blob holds revision 2 of release web, but the Secret is named for revision 5 or another release.
+    assert.equal(await judge(KEY_A, recordSecret(r, KEY_A, { name: 'sh.helm.release.v1.web.v5' })), false);
+    assert.equal(await judge(KEY_A, recordSecret(r, KEY_A, { name: 'sh.helm.release.v1.shop.v2' })), false);
+    assert.equal(await judge(KEY_A, recordSecret(record([], [], { name: 'shop' }), KEY_A, { name: 'sh.helm.release.v1.web.v2' })), false);
+    assert.equal(await judge(KEY_A, recordSecret(r, KEY_A, { name: 'web-v2' })), false);
   });
 
-  it('objects in an items list are judged one by one, as the decoder flattens them', () => {
-    const list = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'outer' }, items: [sealed(KEY_A, cm), configMap('smuggled', {}, 'kube-system')] };
-    assert.equal(recordObjects(record([list]), resolveManifestObjects).length, 2);
-    assert.equal(judge(KEY_A, record([list])), false);
-  });
-});
-
-describe('record origin: adoption marks', () => {
-  const objects = [configMap('cfg', { mode: 'fast' })];
-  const r = record(objects, [[configMap('hook', {})]]);
-  const all = recordObjects(r, resolveManifestObjects);
-
-  it('a record without seals is ours once marked for this CR, release, revision and content: on its Secret or in the record', () => {
-    assert.equal(judge(KEY_A, r), false);
-    const mark = adoptionMark(KEY_A, 'web', 2, all);
-    assert.match(mark, /^[0-9a-f]{62}$/, 'fits a label value');
-    assert.equal(judge(KEY_A, r, { [ADOPTED_LABEL]: mark }), true);
-    assert.equal(judge(KEY_A, { ...r, labels: { [ADOPTED_LABEL]: mark } }), true, 'helm copies the record’s labels to the Secret it rewrites');
-  });
-
-  it('a mark made for another CR, revision, release or content does not count', () => {
-    assert.equal(judge(KEY_A, r, { [ADOPTED_LABEL]: adoptionMark(KEY_B, 'web', 2, all) }), false);
-    assert.equal(judge(KEY_A, r, { [ADOPTED_LABEL]: adoptionMark(KEY_A, 'web', 3, all) }), false);
-    assert.equal(judge(KEY_A, r, { [ADOPTED_LABEL]: adoptionMark(KEY_A, 'web2', 2, all) }), false);
-    const edited = record([configMap('cfg', { mode: 'slow' })], [[configMap('hook', {})]]);
-    assert.equal(judge(KEY_A, edited, { [ADOPTED_LABEL]: adoptionMark(KEY_A, 'web', 2, all) }), false);
+  it('the record keys are per CR and derived once each', () => {
+    const keys = new RecordKeys(MASTER, 2);
+    assert.deepEqual(keys.keyOf('uid-a'), KEY_A);
+    assert.equal(keys.keyOf('uid-a'), keys.keyOf('uid-a'));
+    assert.notDeepEqual(keys.keyOf('uid-b'), KEY_A);
+    assert.throws(() => new RecordKeys(Buffer.alloc(8)), /at least 16 bytes/);
   });
 });
 
 describe('adopt: the decision', () => {
   const confinement = { namespace: 'team-a', allowClusterScoped: false, allowCrossNamespace: false };
   const scoped = (object: Record<string, unknown>, scope: ScopedObject['scope'] = 'namespaced'): ScopedObject => ({ object, scope });
-  const base = { key: KEY_A, releaseName: 'web', namespace: 'team-a', chartName: 'webapp', confinement };
+  const base = { releaseName: 'web', namespace: 'team-a', chartName: 'webapp', confinement };
 
-  it('adopts a record of this release, from the entry’s chart, with every object in the namespace; the mark then verifies', () => {
+  it('adopts a record of this release, from the entry’s chart, with every object in the namespace', () => {
     const objects = [configMap('cfg', {}), configMap('named', {}, 'team-a')];
     const r = record(objects);
     const d = decideAdoption({ ...base, record: r, objects: recordObjects(r, resolveManifestObjects).map((o) => scoped(o)) });
     assert.ok(d.adopt);
-    assert.equal(judge(KEY_A, r, { [ADOPTED_LABEL]: d.mark }), true);
   });
 
   it('refuses another chart, another release, objects elsewhere, and kinds the cluster does not serve, saying why', () => {
@@ -170,20 +190,7 @@ describe('adopt: the decision', () => {
   });
 });
 
-/** What Helm stores: base64(gzip(JSON)), then base64 again as Secret data. */
-function secretData(r: DecodedRecord): string {
-  const json = { name: r.release.name, namespace: r.release.namespace, version: r.release.revision, info: { status: 'deployed' }, chart: { metadata: { name: 'webapp' } }, manifest: r.release.manifest, hooks: r.hookManifests.map((m, i) => ({ name: `h${i}`, manifest: m })) };
-  return Buffer.from(gzipSync(Buffer.from(JSON.stringify(json))).toString('base64')).toString('base64');
-}
-
 describe('storage: records with hooks, and the verdict cache', () => {
-  it('adds a release label in the record, where helm keeps it', async () => {
-    const r = record([configMap('cfg', {})]);
-    const decoded = await decodeStoredRecord(withReleaseLabel(secretData(r), ADOPTED_LABEL, 'abc'));
-    assert.deepEqual(decoded.labels, { [ADOPTED_LABEL]: 'abc' });
-    assert.equal(decoded.release.manifest, r.release.manifest, 'nothing else changes');
-  });
-
   it('decodes the hooks’ manifests apart from the release’s', async () => {
     const r = record([configMap('cfg', {})], [[configMap('pre', {})], [configMap('post', {})]]);
     const decoded = await decodeStoredRecord(secretData(r));
@@ -197,7 +204,7 @@ describe('storage: records with hooks, and the verdict cache', () => {
   });
 
   /** Serves record Secrets by name from a map; counts GETs. */
-  function recordsClient(secrets: Map<string, { data: string; rv: string; annotations?: Record<string, string> }>): { client: KubeClient; gets: string[] } {
+  function recordsClient(secrets: Map<string, { secret: Record<string, unknown>; rv: string }>): { client: KubeClient; gets: string[] } {
     const gets: string[] = [];
     const client: KubeClient = {
       request: <T>(method: string, path: string): Promise<T> => {
@@ -205,7 +212,8 @@ describe('storage: records with hooks, and the verdict cache', () => {
         gets.push(name);
         const s = secrets.get(name);
         if (method !== 'GET' || s === undefined) return Promise.reject(new KubeApiError('not found', { status: 404 }));
-        return Promise.resolve({ metadata: { name, uid: `uid-of-${name}`, resourceVersion: s.rv, annotations: s.annotations }, data: { release: s.data } } as T);
+        const meta = s.secret['metadata'] as Record<string, unknown>;
+        return Promise.resolve({ ...s.secret, metadata: { ...meta, uid: `uid-of-${name}`, resourceVersion: s.rv } } as T);
       },
       watch: () => Promise.reject(new Error('not used')),
       resourceFor: () => Promise.reject(new Error('not used')),
@@ -227,16 +235,16 @@ describe('storage: records with hooks, and the verdict cache', () => {
   });
 
   it('reads each record once per version: a converged CR costs no GET; a changed record is judged again', async () => {
-    const ours = record([sealed(KEY_A, configMap('cfg', {}))], [], { revision: 1 });
-    const secrets = new Map([['sh.helm.release.v1.web.v1', { data: secretData(ours), rv: '10' }]]);
+    const ours = record([configMap('cfg', {})], [], { revision: 1 });
+    const secrets = new Map([['sh.helm.release.v1.web.v1', { secret: recordSecret(ours, KEY_A), rv: '10' }]]);
     const { client, gets } = recordsClient(secrets);
-    const store = new RecordVerdicts(client, { masterKey: MASTER });
+    const store = new RecordVerdicts(client, { keys: new RecordKeys(MASTER) });
     assert.deepEqual(await store.foreignRevisions('team-a', 'web', 'uid-a', [rev(1, '10')]), []);
     assert.deepEqual(await store.foreignRevisions('team-a', 'web', 'uid-a', [rev(1, '10')]), []);
     assert.equal(gets.length, 1, 'the second look is answered from the cache');
     // Replaced by a forgery (same name, new resourceVersion): read and judged again.
     const forged = record([configMap('cfg', {}, 'kube-system')], [], { revision: 1 });
-    secrets.set('sh.helm.release.v1.web.v1', { data: secretData(forged), rv: '11' });
+    secrets.set('sh.helm.release.v1.web.v1', { secret: recordSecret(forged, undefined), rv: '11' });
     const foreign = await store.foreignRevisions('team-a', 'web', 'uid-a', [rev(1, '11')]);
     assert.deepEqual(foreign.map((r) => r.secretName), ['sh.helm.release.v1.web.v1']);
     assert.equal(gets.length, 2);
@@ -245,9 +253,9 @@ describe('storage: records with hooks, and the verdict cache', () => {
   });
 
   it('a record gone since the LIST is nothing to act on; one that is not a Helm record is foreign', async () => {
-    const secrets = new Map([['sh.helm.release.v1.web.v2', { data: Buffer.from('not helm').toString('base64'), rv: '5' }]]);
+    const secrets = new Map([['sh.helm.release.v1.web.v2', { secret: recordSecret(record([]), KEY_A, { data: Buffer.from('not helm').toString('base64') }), rv: '5' }]]);
     const { client, gets } = recordsClient(secrets);
-    const store = new RecordVerdicts(client, { masterKey: MASTER });
+    const store = new RecordVerdicts(client, { keys: new RecordKeys(MASTER) });
     const foreign = await store.foreignRevisions('team-a', 'web', 'uid-a', [rev(1, '4'), rev(2, '5')]);
     assert.deepEqual(foreign.map((r) => r.revision), [2]);
     const read = gets.length;
@@ -256,14 +264,14 @@ describe('storage: records with hooks, and the verdict cache', () => {
   });
 
   it('hands the keeper the newest record it judged ours without a second GET, only for the very version the LIST showed', async () => {
-    const v1 = record([sealed(KEY_A, configMap('cfg', { v: '1' }))], [], { revision: 1 });
-    const v2 = record([sealed(KEY_A, configMap('cfg', { v: '2' }))], [], { revision: 2 });
+    const v1 = record([configMap('cfg', { v: '1' })], [], { revision: 1 });
+    const v2 = record([configMap('cfg', { v: '2' })], [], { revision: 2 });
     const secrets = new Map([
-      ['sh.helm.release.v1.web.v1', { data: secretData(v1), rv: '10' }],
-      ['sh.helm.release.v1.web.v2', { data: secretData(v2), rv: '20' }],
+      ['sh.helm.release.v1.web.v1', { secret: recordSecret(v1, KEY_A), rv: '10' }],
+      ['sh.helm.release.v1.web.v2', { secret: recordSecret(v2, KEY_A), rv: '20' }],
     ]);
     const { client, gets } = recordsClient(secrets);
-    const store = new RecordVerdicts(client, { masterKey: MASTER });
+    const store = new RecordVerdicts(client, { keys: new RecordKeys(MASTER) });
     assert.deepEqual(await store.foreignRevisions('team-a', 'web', 'uid-a', [rev(1, '10'), rev(2, '20')]), []);
     assert.equal(gets.length, 2);
     const at = { namespace: 'team-a', release: 'web', revision: 2, ownerUid: 'uid-a' };
@@ -275,13 +283,7 @@ describe('storage: records with hooks, and the verdict cache', () => {
     assert.equal(gets.length, 3);
     await store.foreignRevisions('team-a', 'web', 'uid-b', [rev(2, '20')]);
     await assert.rejects(store.ownManifest({ ...at, ownerUid: 'uid-b', version: { uid: 'uid-of-sh.helm.release.v1.web.v2', resourceVersion: '20' } }), /was not written by chartpilot/);
-    secrets.set('sh.helm.release.v1.web.v2', { data: secretData(record([configMap('cfg', {}, 'kube-system')], [], { revision: 2 })), rv: '21' });
+    secrets.set('sh.helm.release.v1.web.v2', { secret: recordSecret(record([configMap('cfg', {}, 'kube-system')], [], { revision: 2 }), undefined), rv: '21' });
     await assert.rejects(store.ownManifest({ ...at, version: { uid: 'uid-of-sh.helm.release.v1.web.v2', resourceVersion: '20' } }), /was not written by chartpilot/, 'replaced since: judged anew');
-  });
-
-  it('the seal key the post-renderer gets is the derived per-CR key', () => {
-    const store = new RecordVerdicts(recordsClient(new Map()).client, { masterKey: MASTER });
-    assert.equal(store.sealKey('uid-a'), KEY_A.toString('base64'));
-    assert.notEqual(store.sealKey('uid-b'), store.sealKey('uid-a'));
   });
 });

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { createConnection, type Socket } from 'node:net';
 import type { Clock, TimerHandle } from '../../../src/lib/clock.js';
-import { EventLoopWatchdog, startHealthServer, type CheckResult } from '../../../src/observe/health-server.js';
-import { ListenError, startHttpServer } from '../../../src/observe/http-server.js';
+import { EventLoopWatchdog, PROBE_LIMITS, startHealthServer, type CheckResult } from '../../../src/observe/health-server.js';
+import { DEFAULT_TIMEOUTS, ListenError, startHttpServer, type ConnectionLimits } from '../../../src/observe/http-server.js';
 
 describe('health server', () => {
   let ready: CheckResult = 'informers have not synced';
@@ -44,7 +44,7 @@ describe('health server', () => {
   });
 });
 
-const LIMIT = { maxConnections: 8 };
+const LIMIT: ConnectionLimits = { maxConnections: 8, maxPerPeer: 8, timeouts: DEFAULT_TIMEOUTS };
 
 describe('http server', () => {
   it('turns a taken port into a ListenError that names the flag value and the cause', async () => {
@@ -133,47 +133,103 @@ describe('EventLoopWatchdog', () => {
 });
 
 describe('http server connection limits', () => {
-  /** Opens a raw TCP connection; resolves once connected, and records when the server closed it. */
-  function connect(port: number): Promise<{ socket: Socket; closed: () => boolean }> {
+  interface Conn {
+    readonly socket: Socket;
+    /** When the server closed it (ms since connecting), undefined while open. */
+    closedAfter(): number | undefined;
+  }
+  /** A raw TCP connection from `from` (Linux loopback takes any 127/8 source): another peer each. */
+  function connect(port: number, from = '127.0.0.1'): Promise<Conn> {
     return new Promise((resolve, reject) => {
-      let closed = false;
-      const socket = createConnection({ host: '127.0.0.1', port }, () => {
-        resolve({ socket, closed: () => closed });
+      let closedAt: number | undefined;
+      const at = Date.now();
+      const socket = createConnection({ host: '127.0.0.1', port, localAddress: from }, () => {
+        resolve({ socket, closedAfter: () => (closedAt === undefined ? undefined : closedAt - at) });
       });
       socket.on('error', reject);
-      socket.on('close', () => (closed = true));
+      socket.on('data', () => undefined);
+      socket.on('close', () => (closedAt = Date.now()));
     });
   }
+  const open = (cs: readonly Conn[]): boolean[] => cs.map((c) => c.closedAfter() === undefined);
+  /** One GET from `from` on a connection of its own: the body, or '' when refused. */
+  const getFrom = (port: number, from: string): Promise<string> =>
+    new Promise((resolve) => {
+      const c = createConnection({ host: '127.0.0.1', port, localAddress: from }, () => {
+        c.write('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      });
+      let got = '';
+      c.on('data', (d: Buffer) => (got += d.toString()));
+      c.on('error', () => undefined);
+      c.on('close', () => {
+        resolve(got.endsWith('\r\n\r\nx') ? 'x' : '');
+      });
+    });
+  const serve = (limits: ConnectionLimits) => startHttpServer('metrics server', { host: '127.0.0.1', port: 0, text: '127.0.0.1:0' }, (_req, res) => {
+    res.end('x');
+  }, limits);
 
-  it('closes connections beyond the cap as soon as they are accepted, and serves again once below it', async () => {
-    const server = await startHttpServer('metrics server', { host: '127.0.0.1', port: 0, text: '127.0.0.1:0' }, (_req, res) => {
-      res.end('x');
-    }, { maxConnections: 3 });
-    const open: { socket: Socket; closed: () => boolean }[] = [];
+  it('closes a peer\'s connections beyond its share at once, while another peer is still served', async () => {
+    const server = await serve({ maxConnections: 8, maxPerPeer: 3, timeouts: DEFAULT_TIMEOUTS });
+    const conns: Conn[] = [];
     try {
-      for (let i = 0; i < 8; i++) open.push(await connect(server.port));
-      await waitUntil(() => open.filter((c) => c.closed()).length >= 5);
-      assert.deepEqual(open.map((c) => c.closed()), [false, false, false, true, true, true, true, true]);
-      // A scrape while the cap is taken is refused too: that is the point of the cap.
-      await assert.rejects(fetch(`http://${server.address}/`));
-      for (const c of open) c.socket.destroy();
-      await waitUntil(async () => (await fetch(`http://${server.address}/`).then((r) => r.text(), () => '')) === 'x');
+      for (let i = 0; i < 6; i++) conns.push(await connect(server.port));
+      await waitUntil(() => conns.filter((c) => c.closedAfter() !== undefined).length >= 3);
+      assert.deepEqual(open(conns), [true, true, true, false, false, false]);
+      assert.ok(conns.slice(3).every((c) => (c.closedAfter() ?? Infinity) < 1_000), 'refused at once, not timed out');
+      assert.equal(await getFrom(server.port, '127.0.0.1'), '', 'the full peer gets nothing more');
+      assert.equal(await getFrom(server.port, '127.0.0.2'), 'x', 'another peer is served');
+      for (const c of conns) c.socket.destroy();
+      await waitUntil(async () => (await getFrom(server.port, '127.0.0.1')) === 'x');
     } finally {
-      for (const c of open) c.socket.destroy();
+      for (const c of conns) c.socket.destroy();
+      await server.close();
+    }
+  });
+
+  it('at the overall cap, lets a new peer in by closing the oldest connection of the peer holding the most', async () => {
+    const server = await serve({ maxConnections: 4, maxPerPeer: 3, timeouts: DEFAULT_TIMEOUTS });
+    const conns: Conn[] = [];
+    try {
+      for (const from of ['127.0.0.3', '127.0.0.3', '127.0.0.3', '127.0.0.4']) conns.push(await connect(server.port, from));
+      await waitUntil(async () => (await getFrom(server.port, '127.0.0.1')) === 'x');
+      await waitUntil(() => conns[0]?.closedAfter() !== undefined);
+      assert.deepEqual(open(conns), [false, true, true, true]);
+    } finally {
+      for (const c of conns) c.socket.destroy();
       await server.close();
     }
   });
 
   it('cuts a connection that sends nothing after the idle timeout', async () => {
-    const server = await startHttpServer('metrics server', { host: '127.0.0.1', port: 0, text: '127.0.0.1:0' }, (_req, res) => {
-      res.end('x');
-    }, { maxConnections: 3, idleMs: 200 });
+    const server = await serve({ maxConnections: 3, maxPerPeer: 3, timeouts: { ...DEFAULT_TIMEOUTS, idleMs: 200 } });
     try {
-      const started = Date.now();
       const c = await connect(server.port);
-      await waitUntil(() => c.closed());
-      assert.ok(Date.now() - started < 2_000, `closed after ${String(Date.now() - started)} ms`);
+      await waitUntil(() => c.closedAfter() !== undefined);
+      assert.ok((c.closedAfter() ?? Infinity) < 2_000, `closed after ${String(c.closedAfter())} ms`);
     } finally {
+      await server.close();
+    }
+  });
+
+  it('the probe server drops a slow request, an idle keep-alive and a silent connection within a second', async () => {
+    const server = await startHealthServer({ host: '127.0.0.1', port: 0, text: '127.0.0.1:0' }, { healthz: {}, readyz: {} });
+    const timers: NodeJS.Timeout[] = [];
+    try {
+      const silent = await connect(server.port);
+      // A header byte every 100 ms: the socket is never idle, only the headers timeout ends it.
+      const slow = await connect(server.port);
+      slow.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ');
+      timers.push(setInterval(() => slow.socket.write('a'), 100));
+      const kept = await connect(server.port);
+      kept.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+      await waitUntil(() => [silent, slow, kept].every((c) => c.closedAfter() !== undefined));
+      for (const [what, c] of Object.entries({ silent, slow, kept })) {
+        assert.ok((c.closedAfter() ?? Infinity) < 1_000, `${what} closed after ${String(c.closedAfter())} ms`);
+      }
+      assert.ok(PROBE_LIMITS.timeouts.headersMs < 1_000 && PROBE_LIMITS.timeouts.idleMs < 1_000);
+    } finally {
+      for (const t of timers) clearInterval(t);
       await server.close();
     }
   });

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { OperatorMetrics } from '../../../src/observe/metrics.js';
+import { residentBytesOf } from '../../../src/observe/process-memory.js';
+import { DEFAULT_TIMEOUTS } from '../../../src/observe/http-server.js';
 import { startMetricsServer } from '../../../src/observe/metrics-server.js';
 
 /** The value of one sample line, e.g. `name{a="b"}`, from the text exposition. */
@@ -131,6 +133,23 @@ describe('OperatorMetrics', () => {
     assert.equal(sample(body, 'chartpilot_dependent_watch_swaps_total'), 2);
   });
 
+  it('reports the helm engine at each scrape: its resident memory as /proc says, calls in flight, starts', async () => {
+    const m = new OperatorMetrics({ build: { version: '1' }, defaultMetrics: false });
+    let stats: { pid: number | undefined; inFlight: number; starts: number } = { pid: process.pid, inFlight: 3, starts: 1 };
+    m.helmEngine(() => stats, residentBytesOf);
+    let body = (await m.render()).body;
+    const rss = sample(body, 'chartpilot_helm_engine_resident_memory_bytes') ?? 0;
+    // This process stands in for the engine: what /proc says, within what it grew meanwhile.
+    assert.ok(Math.abs(rss - process.memoryUsage.rss()) < 64 * 1024 * 1024, `${String(rss)} vs ${String(process.memoryUsage.rss())}`);
+    assert.equal(sample(body, 'chartpilot_helm_engine_calls_in_flight'), 3);
+    assert.equal(sample(body, 'chartpilot_helm_engine_starts_total'), 1);
+    stats = { pid: undefined, inFlight: 0, starts: 2 };
+    body = (await m.render()).body;
+    assert.equal(sample(body, 'chartpilot_helm_engine_resident_memory_bytes'), 0, 'no engine, no memory');
+    assert.equal(sample(body, 'chartpilot_helm_engine_starts_total'), 2);
+    assert.equal(residentBytesOf(2 ** 22 + 1), 0, 'a pid that is no process');
+  });
+
   it('keeps separate registries per instance and includes process metrics by default', async () => {
     const a = new OperatorMetrics({ build: { version: 'a' } });
     const b = new OperatorMetrics({ build: { version: 'b' } });
@@ -145,7 +164,7 @@ describe('OperatorMetrics', () => {
 
 describe('metrics server', () => {
   const m = new OperatorMetrics({ build: { version: '9' }, defaultMetrics: false });
-  const started = startMetricsServer({ host: '127.0.0.1', port: 0, text: '127.0.0.1:0' }, m, { maxConnections: 8 });
+  const started = startMetricsServer({ host: '127.0.0.1', port: 0, text: '127.0.0.1:0' }, m, { maxConnections: 8, maxPerPeer: 8, timeouts: DEFAULT_TIMEOUTS });
   after(async () => {
     await (await started).close();
   });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { OperatorMetrics, registryOutcome } from '../../../src/observe/metrics.js';
+import { DEFAULT_TIMEOUTS } from '../../../src/observe/http-server.js';
 import { startMetricsServer } from '../../../src/observe/metrics-server.js';
 import { resourceStateOf } from '../../../src/observe/resource-state.js';
 
@@ -125,7 +126,7 @@ describe('per-CR series', () => {
   });
 
   // Cardinality and cost at 1000 CRs, measured on the registry alone (no HTTP, no cluster): the
-  // figure the README reports. The bound is generous for a shared 2-core CI machine.
+  // figure docs/operations/monitoring.md and docs/architecture/performance.md report. The bound is generous for a shared 2-core CI machine.
   it('adds at most 6 series per CR, and GET /metrics with 1000 CRs answers well under a second', async () => {
     const m = new OperatorMetrics({ build: { version: '1' }, defaultMetrics: false });
     const empty = (await m.render()).body.split('\n').filter((l) => l !== '' && !l.startsWith('#')).length;
@@ -143,7 +144,7 @@ describe('per-CR series', () => {
       });
     }
     // What a scrape waits for: GET /metrics on the operator's metrics server (plain HTTP on loopback).
-    const server = await startMetricsServer({ host: '127.0.0.1', port: 0, text: '127.0.0.1:0' }, m, { maxConnections: 8 });
+    const server = await startMetricsServer({ host: '127.0.0.1', port: 0, text: '127.0.0.1:0' }, m, { maxConnections: 8, maxPerPeer: 8, timeouts: DEFAULT_TIMEOUTS });
     const wall: number[] = [];
     const cpu: number[] = [];
     let body = '';

@@ -83,6 +83,17 @@ describe('Reconciler', () => {
     assert.ok(events.events.some((e) => e.reason === 'InstallSuccessful'));
   });
 
+  it('tells what became of the chart it was served: deployed, found deployed, failed with the CR\'s message, or not tried', async () => {
+    const trials: string[] = [];
+    const told = makeReconciler({ onChartTrial: (c, t, trial) => trials.push(`${c.metadata.name} ${t.chartDigest} ${trial.kind}${trial.kind === 'failed' ? `: ${trial.message}` : ''}`) });
+    await told.reconcile(cr(), log);
+    await told.reconcile(cr({}, { replicas: 1 }, writer.last), log);
+    world.failNext = { error: new HelmError('render', 'parse error', 'upgrade'), recorded: false };
+    await assert.rejects(told.reconcile(cr({}, { replicas: 2 }, writer.last), log), ReconcileFailure);
+    await told.reconcile(cr({ annotations: { 'helm.sdk.operatorframework.io/pause-reconcile': 'true' } }, { replicas: 2 }, writer.last), log);
+    assert.deepEqual(trials, ['demo digest-1 deployed', 'demo digest-1 deployed', 'demo digest-1 failed: helm upgrade failed: parse error', 'demo digest-1 untried']);
+  });
+
   it('a helm call turned away because the operator stops ends the reconcile without recording anything', async () => {
     const stopping = makeReconciler({ helm: { ...world.helm, upgradeInstall: () => Promise.reject(new HelmCallsStopped('stopping')) } });
     await assert.rejects(stopping.reconcile(cr(), log), HelmCallsStopped);
@@ -122,9 +133,9 @@ describe('Reconciler', () => {
         if (req.signal === stop.signal) seen.push('rollback');
         return world.helm.rollback(req);
       },
-      status: (release: string, namespace: string, timeoutMs: number, impersonate?: string, signal?: AbortSignal) => {
-        if (signal === stop.signal) seen.push('status');
-        return world.helm.status(release, namespace, timeoutMs, impersonate);
+      status: (req: Parameters<typeof world.helm.status>[0]) => {
+        if (req.signal === stop.signal) seen.push('status');
+        return world.helm.status(req);
       },
     };
     const r = makeReconciler({ helm });

@@ -95,6 +95,15 @@ describe('Reconciler with a spec-less cache', () => {
     assert.deepEqual(world.history('ns1', 'demo').at(-1)?.values, { replicas: 3 });
   });
 
+  it('a target that only says more (a held chart change) derives alike: no read, no upgrade, the condition written', async () => {
+    await reconciler.reconcile(cached(stored), log);
+    target = { ...target, chartChangeHeld: { message: 'chart /charts/webapp changed, and the change is held' } };
+    await reconciler.reconcile(cached(stored, writer.last), log);
+    assert.equal(reads, 1, 'the same fingerprint from the same digest');
+    assert.equal(world.calls.length, 1);
+    assert.equal(writer.last?.conditions?.find((c) => c.type === 'ChartChangeHeld')?.message, 'chart /charts/webapp changed, and the change is held');
+  });
+
   it('a new target (hot reload) reads again; forget() drops what a gone CR gave', async () => {
     await reconciler.reconcile(cached(stored), log);
     target = { ...target, chartDigest: 'digest-2' };

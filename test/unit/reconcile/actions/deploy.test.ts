@@ -40,11 +40,11 @@ describe('deploy: the helm request', () => {
             nonOwnedAnnotations: nonOwned,
             allowClusterScoped: false,
             allowCrossNamespace: true,
-            sealKey: Buffer.from('key of uid-1').toString('base64'),
           },
         },
         impersonate: undefined,
         signal: undefined,
+        owner: { uid: 'uid-1', confinement: { namespace: 'ns1', allowClusterScoped: false, allowCrossNamespace: true } },
       },
     ]);
   });

@@ -26,7 +26,7 @@ describe('rollback', () => {
     const { ctx, helm, events, writer } = afterFailed('upgrade');
     const result = await rollback(ctx, 3);
     assert.deepEqual(result, { done: false });
-    assert.deepEqual(helm.rollbacks, [{ release: 'demo', namespace: 'ns1', revision: 3, force: false, timeoutMs: HELM_TIMEOUT_MS, impersonate: undefined, signal: undefined }]);
+    assert.deepEqual(helm.rollbacks, [{ release: 'demo', namespace: 'ns1', revision: 3, force: false, timeoutMs: HELM_TIMEOUT_MS, impersonate: undefined, signal: undefined, owner: { uid: 'uid-1', confinement: { namespace: 'ns1', allowClusterScoped: false, allowCrossNamespace: false } } }]);
     assert.equal(ctx.failure?.message, 'helm upgrade failed: Deployment.apps "web" is invalid; rolled back to revision 3');
     assert.deepEqual(events.events, [{ type: 'Normal', reason: 'RollbackSuccessful', message: 'rolled back release demo to revision 3 after a failed upgrade' }]);
     assert.equal(ctx.progress.remediationFailed, false);
@@ -68,7 +68,7 @@ describe('removeFailedInstall', () => {
   it('uninstalls the half-made release and notes it on the failure', async () => {
     const { ctx, helm, events } = afterFailed('install');
     assert.deepEqual(await removeFailedInstall(ctx), { done: false });
-    assert.deepEqual(helm.uninstalls, [{ release: 'demo', namespace: 'ns1', timeoutMs: HELM_TIMEOUT_MS, impersonate: undefined, signal: undefined }]);
+    assert.deepEqual(helm.uninstalls, [{ release: 'demo', namespace: 'ns1', timeoutMs: HELM_TIMEOUT_MS, impersonate: undefined, signal: undefined, owner: { uid: 'uid-1', confinement: { namespace: 'ns1', allowClusterScoped: false, allowCrossNamespace: false } } }]);
     assert.equal(ctx.failure?.message, 'helm install failed: Service "web" is invalid; the partial release was uninstalled');
     assert.deepEqual(events.events, []);
   });

@@ -11,7 +11,7 @@ describe('uninstallDeleted', () => {
     const { ctx, helm, events, writer } = actionContext();
     const result = await uninstallDeleted(ctx);
     assert.deepEqual(result, { done: false });
-    assert.deepEqual(helm.uninstalls, [{ release: 'demo', namespace: 'ns1', timeoutMs: HELM_TIMEOUT_MS, disableHooks: false, description: undefined, impersonate: undefined, signal: undefined }]);
+    assert.deepEqual(helm.uninstalls, [{ release: 'demo', namespace: 'ns1', timeoutMs: HELM_TIMEOUT_MS, disableHooks: false, description: undefined, impersonate: undefined, signal: undefined, owner: { uid: 'uid-1', confinement: { namespace: 'ns1', allowClusterScoped: false, allowCrossNamespace: false } } }]);
     assert.deepEqual(events.events, [{ type: 'Normal', reason: 'UninstallSuccessful', message: 'uninstalled release demo (resource deleted)' }]);
     assert.deepEqual(writer.statuses, [], 'the status is left to the actions that follow');
   });

@@ -1,0 +1,99 @@
+/**
+ * `status.chartpilot.summary`: one state word, a reason and a one-line message, as a pure function
+ * of the conditions. `kubectl get` can only print a JSONPath of the object, and no JSONPath over
+ * conditions can say "a failed upgrade beats a Ready that still holds for the last revision"; so
+ * the operator writes the verdict and the CRD's printer columns show it. The conditions stay
+ * exactly operator-sdk's (and ansible-operator's): the summary only reads them.
+ */
+import type { Condition } from './model.js';
+import { ConditionTypes, Reasons, STALLED_READY_REASONS } from './names.js';
+
+/** The states, worst first as the summary picks them. */
+export const SummaryStates = {
+  /** Being deleted: the release is uninstalled and its objects are still going (uninstall-wait). */
+  uninstalling: 'Uninstalling',
+  paused: 'Paused',
+  /** Release records chartpilot did not write for this CR: nothing is done to the release. */
+  foreign: 'Foreign',
+  /** Nothing will change until someone acts: a bad spec, name or annotation, a missing ServiceAccount, an unavailable chart, an object that failed. */
+  stalled: 'Stalled',
+  /** The last install, upgrade or uninstall (or Ansible run) failed; what was deployed before stays. */
+  failed: 'Failed',
+  /** The kind's chart changed and the change failed on its first CR; this CR keeps the last good chart. */
+  held: 'Held',
+  /** An Ansible run is in progress. */
+  running: 'Running',
+  /** Deployed; objects are still becoming ready. */
+  progressing: 'Progressing',
+  /** Objects differ from the chart and are left so (driftDetection warn, or given up to another manager). */
+  drifted: 'Drifted',
+  ready: 'Ready',
+  /** Deployed (or run) and readiness is not tracked. */
+  deployed: 'Deployed',
+  succeeded: 'Succeeded',
+  unknown: 'Unknown',
+} as const;
+
+export type SummaryState = (typeof SummaryStates)[keyof typeof SummaryStates];
+
+export interface StatusSummary {
+  readonly state: SummaryState;
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** Where the summary lives: chartpilot's own key of the status (operator-sdk's keys stay as they are). */
+export const CHARTPILOT_STATUS_KEY = 'chartpilot';
+
+/** kubectl prints a cell up to its first line break; a wide table needs less than a condition may hold. */
+const MAX_SUMMARY_MESSAGE = 200;
+
+/** The first line of `message`, clipped for a table cell (the condition keeps it whole). */
+export function summaryMessage(message: string): string {
+  const first = (message.split(/[\r\n\f]/u)[0] ?? '').trim();
+  return first.length <= MAX_SUMMARY_MESSAGE ? first : `${first.slice(0, MAX_SUMMARY_MESSAGE - 1)}…`;
+}
+
+function isTrue(c: Pick<Condition, 'status'> | undefined): boolean {
+  return c?.status === 'True';
+}
+
+const from = (state: SummaryState, c: Pick<Condition, 'reason' | 'message'>): StatusSummary => ({ state, reason: c.reason, message: summaryMessage(c.message) });
+
+/** A chart kind's summary, from the conditions nextStatus wrote. */
+export function chartSummary(conditions: readonly Pick<Condition, 'type' | 'status' | 'reason' | 'message'>[]): StatusSummary {
+  const get = (type: string): Pick<Condition, 'type' | 'status' | 'reason' | 'message'> | undefined => conditions.find((c) => c.type === type);
+  const deployed = get(ConditionTypes.deployed);
+  const ready = get(ConditionTypes.ready);
+  const irreconcilable = get(ConditionTypes.irreconcilable);
+  const paused = get(ConditionTypes.paused);
+  const unavailable = get(ConditionTypes.chartUnavailable);
+  const failed = get(ConditionTypes.releaseFailed);
+  const drifted = get(ConditionTypes.drifted);
+  const held = get(ConditionTypes.chartChangeHeld);
+
+  if (deployed?.status === 'False' && deployed.reason === Reasons.uninstallSuccessful) return from(SummaryStates.uninstalling, deployed);
+  if (paused !== undefined && isTrue(paused)) return from(SummaryStates.paused, paused);
+  // Irreconcilable is written after (and over) a failed deploy, so it is the newer news.
+  if (irreconcilable !== undefined && isTrue(irreconcilable)) {
+    return from(irreconcilable.reason === Reasons.foreignReleaseRecord ? SummaryStates.foreign : SummaryStates.stalled, irreconcilable);
+  }
+  if (unavailable !== undefined && isTrue(unavailable)) return from(SummaryStates.stalled, unavailable);
+  // Ready may still be True for the revision a failed upgrade rolled back to: the failure is the news.
+  if (failed !== undefined && isTrue(failed)) return from(SummaryStates.failed, failed);
+  if (ready?.status === 'False' && STALLED_READY_REASONS.has(ready.reason)) return from(SummaryStates.stalled, ready);
+  // Below this CR's own failures: those are about what it runs now, Held about what it does not get.
+  if (held !== undefined && isTrue(held)) return from(SummaryStates.held, held);
+  if (ready?.status === 'False') return from(SummaryStates.progressing, ready);
+  if (drifted !== undefined && isTrue(drifted)) return from(SummaryStates.drifted, drifted);
+  if (ready !== undefined && isTrue(ready)) return from(SummaryStates.ready, ready);
+  if (deployed !== undefined && isTrue(deployed)) return from(SummaryStates.deployed, ready ?? { reason: deployed.reason, message: 'deployed' });
+  return { state: SummaryStates.unknown, reason: '', message: '' };
+}
+
+/** `status` with `summary` under chartpilot's key, beside whatever else chartpilot keeps there. */
+export function withSummary<S extends Readonly<Record<string, unknown>>>(status: S, summary: StatusSummary): S & Record<string, unknown> {
+  const own = status[CHARTPILOT_STATUS_KEY];
+  const kept = typeof own === 'object' && own !== null && !Array.isArray(own) ? (own as Record<string, unknown>) : {};
+  return { ...status, [CHARTPILOT_STATUS_KEY]: { ...kept, summary } };
+}
