@@ -160,6 +160,22 @@ describe('helm client (real helm 4, real API server)', { concurrency: true }, ()
     });
   }
 
+  it('a chart that renders no objects installs as an empty release, post-render and all', async (t) => {
+    const ns = await newNamespace(t, 'helm-empty');
+    const { helm } = await client(t);
+    // helm's plugin post-renderer refuses an empty output ("produced empty output"); a chart
+    // whose objects are all behind a value is common, and plain helm installs it.
+    const empty = await helm.upgradeInstall(request(ns, { chart: join(CHARTS, 'optional') }));
+    assert.equal(empty.status, 'deployed');
+    assert.equal(empty.manifest.trim(), '');
+    const enabled = await helm.upgradeInstall(request(ns, { chart: join(CHARTS, 'optional'), values: { enabled: true } }));
+    assert.equal(enabled.revision, 2);
+    assert.equal((await getJson<Obj>(c, ['get', 'configmap/web-optional', '-n', ns])).data?.['enabled'], 'yes');
+    const disabled = await helm.upgradeInstall(request(ns, { chart: join(CHARTS, 'optional'), values: { enabled: false } }));
+    assert.equal(disabled.status, 'deployed');
+    assert.equal((await c.kubectl(['get', 'configmap/web-optional', '-n', ns], { allowFail: true })).exitCode, 1, 'the object the chart no longer renders is gone');
+  });
+
   it('a chart that does not render fails with kind render and installs nothing', async (t) => {
     const ns = await newNamespace(t, 'helm-broken');
     const { helm, tempDir } = await client(t);

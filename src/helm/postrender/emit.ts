@@ -7,7 +7,15 @@
 import { quote } from './json-text.js';
 import type { JsonObject, JsonValue } from './resolve.js';
 
+/**
+ * What a chart that renders no objects post-renders to: helm's plugin post-renderer refuses an
+ * output that is only whitespace ("produced empty output"), while helm without one installs
+ * such a chart; a comment is no document to any YAML reader, so helm stores an empty manifest.
+ */
+export const NO_OBJECTS = '# chartpilot: the chart rendered no objects\n';
+
 export function emitManifest(objects: readonly JsonObject[]): string {
+  if (objects.length === 0) return NO_OBJECTS;
   return objects.map((o) => `---\n${toJson(o)}\n`).join('');
 }
 

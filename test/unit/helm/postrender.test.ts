@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { parseAllDocuments } from 'yaml';
 
-import { emitManifest } from '../../../src/helm/postrender/emit.js';
+import { emitManifest, NO_OBJECTS } from '../../../src/helm/postrender/emit.js';
 import { injectMetadata } from '../../../src/helm/postrender/inject.js';
 import { resolveManifestObjects } from '../../../src/helm/postrender/resolve.js';
 import {
@@ -131,6 +131,15 @@ describe('post-render', () => {
   it('injectMetadata with an empty spec emits the objects as resolved', () => {
     const out = injectMetadata(MANIFEST, { labels: {}, annotations: {} });
     assert.equal(out, emitManifest(resolveManifestObjects(MANIFEST)));
+  });
+
+  it('a chart that renders no objects post-renders to a comment: not empty to helm, no object to any reader', () => {
+    for (const rendered of ['', '---\n# Source: optional/templates/configmap.yaml\n', '\n---\n\n']) {
+      const out = injectMetadata(rendered, SPEC);
+      assert.equal(out, NO_OBJECTS);
+      assert.notEqual(out.trim(), '', "helm's plugin post-renderer refuses whitespace");
+      assert.deepEqual(resolveManifestObjects(out), []);
+    }
   });
 
   it('injectMetadata rejects invalid YAML rather than passing it on', () => {
