@@ -17,6 +17,9 @@
 #        provision.sh yaml-readers       (not part of the default: helm's YAML readers for the unit
 #                                         test test/unit/helm/yaml-readers.test.ts, which provisions
 #                                         it itself; devcluster/yaml-readers)
+#        provision.sh argocd-health      (not part of the default: Argo CD's Lua health checks run
+#                                         as Argo CD runs them, for test/integration/printer-columns
+#                                         .test.ts, which provisions it itself; devcluster/argocd-health)
 #        provision.sh operator-sdk       (not part of any group: nothing in CI needs it since
 #                                         bundle-validate does its checks; for users, and for
 #                                         the agreement test in test/integration/olm-bundle.test.ts)
@@ -289,6 +292,20 @@ build_yaml_readers() {
     go build "${GO_BUILD_FLAGS[@]}" -ldflags "-s -w" -o "$1" .)
 }
 
+# Cache key of argocd-health: a digest of its sources, as for yaml-readers.
+ARGOCD_HEALTH_DIR=$CLUSTER_DIR/argocd-health
+argocd_health_key() {
+  { echo "CGO_ENABLED=0"
+    (cd "$ARGOCD_HEALTH_DIR" && find . -maxdepth 1 -type f \( -name '*.go' ! -name '*_test.go' -o -name go.mod -o -name go.sum \) -print0 |
+      LC_ALL=C sort -z | xargs -0 sha256sum); } | sha256sum | cut -c1-16
+}
+# gopher-lua only (no Kubernetes modules): ~10 CPU-s with an empty build cache.
+build_argocd_health() {
+  need_go
+  (cd "$ARGOCD_HEALTH_DIR" && env "${GO_BUILD_ENV[@]}" CGO_ENABLED=0 \
+    go build "${GO_BUILD_FLAGS[@]}" -ldflags "-s -w" -o "$1" .)
+}
+
 build_helm_worker() {
   need_go
   local pinned v=helm.sh/helm/v4/internal/version
@@ -344,6 +361,11 @@ provision() {
       key=$(yaml_readers_key)
       ensure "yaml-readers, helm $HELM_VERSION's YAML readers ($key)" "$CACHE/yaml-readers-$HELM_VERSION-$key/yaml-readers" build_yaml_readers
       link yaml-readers "$CACHE/yaml-readers-$HELM_VERSION-$key/yaml-readers" ;;
+    argocd-health)
+      local key
+      key=$(argocd_health_key)
+      ensure "argocd-health, Argo CD's Lua health check runner ($key)" "$CACHE/argocd-health-$key/argocd-health" build_argocd_health
+      link argocd-health "$CACHE/argocd-health-$key/argocd-health" ;;
     registry)
       if [[ -x $CACHE/registry-deb-$REGISTRY_DEB_VERSION/registry ]] || registry_deb_available; then
         ensure "registry (Debian's docker-registry $REGISTRY_DEB_VERSION)" "$CACHE/registry-deb-$REGISTRY_DEB_VERSION/registry" unpack_registry_deb
@@ -371,7 +393,7 @@ provision() {
     # A Python venv, not a binary: its own script caches it (by content hash) and prints its
     # directory last, which this script's callers do not want as their last line.
     ansible) bash "$CLUSTER_DIR/ansible-runtime.sh" | sed '$d' ;;
-    *) die "unknown component '$1' (known: etcd kubernetes kwok helm helm-worker yaml-readers kubectl registry ansible operator-sdk opm bundle-validate olm, or the group olm-tools)" ;;
+    *) die "unknown component '$1' (known: etcd kubernetes kwok helm helm-worker yaml-readers argocd-health kubectl registry ansible operator-sdk opm bundle-validate olm, or the group olm-tools)" ;;
   esac
 }
 

@@ -17,7 +17,8 @@ Usage:
                                 a new operator repository for an Ansible role
   chartpilot generate <what> [flags]
                                 crd, rbac, deploy, sample, all (files in --output-dir), bundle and
-                                catalog (OLM), monitoring (alerts, dashboard); see generate --help
+                                catalog (OLM), monitoring (alerts, dashboard), argocd (health
+                                checks); see generate --help
   chartpilot adopt [flags]      take over releases chartpilot did not write (operator-sdk's, an
                                 older chartpilot's) for their resources; see adopt --help
   chartpilot version            print the version (also --version, -v)

@@ -1,5 +1,5 @@
 /**
- * `chartpilot generate crd|rbac|deploy|sample|all` and `chartpilot new`: flags in, manifests out.
+ * `chartpilot generate crd|rbac|deploy|sample|all|argocd|…` and `chartpilot new`: flags in, manifests out.
  * Exit codes as for `run`: 0 ok, 2 bad input (flags, watches.yaml, charts), 3 environment (helm
  * cannot run, files cannot be written).
  */
@@ -9,7 +9,8 @@ import { ExitCode } from '../lib/exit-codes.js';
 import { isDnsLabel, isDnsSubdomain } from '../config/labels.js';
 import { ChartProblem } from './chart-meta.js';
 import { ChartReadError } from '../config/chart-files.js';
-import { ANSIBLE_IMAGE_NAME, DEFAULTS, defaultImage, deployOptionProblems, type DeployOptions } from './deploy.js';
+import { argocdConfigMapYaml } from './argocd.js';
+import { ANSIBLE_IMAGE_NAME, DEFAULTS, defaultImage, deployOptionProblems, packageVersion, type DeployOptions } from './deploy.js';
 import { EnvironmentError, InputError } from './errors.js';
 import { DEFAULT_MONITORING_NAMESPACE } from './network-policy.js';
 import { writeFiles } from './write-files.js';
@@ -50,6 +51,7 @@ Prints Kubernetes manifests (multi-document YAML) for the kinds in watches.yaml.
   bundle   an Operator Lifecycle Manager bundle (ClusterServiceVersion, CRDs, metadata, bundle.Dockerfile)
   catalog  a file-based OLM catalog over bundles, for opm serve or a catalog image
   monitoring  alerts (a PrometheusRule or a plain rule file) and a Grafana dashboard
+  argocd   Argo CD health checks for the kinds (a patch of argocd-cm)
 
 Run "chartpilot generate <what> --help" for the flags of each.
 Exit codes: 0 ok, 2 bad flags, watches.yaml, chart or role, 3 environment (helm cannot run, files cannot be written).`;
@@ -163,6 +165,18 @@ ${CLUSTER_FLAGS}
   bundle: BUNDLE_HELP,
   catalog: CATALOG_HELP,
   monitoring: MONITORING_HELP,
+  argocd: `Usage: chartpilot generate argocd [flags]
+
+A health check per kind in watches.yaml for Argo CD (resource.customizations.health.<group>_<kind>
+in argocd-cm), so an Application shows a chartpilot CR as Healthy, Progressing, Degraded or
+Suspended from the verdict the operator writes in status.chartpilot.summary, instead of calling
+every CR Healthy. Merge the printed ConfigMap into Argo CD's:
+kubectl -n argocd patch configmap argocd-cm --type merge --patch-file <file>.
+
+Flags:
+${WATCHES_FLAG}
+  --argocd-namespace <ns>      Argo CD's namespace (default argocd)
+  -h, --help                   show this help`,
 };
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -352,7 +366,17 @@ const COMMANDS: Record<string, Command> = {
   bundle: bundleCommand,
   catalog: catalogCommand,
   monitoring: monitoringCommand,
+  argocd: argocdCommand,
 };
+
+async function argocdCommand(argv: readonly string[], io: CommandIo): Promise<number> {
+  const { values } = parseFlags(argv, { 'watches-file': { type: 'string' }, 'argocd-namespace': { type: 'string' } });
+  const namespace = str(values, 'argocd-namespace') ?? 'argocd';
+  if (!isDnsLabel(namespace)) throw new InputError([`--argocd-namespace "${namespace}" is not a namespace name (lower-case letters, digits and '-')`]);
+  const kinds = await watchedKinds(str(values, 'watches-file') ?? './watches.yaml', io.env);
+  io.stdout(argocdConfigMapYaml(kinds, packageVersion(), namespace));
+  return ExitCode.ok;
+}
 
 async function crdCommand(argv: readonly string[], io: CommandIo): Promise<number> {
   const { values } = parseFlags(argv, { 'watches-file': { type: 'string' }, 'output-dir': { type: 'string' } });

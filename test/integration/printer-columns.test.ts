@@ -6,12 +6,13 @@
  * over a Ready release `True AllResourcesReady`.
  */
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
+import { provision } from '../../devcluster/provision.js';
 import { established, resourceOf, testKind } from './crd.js';
 import { crsOf, type Cr, type Crs } from './crs.js';
 import { BIN, fixtureChart } from './fixtures.js';
@@ -139,5 +140,57 @@ describe('kubectl get shows what state each CR is in', { timeout: 600_000 }, () 
       assert.notEqual(row['MESSAGE'], '', `${name} has a message:\n${roles.text}`);
     }
     assert.match(rowOf(roles, 'misread')['MESSAGE'] ?? '', /verbosity/u, roles.text);
+
+    // What an Argo CD user sees: `chartpilot generate argocd`'s health check, run as Argo CD's
+    // controller runs it (gopher-lua, argocd-cm's libraries), over the same CRs as the API server returns them.
+    const argocd = await execa(process.execPath, [BIN, 'generate', 'argocd', '--watches-file', join(dir, 'watches.yaml')], { env: cluster.env, extendEnv: false, stdin: 'ignore' });
+    const health = await argocdHealth(argocd.stdout, [
+      ...expected.map(([name]) => name).map((name) => ({ kind: CHART_KIND, name })),
+      ...['ran', 'refused', 'misread'].map((name) => ({ kind: ROLE_KIND, name })),
+    ].map(({ kind, name }) => ({ kind, name, ns })));
+    const want: Record<string, string> = {
+      ready: 'Healthy', upgraded: 'Degraded', rolling: 'Progressing', stalled: 'Degraded', broken: 'Degraded',
+      foreign: 'Degraded', paused: 'Suspended', [LONG_NAME]: 'Degraded', ran: 'Healthy', refused: 'Degraded', misread: 'Degraded',
+    };
+    for (const [name, status] of Object.entries(want)) assert.equal(health.get(name)?.status, status, `${name}: ${JSON.stringify(health.get(name))}`);
+    assert.match(health.get('upgraded')?.message ?? '', /^Failed \(UpgradeError\): helm upgrade failed/u);
+
+    // A spec change the operator has not acted on yet is Progressing, whatever the last verdict:
+    // the Ready CR as the API server returns it right after such a change (generation one ahead).
+    const ahead = JSON.parse((await cluster.kubectl(['get', `${resourceOf(CHART_KIND)}/ready`, '-n', ns, '-o', 'json'])).stdout) as { metadata: { generation: number }; status: { observedGeneration: number } };
+    assert.equal(ahead.status.observedGeneration, ahead.metadata.generation);
+    ahead.metadata.generation += 1;
+    const [changed] = await runHealth(argocd.stdout, CHART_KIND, [ahead]);
+    assert.deepEqual(changed, { status: 'Progressing', message: `chartpilot has not acted on generation ${ahead.metadata.generation} yet (observed ${ahead.status.observedGeneration})` });
   });
 });
+
+type Health = { status?: string; message?: string; error?: string };
+
+/** The health check argocd-cm (as generated) holds for `kind`, run by devcluster/argocd-health over `objects`. */
+async function runHealth(configMapYaml: string, kind: typeof CHART_KIND, objects: readonly unknown[]): Promise<Health[]> {
+  const data = (parse(configMapYaml) as { data: Record<string, string> }).data;
+  const script = data[`resource.customizations.health.${kind.group}_${kind.kind}`];
+  assert.ok(script !== undefined, `argocd-cm has a health check for ${kind.kind}: ${Object.keys(data).join(', ')}`);
+  const bin = realpathSync(join(await provision({ components: ['argocd-health'] }), 'argocd-health'));
+  const file = join(mkdtempSync(join(tmpdir(), 'chartpilot-argocd-')), `${kind.kind}.lua`);
+  writeFileSync(file, script);
+  const r = await execa(bin, [file], { input: JSON.stringify(objects) });
+  const results = JSON.parse(r.stdout) as Health[];
+  assert.equal(results.length, objects.length, r.stdout);
+  return results;
+}
+
+/** The health of live CRs, by name, as Argo CD would judge them with the generated check. */
+async function argocdHealth(configMapYaml: string, crs: readonly { kind: typeof CHART_KIND; name: string; ns: string }[]): Promise<Map<string, Health>> {
+  const cluster = await testCluster();
+  const out = new Map<string, Health>();
+  for (const kind of [CHART_KIND, ROLE_KIND]) {
+    const mine = crs.filter((c) => c.kind === kind);
+    if (mine.length === 0) continue;
+    const objects = await Promise.all(mine.map(async (c) => JSON.parse((await cluster.kubectl(['get', `${resourceOf(kind)}/${c.name}`, '-n', c.ns, '-o', 'json'])).stdout) as unknown));
+    const results = await runHealth(configMapYaml, kind, objects);
+    mine.forEach((c, i) => out.set(c.name, results[i] ?? { error: 'no result' }));
+  }
+  return out;
+}
