@@ -557,6 +557,7 @@ async function operateThrough(proxy: ApiProxy, config: RunConfig, io: RunIo, log
   for (const [entry, resource] of resources) await manager.add(entry, resource);
   reportConcurrency();
   metrics.dependentCaches(() => manager.dependentStats());
+  metrics.releaseKeeper(() => manager.keptReleases());
   if (member !== undefined && op.shards !== undefined) {
     const m = member;
     onMemberGone = () => {

@@ -316,6 +316,9 @@ export class Manager {
       },
       log,
       ...this.controllerHooks(name, resource, reconciler, (gone_) => {
+        // Gone from this replica's cache: deleted (its finalizer ran, or someone removed it) or
+        // handed to another shard. Its release's parsed objects and contests would stay for ever.
+        this.keeper.forget(gone_.metadata.namespace ?? 'default', gone_.metadata.name);
         if (current.rollout !== undefined) this.applyRollout(running, gone(current.rollout, keyOf(gone_)));
       }),
     });
@@ -623,6 +626,11 @@ export class Manager {
   /** Shards: this replica's view of the ring changed, and with it the owners whose objects it should watch. */
   selectDependents(selection: DependentSelection): void {
     this.dependents.select(selection);
+  }
+
+  /** How many releases the release keeper remembers (metrics). */
+  keptReleases(): number {
+    return this.keeper.remembered;
   }
 
   /** What the dependent caches hold (metrics). */

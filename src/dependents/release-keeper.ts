@@ -109,6 +109,11 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
     return await this.opts.scopes.ensureKnown(parsed);
   }
 
+  /** How many releases' desired objects are remembered. */
+  get remembered(): number {
+    return this.desired.size;
+  }
+
   forget(namespace: string, release: string): void {
     this.desired.delete(`${namespace}/${release}`);
     this.contests.delete(`${namespace}/${release}`);

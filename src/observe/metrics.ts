@@ -412,6 +412,22 @@ export class OperatorMetrics {
   }
 
   /**
+   * `chartpilot_release_keeper_releases` (read at each scrape): the releases whose parsed objects
+   * the release keeper holds for drift and readiness — this replica's CRs of chart kinds that have
+   * been reconciled; it falls when CRs are deleted or handed to another shard.
+   */
+  releaseKeeper(releases: () => number): void {
+    new Gauge({
+      name: 'chartpilot_release_keeper_releases',
+      help: 'Releases whose parsed objects the release keeper holds (this replica\'s reconciled CRs of chart kinds)',
+      registers: [this.registry],
+      collect() {
+        this.set(releases());
+      },
+    });
+  }
+
+  /**
    * The helm engine (--helm-mode=engine), read at each scrape: its resident memory
    * (`chartpilot_helm_engine_resident_memory_bytes`, VmRSS; 0 while none runs), its calls in
    * flight and how many engines were started (1 + replacements after a hang or a death).

@@ -111,6 +111,24 @@ async function cachesHoldShares(t: TestContext, replicas: readonly Replica[], vi
   }
 }
 
+/**
+ * Waits until each replica's release keeper holds the releases of exactly the CRs labelled for it
+ * (all are deployed, so each was reconciled by its owner): those handed to another replica are
+ * forgotten. Returns what each held.
+ */
+async function keepersHoldShares(t: TestContext, replicas: readonly Replica[], crs: readonly Cr[]): Promise<Record<string, number>> {
+  const want = countBy(owners(crs, LABEL));
+  let seen: Record<string, number> = {};
+  try {
+    return await waitFor('each replica\'s keeper holds its own releases only', async () => {
+      seen = Object.fromEntries(await Promise.all(replicas.map(async (r) => [r.name, metric(await metricsText(r), 'chartpilot_release_keeper_releases') ?? Number.NaN] as const)));
+      return replicas.every((r) => seen[r.name] === (want[r.name] ?? 0)) ? seen : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 500 });
+  } finally {
+    t.diagnostic(`keepers: want ${JSON.stringify(want)}; hold ${JSON.stringify(seen)}`);
+  }
+}
+
 /** The replica's log lines about the CR `name` (JSON lines carrying its name). */
 function linesAbout(r: Replica, name: string): string[] {
   return r.op.logs().split('\n').filter((l) => l.includes(`"name":"${name}"`));
@@ -138,6 +156,7 @@ describe('shards: each replica watches only its own CRs\' objects', () => {
     const three = await cachesHoldShares(t, replicas, ['a', 'b', 'c'], crs);
     assert.equal(Object.values(three).reduce((n, c) => n + c.owned, 0), COUNT * OBJECTS_PER_CR, 'together they hold every object once');
     assert.equal(Object.values(three).reduce((n, c) => n + c.buckets, 0), 1024, 'and every bucket once');
+    const keptByThree = await keepersHoldShares(t, replicas, await listCrs(cluster, kind, ns));
     for (const r of replicas) assert.ok((three[r.name]?.owned ?? 0) < COUNT * OBJECTS_PER_CR, `${r.name} holds less than all`);
 
     const byName = new Map(crs.map((c) => [c.metadata.name, c]));
@@ -210,6 +229,10 @@ describe('shards: each replica watches only its own CRs\' objects', () => {
       assert.ok(now.swaps - swaps >= 1, `${r.name} let go of the buckets d took`);
       assert.ok(now.swaps - swaps <= changes, `${r.name}: at most one swap (one LIST per kind) per change of its view`);
     }
+
+    // The releases of the CRs d took are forgotten by their old owners, and held by d.
+    const keptByFour = await keepersHoldShares(t, replicas, await listCrs(cluster, kind, ns));
+    assert.ok([a, b, c].some((r) => (keptByFour[r.name] ?? 0) < (keptByThree[r.name] ?? 0)), 'an old owner forgot releases it handed to d');
 
     // 6. Drift on an object of a CR that moved to d: d repairs it, nobody else.
     const z = moved.find((cr) => cr.metadata.labels?.[LABEL] === 'd' && ownerOf(cr.metadata.name) !== 'd')?.metadata.name ?? '';

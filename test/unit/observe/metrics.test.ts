@@ -117,6 +117,15 @@ describe('OperatorMetrics', () => {
     assert.equal(sample((await m.render()).body, 'leader_election_master_status{name="chartpilot-abc"}'), 1);
   });
 
+  it('reports how many releases the keeper holds at each scrape', async () => {
+    const m = new OperatorMetrics({ build: { version: '1' }, defaultMetrics: false });
+    let releases = 5;
+    m.releaseKeeper(() => releases);
+    assert.equal(sample((await m.render()).body, 'chartpilot_release_keeper_releases'), 5);
+    releases = 2;
+    assert.equal(sample((await m.render()).body, 'chartpilot_release_keeper_releases'), 2);
+  });
+
   it('reports what the dependent caches hold at each scrape', async () => {
     const m = new OperatorMetrics({ build: { version: '1' }, defaultMetrics: false });
     let stats = { owned: 12, unbucketed: 3, buckets: 341, swaps: 0 };
