@@ -53,28 +53,38 @@ local hs = { status = "Progressing", message = "waiting for chartpilot to report
 local health = {
 ${states}
 }
-if obj.status == nil then
+-- Fields of the wrong type (a CRD without a status subresource lets anyone write status) read as absent.
+local function text(v)
+  if type(v) == "string" then return v end
+  return ""
+end
+local function field(t, key)
+  if type(t) == "table" then return t[key] end
+  return nil
+end
+local status = field(obj, "status")
+if type(status) ~= "table" then
   return hs
 end
-local generation = obj.metadata ~= nil and obj.metadata.generation or nil
-local observed = obj.status.observedGeneration
-if generation ~= nil and observed ~= nil and observed < generation then
+local generation = field(field(obj, "metadata"), "generation")
+local observed = status.observedGeneration
+if type(generation) == "number" and type(observed) == "number" and observed < generation then
   hs.message = "chartpilot has not acted on generation " .. generation .. " yet (observed " .. observed .. ")"
   return hs
 end
-local own = obj.status.${CHARTPILOT_STATUS_KEY}
-local summary = own ~= nil and own.summary or nil
-if summary == nil or summary.state == nil then
+local summary = field(field(status, "${CHARTPILOT_STATUS_KEY}"), "summary")
+local state = text(field(summary, "state"))
+if state == "" then
   return hs
 end
-hs.status = health[summary.state] or "Unknown"
-local message = summary.message or ""
-if summary.reason ~= nil and summary.reason ~= "" then
-  message = summary.state .. " (" .. summary.reason .. "): " .. message
+hs.status = health[state] or "Unknown"
+local reason = text(field(summary, "reason"))
+local message = text(field(summary, "message"))
+if reason ~= "" then
+  hs.message = state .. " (" .. reason .. "): " .. message
 else
-  message = summary.state .. ": " .. message
+  hs.message = state .. ": " .. message
 end
-hs.message = message
 return hs
 `;
 }

@@ -162,6 +162,20 @@ describe('kubectl get shows what state each CR is in', { timeout: 600_000 }, () 
     ahead.metadata.generation += 1;
     const [changed] = await runHealth(argocd.stdout, CHART_KIND, [ahead]);
     assert.deepEqual(changed, { status: 'Progressing', message: `chartpilot has not acted on generation ${ahead.metadata.generation} yet (observed ${ahead.status.observedGeneration})` });
+    // A status of the wrong shape (anyone may write it where a CRD has no status subresource) is no
+    // verdict and no script error.
+    const misshapen = await runHealth(argocd.stdout, CHART_KIND, [
+      { metadata: { generation: 'two' }, status: { observedGeneration: [1], chartpilot: { summary: { state: { nested: true }, reason: 7, message: ['x'] } } } },
+      { metadata: [], status: { chartpilot: 'Ready' } },
+      { status: [] },
+      { metadata: { generation: 1 }, status: { observedGeneration: 1, chartpilot: { summary: { state: 'Ready', reason: { no: 1 }, message: 3 } } } },
+    ]);
+    assert.deepEqual(misshapen, [
+      { status: 'Progressing', message: 'waiting for chartpilot to report on this resource' },
+      { status: 'Progressing', message: 'waiting for chartpilot to report on this resource' },
+      { status: 'Progressing', message: 'waiting for chartpilot to report on this resource' },
+      { status: 'Healthy', message: 'Ready: ' },
+    ]);
   });
 });
 
