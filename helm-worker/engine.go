@@ -2,7 +2,7 @@ package main
 
 // Engine mode (CHARTPILOT_HELM_ENGINE=1, no arguments): helm's pkg/action run concurrently in one
 // process, one goroutine and one action.Configuration per call, speaking README.md's "Engine
-// protocol (version 1)" on stdin/stdout. Unlike the worker it never touches process-wide state
+// protocol (version 2)" on stdin/stdout. Unlike the worker it never touches process-wide state
 // per call (environment, cwd, fds, signal handlers, slog's default, helm's package-level
 // settings), which is what lets calls overlap.
 
@@ -30,7 +30,7 @@ import (
 const engineEnv = "CHARTPILOT_HELM_ENGINE"
 
 // engineProtocol is the "engine" number of the ready frame.
-const engineProtocol = 1
+const engineProtocol = 2
 
 const (
 	// After stdin ends, in-flight calls get this long to answer by themselves before they are
@@ -59,6 +59,7 @@ type engineRequest struct {
 	Release      string            `json:"release"`
 	Namespace    string            `json:"namespace"`
 	Kubeconfig   string            `json:"kubeconfig"`
+	Confine      *confineSpec      `json:"confine"`
 	KubeCacheDir string            `json:"kubeCacheDir"`
 	Impersonate  string            `json:"impersonate"`
 	TimeoutMs    *int64            `json:"timeoutMs"`
@@ -112,6 +113,8 @@ type engineResult struct {
 	Releases []engineRelease `json:"releases,omitempty"`
 	Done     bool            `json:"done,omitempty"`
 	Error    *engineError    `json:"error,omitempty"`
+	// Refusals: what a confined call's confinement refused, in order (also when helm went on).
+	Refusals []string `json:"refusals,omitempty"`
 }
 
 type postRenderFrame struct {
@@ -133,13 +136,22 @@ type engine struct {
 
 	// dispatch runs one call; a field so that tests can make a call panic.
 	dispatch func(*engineCall, *engineRequest) engineResult
+
+	// recordCheck: confined calls prove release records (records.go). Only tests turn it off,
+	// to show what the wire rules alone stop.
+	recordCheck bool
+	scopesMu    sync.Mutex
+	scopes      scopeLookup
 }
 
 // engineCall is one running call. Nothing of it is reachable from package-level state.
 type engineCall struct {
-	id  int
-	op  string
-	req *engineRequest
+	id     int
+	op     string
+	req    *engineRequest
+	engine *engine
+	// refused: what the call's confinement refused.
+	refused *refusals
 	// ctx is the call's context: cancelled by {"cancel":id} or by the engine shutting down.
 	ctx       context.Context
 	cancel    context.CancelFunc
@@ -219,7 +231,7 @@ func serveEngine(stdin, stdout, stderr *os.File) int {
 }
 
 func newEngine(out io.Writer, diag io.Writer) *engine {
-	e := &engine{out: json.NewEncoder(out), diag: &lockedWriter{w: diag}, calls: map[int]*engineCall{}, lastBusy: time.Now()}
+	e := &engine{out: json.NewEncoder(out), diag: &lockedWriter{w: diag}, calls: map[int]*engineCall{}, lastBusy: time.Now(), recordCheck: true}
 	e.out.SetEscapeHTML(false)
 	e.dispatch = e.dispatchOp
 	return e
@@ -299,7 +311,7 @@ func (e *engine) startCall(req *engineRequest) {
 		e.send(engineResult{ID: id, Error: &engineError{Class: classFailed, Message: fmt.Sprintf("chartpilot-helm engine: a call with id %d is still running", id)}})
 		return
 	}
-	c := &engineCall{id: id, op: req.Op, req: req, log: &callLog{}}
+	c := &engineCall{id: id, op: req.Op, req: req, engine: e, refused: &refusals{}, log: &callLog{}}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.ended, c.endCall = context.WithCancel(context.Background())
 	e.calls[id] = c
@@ -333,6 +345,27 @@ func (e *engine) runCall(c *engineCall) {
 	}()
 	res = e.dispatch(c, c.req)
 	res.ID = c.id
+	res.Refusals = c.refused.all()
+}
+
+// sharedScopes is the engine's one discovery-backed scope lookup for confined calls, made at
+// the first (as the engine's own identity: discovery is the same for every identity).
+func (e *engine) sharedScopes() (scopeLookup, error) {
+	e.scopesMu.Lock()
+	defer e.scopesMu.Unlock()
+	if e.scopes != nil {
+		return e.scopes, nil
+	}
+	rc, err := connectionSettings(&engineRequest{Confine: &confineSpec{}}).RESTClientGetter().ToRESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	scopes, err := newDiscoveryScopes(rc)
+	if err != nil {
+		return nil, err
+	}
+	e.scopes = scopes
+	return scopes, nil
 }
 
 func truncatedNote(dropped int) string {

@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 
 	"helm.sh/helm/v4/pkg/action"
@@ -30,6 +33,7 @@ import (
 	"helm.sh/helm/v4/pkg/release/common"
 	release "helm.sh/helm/v4/pkg/release/v1"
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
+	"helm.sh/helm/v4/pkg/storage"
 	"helm.sh/helm/v4/pkg/storage/driver"
 )
 
@@ -104,7 +108,7 @@ func requireFields(req *engineRequest, withTimeout bool) error {
 		return missing("release")
 	case req.Namespace == "":
 		return missing("namespace")
-	case req.Kubeconfig == "":
+	case req.Kubeconfig == "" && req.Confine == nil:
 		return missing("kubeconfig")
 	case withTimeout && req.TimeoutMs == nil:
 		return missing("timeoutMs")
@@ -119,14 +123,21 @@ func (req *engineRequest) timeout() time.Duration {
 // setup builds the call's settings and Configuration as helm's root command does for the
 // flags --kubeconfig, --namespace and --kube-as-user, with HELM_DRIVER=secret: a fresh
 // cli.New() (it reads the engine's environment, never writes it), its REST client getter, and
-// action.Configuration.Init, but with a logger and hook output of the call's own.
+// action.Configuration.Init, but with a logger and hook output of the call's own. With
+// "confine" the call reaches the API server as the engine's own connection (KUBECONFIG or the
+// pod's service account, as the operator's) through confinement.go's rules, and its release
+// storage through records.go's guard; with "kubeconfig", through the session that names.
 func (c *engineCall) setup(req *engineRequest) (*cli.EnvSettings, *action.Configuration, error) {
-	s := cli.New()
-	s.KubeConfig = req.Kubeconfig
-	s.SetNamespace(req.Namespace)
-	if req.Impersonate != "" {
-		s.KubeAsUser = req.Impersonate
+	var conf *confinement
+	var recordKey []byte
+	if req.Confine != nil {
+		var err error
+		if conf, recordKey, err = c.confinementOf(req); err != nil {
+			return nil, nil, err
+		}
 	}
+	s := connectionSettings(req)
+	s.SetNamespace(req.Namespace)
 	getter := s.RESTClientGetter()
 	cf, ok := getter.(*genericclioptions.ConfigFlags)
 	if !ok {
@@ -137,11 +148,15 @@ func (c *engineCall) setup(req *engineRequest) (*cli.EnvSettings, *action.Config
 		cf.CacheDir = &dir
 	}
 	// Every client of the call (storage, kube client, discovery, the template engine's lookup)
-	// gets its rest.Config from here, so every request of the call passes the guard.
+	// gets its rest.Config from here, so every request of the call passes the guard (and, when
+	// confined, the confinement).
 	helmWrap := cf.WrapConfigFn
 	cf.WrapConfigFn = func(rc *rest.Config) *rest.Config {
 		if helmWrap != nil {
 			rc = helmWrap(rc)
+		}
+		if conf != nil {
+			rc.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &confiningTransport{rt: rt, c: conf} })
 		}
 		rc.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &guardTransport{rt: rt, ended: c.ended} })
 		return rc
@@ -156,9 +171,94 @@ func (c *engineCall) setup(req *engineRequest) (*cli.EnvSettings, *action.Config
 	if err := cfg.Init(getter, s.Namespace(), "secret"); err != nil {
 		return nil, nil, err
 	}
+	if conf != nil {
+		secrets, err := c.storageSecrets(req)
+		if err != nil {
+			return nil, nil, err
+		}
+		d := driver.NewSecrets(newRecordGuard(secrets, req.Release, req.Namespace, recordKey, c.refused))
+		d.SetLogger(c.logger.Handler())
+		cfg.Releases = storage.Init(d)
+	}
 	// helm's CLI sends hook pods' logs (helm.sh/hook-output-log-policy) to its stderr.
 	cfg.SetHookOutputFunc(func(_, _, _ string) io.Writer { return c.log })
 	return s, cfg, nil
+}
+
+// connectionSettings is cli.New() with the connection taken from KUBECONFIG (the kubeconfig the
+// request names, or the engine's own) and --kube-as-user from the request; helm's other ways to
+// name a server, context or identity (HELM_KUBEAPISERVER, HELM_KUBETOKEN, …) are not read, so
+// nothing in the engine's environment can send a call elsewhere.
+func connectionSettings(req *engineRequest) *cli.EnvSettings {
+	s := cli.New()
+	if req.Confine == nil {
+		s.KubeConfig = req.Kubeconfig
+	}
+	s.KubeContext, s.KubeToken, s.KubeAPIServer, s.KubeCaFile, s.KubeTLSServerName = "", "", "", "", ""
+	s.KubeInsecureSkipTLSVerify = false
+	s.KubeAsGroups = nil
+	s.KubeAsUser = req.Impersonate
+	return s
+}
+
+// confinementOf reads a request's "confine".
+func (c *engineCall) confinementOf(req *engineRequest) (*confinement, []byte, error) {
+	spec := req.Confine
+	if spec.Namespace == "" {
+		return nil, nil, fmt.Errorf("chartpilot-helm engine: request field %q is required", "confine.namespace")
+	}
+	key, err := base64.StdEncoding.DecodeString(spec.RecordKey)
+	if err != nil || len(key) < 16 {
+		return nil, nil, fmt.Errorf("chartpilot-helm engine: confine.recordKey must be base64 of at least 16 bytes")
+	}
+	if !c.engine.recordCheck {
+		key = nil
+	}
+	scopes, err := c.engine.sharedScopes()
+	if err != nil {
+		return nil, nil, fmt.Errorf("chartpilot-helm engine: cannot read the API server's discovery for confinement: %w", err)
+	}
+	return &confinement{namespace: spec.Namespace, allowClusterScoped: spec.AllowClusterScoped, allowCrossNamespace: spec.AllowCrossNamespace, scopes: scopes, refused: c.refused}, key, nil
+}
+
+// storageSecrets is the Secrets client of the call's release storage: the call's identity and
+// guard, and a transport that lets it reach nothing but Secrets in the release's namespace.
+func (c *engineCall) storageSecrets(req *engineRequest) (corev1client.SecretInterface, error) {
+	s := connectionSettings(req)
+	s.SetNamespace(req.Namespace)
+	cf := s.RESTClientGetter().(*genericclioptions.ConfigFlags)
+	helmWrap := cf.WrapConfigFn
+	prefix := "/api/v1/namespaces/" + req.Namespace + "/secrets"
+	cf.WrapConfigFn = func(rc *rest.Config) *rest.Config {
+		if helmWrap != nil {
+			rc = helmWrap(rc)
+		}
+		rc.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &pathTransport{rt: rt, prefix: prefix} })
+		rc.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &guardTransport{rt: rt, ended: c.ended} })
+		return rc
+	}
+	rc, err := cf.ToRESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, err
+	}
+	return cs.CoreV1().Secrets(req.Namespace), nil
+}
+
+// pathTransport refuses any request outside one path prefix (the storage client's Secrets).
+type pathTransport struct {
+	rt     http.RoundTripper
+	prefix string
+}
+
+func (p *pathTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Path != p.prefix && !strings.HasPrefix(req.URL.Path, p.prefix+"/") || hasOddSegments(req.URL.Path) {
+		return statusResponse(req, http.StatusForbidden, "refused: helm's release storage reaches the release's Secrets only"), nil
+	}
+	return p.rt.RoundTrip(req)
 }
 
 // guardTransport is the last wrapper of a call's transports: once the call has answered

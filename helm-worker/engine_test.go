@@ -1,7 +1,7 @@
 package main
 
 // Engine protocol tests that need no cluster: the built binary in engine mode (README.md
-// "Engine protocol (version 1)"), and the engine's parts in-process.
+// "Engine protocol (version 2)"), and the engine's parts in-process.
 
 import (
 	"bufio"
@@ -150,7 +150,7 @@ func frameError(f map[string]any) (class, message string) {
 func TestEngineReadyFrame(t *testing.T) {
 	p := startEngine(t, envList(isolatedEnv(t)))
 	want := fresh(t, []string{"version", "--template={{.Version}}"}, isolatedEnv(t), "").Stdout
-	if p.ready["ready"] != true || p.ready["engine"] != float64(1) || p.ready["helmVersion"] != want ||
+	if p.ready["ready"] != true || p.ready["engine"] != float64(engineProtocol) || p.ready["helmVersion"] != want ||
 		p.ready["pid"] != float64(p.cmd.Process.Pid) || len(p.ready) != 4 {
 		t.Fatalf("ready frame %v; want ready, engine 1, helmVersion %q (what version --template={{.Version}} prints), pid %d", p.ready, want, p.cmd.Process.Pid)
 	}

@@ -6,7 +6,7 @@
 // Worker mode (CHARTPILOT_HELM_WORKER=1 and no arguments) speaks the newline-delimited JSON
 // protocol of README.md "Protocol" on stdin/stdout. Engine mode (CHARTPILOT_HELM_ENGINE=1 and no
 // arguments; it wins over the worker) runs helm's pkg/action for concurrent calls in one process,
-// README.md "Engine protocol (version 1)".
+// README.md "Engine protocol (version 2)".
 package main
 
 import (

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 
 import { isAnsibleEntry, type WatchEntry } from '../config/types.js';
 import type { ApiGate } from '../helm/api-gate.js';
+import type { RecordKeys } from '../helm/record-mac.js';
 import { createHelmClient, type CliHelmClient, type HelmCallEvent } from '../helm/cli-client.js';
 import { createEngineHelmClient, type EngineEvent, type EngineStats } from '../helm/engine-client.js';
 import { findWarmHelm } from '../helm/find-helm.js';
@@ -33,8 +34,10 @@ export interface OperatorHelm {
 }
 
 export interface HelmSetup {
-  /** The confining API layer every helm call of a release goes through. */
+  /** The confining API layer every helm call of a release goes through (the engine confines its calls itself). */
   readonly gate: ApiGate;
+  /** The CRs' record keys (loaded after start-up), for the engine's own confinement. */
+  readonly recordKeys: () => RecordKeys;
   /** HELM_BIN, `helm` when unset. */
   readonly helmBin: string;
   readonly helmMode: HelmMode | undefined;
@@ -135,6 +138,8 @@ async function setUpEngine(s: HelmSetup, env: Env): Promise<{ helm: OperatorHelm
     bin: found.bin,
     env: s.env,
     gate: s.gate,
+    // The engine enforces the gate's rules on each call's own transport: no proxy hop per request.
+    confine: { recordKey: (uid) => s.recordKeys().keyOf(uid) },
     log: s.onCall,
     template: (req) => plain.template(req),
     onEngine: (e) => {

@@ -275,19 +275,17 @@ async function operateThrough(proxy: ApiProxy, config: RunConfig, io: RunIo, log
   const { metrics, lease, client, server } = op;
   // Set once the seal key is loaded, before any helm call that acts on a release.
   let recordKeys: RecordKeys | undefined;
-  const gate = helmGate(
-    proxy,
-    () => {
-      if (recordKeys === undefined) throw new Error('a helm call acted on a release before the seal key was loaded');
-      return recordKeys;
-    },
-    log.child({ component: 'api-proxy' }),
-  );
+  const keys = (): RecordKeys => {
+    if (recordKeys === undefined) throw new Error('a helm call acted on a release before the seal key was loaded');
+    return recordKeys;
+  };
+  const gate = helmGate(proxy, keys, log.child({ component: 'api-proxy' }));
   // `helm` (HELM_BIN unset) is looked for: PATH, else the helm the project installs; warm when it can be.
   let operatorHelm: OperatorHelm;
   try {
     operatorHelm = await setUpHelm({
       gate,
+      recordKeys: keys,
       helmBin: config.helmBin,
       helmMode: config.helmMode,
       helmWorkers: config.helmWorkers,

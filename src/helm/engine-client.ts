@@ -1,8 +1,9 @@
 /**
  * HelmClient backed by the helm engine (engine-process.ts): helm's actions run in one
  * chartpilot-helm process, concurrently, each call as a typed request instead of a command line.
- * What stays as with a helm process per call: every call goes through its own session of the
- * confining API layer (the engine gets the session's kubeconfig), values reach helm only as a
+ * What stays as with a helm process per call: every call is confined — by the engine itself,
+ * on the call's own transport (`confine`, the default the operator sets up), or through its own
+ * session of the API proxy (the engine gets the session's kubeconfig) — values reach helm only as a
  * values file's text, the post-render check is the same TypeScript (asked over the engine's
  * channel instead of through a plugin and curl), and helm's error text is classified and redacted
  * by the same rules (errors.ts), so a call fails the same way in every mode:
@@ -11,6 +12,9 @@
  * - the signal aborts → the same, then HelmCallInterrupted;
  * - the engine dies mid-call → HelmProcessDied (StoppedCalls clears the lock it left at once).
  */
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { makeProcessDir } from '../lib/process-dirs.js';
 import { HelmCallInterrupted, HelmCallsStopped } from '../reconcile/ports.js';
 import type { ApiGate, GatedCall } from './api-gate.js';
 import { timedCall, type HelmCallEvent } from './call-log.js';
@@ -65,8 +69,22 @@ export interface EngineHelmClientOptions {
   readonly killGraceMs?: number | undefined;
   /** How long the engine may take to say ready; default 30 s. */
   readonly readyTimeoutMs?: number | undefined;
-  /** Where the per-call kubeconfigs go; default os.tmpdir(). */
+  /** Where the per-call kubeconfigs (and the confined calls' discovery cache) go; default os.tmpdir(). */
   readonly tempDir?: string | undefined;
+  /**
+   * Confinement in the engine: every call reaches the API server as the engine's own connection
+   * (KUBECONFIG or the pod's service account, as the operator's) through the engine's rules —
+   * the same as the API proxy's, on the call's transport (helm-worker/confine.go, records.go) —
+   * instead of through a `gate` session. `recordKey` is the CR's record key (record-mac.ts).
+   */
+  readonly confine?: { readonly recordKey: (crUid: string) => Buffer } | undefined;
+}
+
+type EngineFields = Omit<EngineRequest, 'release' | 'namespace' | 'kubeconfig' | 'confine' | 'impersonate' | 'kubeCacheDir' | 'timeoutMs'>;
+type Connection = Pick<EngineRequest, 'kubeconfig' | 'confine' | 'impersonate' | 'kubeCacheDir'>;
+interface CallOptions {
+  readonly secrets?: readonly string[];
+  readonly postRender?: PostRenderSpec | undefined;
 }
 
 /** The engine process as metrics see it. */
@@ -102,6 +120,7 @@ class EngineHelm implements EngineHelmClient {
   /** Engines this client killed on purpose: their exit is not a death. */
   private readonly killed = new WeakSet<HelmEngineProcess>();
   private closed = false;
+  private kubeCache: Promise<string> | undefined;
 
   constructor(private readonly opts: EngineHelmClientOptions) {}
 
@@ -123,6 +142,8 @@ class EngineHelm implements EngineHelmClient {
     const engine = await this.engine?.catch(() => undefined);
     this.engine = undefined;
     await engine?.close(CLOSE_GRACE_MS);
+    const cache = await this.kubeCache?.catch(() => undefined);
+    if (cache !== undefined) await rm(cache, { recursive: true, force: true });
   }
 
   async upgradeInstall(req: UpgradeInstallRequest): Promise<Release> {
@@ -188,13 +209,16 @@ class EngineHelm implements EngineHelmClient {
     return await this.opts.template(req);
   }
 
-  /** One engine call through its own gate session, bounded by what is left of the budget. */
+  /**
+   * One engine call, confined in the engine (`confine`) or through its own gate session, bounded
+   * by what is left of the budget.
+   */
   private async run(
     action: string,
     req: ReleaseRequestBase,
     remaining: () => number,
-    fields: Omit<EngineRequest, 'release' | 'namespace' | 'kubeconfig' | 'kubeCacheDir' | 'timeoutMs'>,
-    o: { secrets?: readonly string[]; postRender?: PostRenderSpec | undefined } = {},
+    fields: EngineFields,
+    o: CallOptions = {},
   ): Promise<EngineAnswer> {
     if (req.signal?.aborted === true || this.closed) throw new HelmCallsStopped(`helm ${action} not started: stopping`);
     const owner = req.owner;
@@ -202,58 +226,81 @@ class EngineHelm implements EngineHelmClient {
       // Fail closed: the engine never runs helm for nobody in particular.
       throw new TypeError(`helm calls of release ${req.namespace}/${req.release} need the owner they act for (the CR's uid and confinement)`);
     }
-    const call: GatedCall = { release: req.release, namespace: req.namespace, owner, impersonate: req.impersonate, action };
-    return await withSession(this.opts.gate, call, this.opts.tempDir, async (kubeconfig, session) => {
-      let engine: HelmEngineProcess;
-      try {
-        engine = await this.running();
-      } catch (err) {
-        if (err instanceof HelmCallsStopped) throw err;
-        throw new HelmError('failed', `helm ${action}: the helm engine could not be started: ${err instanceof Error ? err.message : String(err)}`, action, { cause: err });
-      }
-      let refusal: RenderRefusal | undefined;
-      const spec = o.postRender;
-      const postRender: PostRenderHandler | undefined =
-        spec === undefined
-          ? undefined
-          : (manifest) => {
-              try {
-                return { manifest: injectMetadata(manifest, spec) };
-              } catch (err) {
-                if (!(err instanceof PostRenderRefusal)) throw err;
-                refusal = { message: err.message, unknownKinds: err.unknownKinds };
-                return { error: err.message };
-              }
-            };
-      const budget = remaining();
-      // Through the gate identity is the session's (the layer impersonates): helm is not asked to.
-      const request: EngineRequest = {
-        ...fields,
-        release: req.release,
-        namespace: req.namespace,
-        kubeconfig,
-        kubeCacheDir: session.cacheDir,
-        timeoutMs: helmTimeoutMs(budget),
+    const confine = this.opts.confine;
+    if (confine !== undefined) {
+      const c = owner.confinement;
+      const connection: Connection = {
+        confine: { namespace: c.namespace, allowClusterScoped: c.allowClusterScoped, allowCrossNamespace: c.allowCrossNamespace, recordKey: confine.recordKey(owner.uid).toString('base64') },
+        // The engine's own connection: identity is asked of it (as --kube-as-user).
+        impersonate: req.impersonate,
+        kubeCacheDir: await this.cacheDir(),
       };
-      const refused = (): readonly string[] => session.refusals();
-      let answer: EngineAnswer;
-      try {
-        answer = await this.bounded(engine, action, request, postRender, budget, req.signal);
-      } catch (err) {
-        if (refused().length > 0 && !(err instanceof HelmCallsStopped)) throw refusedError(action, refused(), err);
-        throw err;
-      }
-      if ('error' in answer) {
-        const cause = answer.error.class === 'not-found' ? new HelmError('not-found', answer.error.message, action) : helmErrorFromStderr(`Error: ${answer.error.message}\n`, action, o.secrets);
-        // What the layer refused explains the failure better than helm's words for it.
-        if (refused().length > 0) throw refusedError(action, refused(), cause);
-        if (refusal !== undefined) throw new HelmError('render', refusal.message, action, { cause, unknownKinds: refusal.unknownKinds });
-        throw cause;
-      }
-      // Helm went on past a refused request (it tolerates some failures): the call did not do what it meant.
-      if (refused().length > 0) throw refusedError(action, refused());
-      return answer;
-    });
+      return await this.callEngine(action, req, remaining, fields, o, connection, () => []);
+    }
+    const call: GatedCall = { release: req.release, namespace: req.namespace, owner, impersonate: req.impersonate, action };
+    return await withSession(this.opts.gate, call, this.opts.tempDir, async (kubeconfig, session) =>
+      // Through the gate identity is the session's (the layer impersonates): helm is not asked to.
+      await this.callEngine(action, req, remaining, fields, o, { kubeconfig, kubeCacheDir: session.cacheDir }, () => session.refusals()),
+    );
+  }
+
+  /** Sends one call and reads its answer: refusals (the gate's, or the engine's own) explain failures first. */
+  private async callEngine(
+    action: string,
+    req: ReleaseRequestBase,
+    remaining: () => number,
+    fields: EngineFields,
+    o: CallOptions,
+    connection: Connection,
+    gateRefusals: () => readonly string[],
+  ): Promise<EngineAnswer> {
+    let engine: HelmEngineProcess;
+    try {
+      engine = await this.running();
+    } catch (err) {
+      if (err instanceof HelmCallsStopped) throw err;
+      throw new HelmError('failed', `helm ${action}: the helm engine could not be started: ${err instanceof Error ? err.message : String(err)}`, action, { cause: err });
+    }
+    let refusal: RenderRefusal | undefined;
+    const spec = o.postRender;
+    const postRender: PostRenderHandler | undefined =
+      spec === undefined
+        ? undefined
+        : (manifest) => {
+            try {
+              return { manifest: injectMetadata(manifest, spec) };
+            } catch (err) {
+              if (!(err instanceof PostRenderRefusal)) throw err;
+              refusal = { message: err.message, unknownKinds: err.unknownKinds };
+              return { error: err.message };
+            }
+          };
+    const budget = remaining();
+    const request: EngineRequest = { ...fields, ...connection, release: req.release, namespace: req.namespace, timeoutMs: helmTimeoutMs(budget) };
+    let answer: EngineAnswer;
+    try {
+      answer = await this.bounded(engine, action, request, postRender, budget, req.signal);
+    } catch (err) {
+      if (gateRefusals().length > 0 && !(err instanceof HelmCallsStopped)) throw refusedError(action, gateRefusals(), err);
+      throw err;
+    }
+    const refused = [...gateRefusals(), ...(answer.refusals ?? [])];
+    if ('error' in answer) {
+      const cause = answer.error.class === 'not-found' ? new HelmError('not-found', answer.error.message, action) : helmErrorFromStderr(`Error: ${answer.error.message}\n`, action, o.secrets);
+      // What the layer refused explains the failure better than helm's words for it.
+      if (refused.length > 0) throw refusedError(action, refused, cause);
+      if (refusal !== undefined) throw new HelmError('render', refusal.message, action, { cause, unknownKinds: refusal.unknownKinds });
+      throw cause;
+    }
+    // Helm went on past a refused request (it tolerates some failures): the call did not do what it meant.
+    if (refused.length > 0) throw refusedError(action, refused);
+    return answer;
+  }
+
+  /** client-go's discovery cache of the engine's confined calls: one directory per client, removed at close. */
+  private cacheDir(): Promise<string> {
+    this.kubeCache ??= makeProcessDir(this.opts.tempDir ?? tmpdir(), 'chartpilot-kubecache-');
+    return this.kubeCache;
   }
 
   /** The call with its deadline and the caller's signal, as warm-pool.ts bounds a worker's call. */

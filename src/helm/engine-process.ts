@@ -10,7 +10,7 @@ import type { ChildProcess } from 'node:child_process';
 import { endLineProcess, killGroup, parseJson, startLineProcess, WorkerGone, WorkerStartError, type WorkerExit } from './warm-worker.js';
 
 /** The protocol version this client speaks (the ready frame's `engine`). */
-export const ENGINE_PROTOCOL = 1;
+export const ENGINE_PROTOCOL = 2;
 
 /** A release record's fields as the engine sends them. */
 export interface EngineRelease {
@@ -29,18 +29,37 @@ export interface EngineRelease {
 
 export type EngineErrorClass = 'not-found' | 'cancelled' | 'timeout' | 'failed';
 
-export type EngineAnswer =
+export type EngineAnswer = (
   | { readonly release: EngineRelease }
   | { readonly releases: readonly EngineRelease[] }
   | { readonly done: true }
-  | { readonly error: { readonly class: EngineErrorClass; readonly message: string } };
+  | { readonly error: { readonly class: EngineErrorClass; readonly message: string } }
+) & {
+  /** What a confined call's confinement refused, in order (also when helm went on past it). */
+  readonly refusals?: readonly string[] | undefined;
+};
+
+/**
+ * A call confined in the engine (README.md "Confinement in the engine"): where it may write, and
+ * the key its release records are proved with. Secret (the key): never logged.
+ */
+export interface EngineConfinement {
+  readonly namespace: string;
+  readonly allowClusterScoped: boolean;
+  readonly allowCrossNamespace: boolean;
+  /** base64 of the CR's record key (helm/record-mac.ts deriveRecordKey). */
+  readonly recordKey: string;
+}
 
 /** One call as the engine takes it (engine-client.ts builds them; field names are the protocol's). */
 export interface EngineRequest {
   readonly op: 'upgrade' | 'uninstall' | 'rollback' | 'status' | 'history';
   readonly release: string;
   readonly namespace: string;
-  readonly kubeconfig: string;
+  /** A session of the API proxy to reach the API server through; or `confine`. */
+  readonly kubeconfig?: string | undefined;
+  /** Confined in the engine, as its own connection to the API server; or `kubeconfig`. */
+  readonly confine?: EngineConfinement | undefined;
   readonly kubeCacheDir?: string | undefined;
   readonly impersonate?: string | undefined;
   readonly timeoutMs: number;
@@ -220,6 +239,14 @@ function parseRelease(v: unknown): EngineRelease | undefined {
 
 /** Exported for the unit test of the frame shapes. */
 export function parseAnswer(frame: Readonly<Record<string, unknown>>): EngineAnswer | undefined {
+  const answer = answerOf(frame);
+  const refusals = frame['refusals'];
+  if (answer === undefined || refusals === undefined) return answer;
+  if (!Array.isArray(refusals) || !refusals.every((r): r is string => typeof r === 'string')) return undefined;
+  return { ...answer, refusals };
+}
+
+function answerOf(frame: Readonly<Record<string, unknown>>): EngineAnswer | undefined {
   const error = frame['error'];
   if (typeof error === 'object' && error !== null) {
     const e = error as Record<string, unknown>;

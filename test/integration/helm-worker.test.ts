@@ -29,4 +29,5 @@ it('helm-worker: go test ./... passes with the cluster table run, not skipped', 
   assert.match(r.all, /^--- PASS: TestLeakageCluster/m, `the cluster table did not run:\n${r.all}`);
   assert.match(r.all, /^--- PASS: TestLeakageOffline/m);
   assert.match(r.all, /^--- PASS: TestCancel/m, `the cancel tests did not run:\n${r.all}`);
+  assert.match(r.all, /^--- PASS: TestEngineClusterConfinedWire/m, `the engine's confinement against the cluster did not run:\n${r.all}`);
 });

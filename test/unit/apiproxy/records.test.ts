@@ -123,3 +123,13 @@ describe('API proxy: release records in a helm call', () => {
     assert.equal(records.concerns(undefined, undefined), false);
   });
 });
+
+describe('record MACs as the engine makes them', () => {
+  it('this vector is also helm-worker/confine_test.go’s: a record stamped by the proxy or the engine verifies in the other', () => {
+    const key = deriveRecordKey(Buffer.from('0123456789abcdef0123456789abcdef'), 'uid-1');
+    assert.equal(key.toString('base64'), 'JdCP//hgL3H2kshMBsNH0knBT/mJk+AWP5nLtPAoxF4=');
+    const labels = { owner: 'helm', name: 'web', version: '2', status: 'deployed', 'chartpilot.io/fingerprint': 'abc' };
+    const mac = recordMac(key, { namespace: 'team-a', name: 'sh.helm.release.v1.web.v2', type: RELEASE_RECORD_TYPE, labels, release: Buffer.from('H4sIAAAAAAAC/w==', 'utf8') });
+    assert.equal(mac, '6XIqxjGBG9Fv9rH260AcE17SHcjM761dCqHZ5oq5pfE');
+  });
+});

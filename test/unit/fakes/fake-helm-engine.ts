@@ -9,6 +9,7 @@
  *   die       the engine exits mid-call (code 3)
  *   fail      fails with helm's words for a chart's `fail`, quoting the call's values
  *   missing   release: not found
+ *   refused   a deployed release whose answer lists what the call's confinement refused
  * Every request is written to FAKE_ENGINE_DIR/<pid>-<id>.json, with the kubeconfig file's content
  * as it was during the call. Run through test/fixtures/helm/fake-helm-engine.sh.
  */
@@ -21,7 +22,7 @@ interface Call {
   op: string;
   release: string;
   namespace: string;
-  kubeconfig: string;
+  kubeconfig?: string;
   values?: string;
   postRender?: boolean;
 }
@@ -37,11 +38,11 @@ const release = (c: Call, manifest: string): unknown => ({
 const waitingPostRender = new Map<number, (a: { manifest?: string; error?: string }) => void>();
 const hanging = new Set<number>();
 
-send({ ready: true, engine: 1, helmVersion: 'v4.1.4', pid: process.pid });
+send({ ready: true, engine: 2, helmVersion: 'v4.1.4', pid: process.pid });
 
 function handle(c: Call): void {
   if (dir !== '') {
-    const kubeconfig = existsSync(c.kubeconfig) ? readFileSync(c.kubeconfig, 'utf8') : null;
+    const kubeconfig = c.kubeconfig !== undefined && existsSync(c.kubeconfig) ? readFileSync(c.kubeconfig, 'utf8') : null;
     writeFileSync(join(dir, `${String(process.pid)}-${String(c.id)}.json`), JSON.stringify({ ...c, kubeconfigContent: kubeconfig }));
   }
   const manifest = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n  namespace: team-a\n';
@@ -69,6 +70,9 @@ function handle(c: Call): void {
     case 'die':
       process.exit(3);
       break;
+    case 'refused':
+      send({ id: c.id, release: release(c, manifest), refusals: ['refused to delete ConfigMap "cluster-config" in namespace kube-system: objects of this custom resource must stay in its namespace team-a'] });
+      return;
     case 'fail':
       send({ id: c.id, error: { class: 'failed', message: `UPGRADE FAILED: execution error at (webapp/templates/a.yaml:1:4): refused ${c.values ?? ''}` } });
       return;

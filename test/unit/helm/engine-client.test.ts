@@ -44,7 +44,9 @@ interface Fixture {
   sent(): Promise<Record<string, unknown>[]>;
 }
 
-async function fixture(t: TestContext, env: Record<string, string> = {}, more: { killGraceMs?: number } = {}): Promise<Fixture> {
+const RECORD_KEY = Buffer.alloc(32, 7);
+
+async function fixture(t: TestContext, env: Record<string, string> = {}, more: { killGraceMs?: number; confine?: { recordKey: (uid: string) => Buffer } } = {}): Promise<Fixture> {
   const dir = await mkdtemp(join(tmpdir(), 'chartpilot-engine-client-'));
   const events: EngineEvent[] = [];
   const sessions = { opened: 0, closed: 0, refusals: [] as string[] };
@@ -137,6 +139,33 @@ describe('helm engine client', () => {
     await assert.rejects(f.client.upgradeInstall(REQ), { name: 'HelmError', kind: 'refused', message: /cluster-scoped objects are not allowed/u });
   });
 
+  it('confined in the engine: sends the CR’s confinement, its record key and its identity, and opens no gate session', async (t) => {
+    const asked: string[] = [];
+    const f = await fixture(t, {}, { confine: { recordKey: (uid) => (asked.push(uid), RECORD_KEY) } });
+    await f.client.upgradeInstall(REQ);
+    await f.client.uninstall({ release: 'ok', namespace: 'team-a', timeoutMs: 10_000, owner: OWNER, impersonate: REQ.impersonate });
+    const sent = await f.sent();
+    assert.equal(sent.length, 2);
+    for (const call of sent) {
+      assert.deepEqual(call['confine'], { namespace: 'team-a', allowClusterScoped: false, allowCrossNamespace: false, recordKey: RECORD_KEY.toString('base64') });
+      assert.equal(call['kubeconfig'], undefined, 'no session kubeconfig: the engine connects itself');
+      assert.equal(call['impersonate'], REQ.impersonate, 'the engine asks for the tenant’s identity (--kube-as-user)');
+      assert.match(String(call['kubeCacheDir']), /chartpilot-kubecache-/u);
+    }
+    assert.deepEqual(asked, ['uid-web', 'uid-web']);
+    assert.deepEqual(f.sessions, { opened: 0, closed: 0, refusals: [] });
+    const cacheDir = String(sent[0]?.['kubeCacheDir']);
+    await f.client.close();
+    await assert.rejects(readdir(cacheDir), { code: 'ENOENT' }, 'the discovery cache is removed at close');
+  });
+
+  it('what the engine’s own confinement refused is the call’s error, even where helm went on', async (t) => {
+    const f = await fixture(t, {}, { confine: { recordKey: () => RECORD_KEY } });
+    await assert.rejects(f.client.upgradeInstall({ ...REQ, release: 'refused' }), { name: 'HelmError', kind: 'refused', message: /cluster-config" in namespace kube-system/u });
+    const plain = await fixture(t);
+    await assert.rejects(plain.client.upgradeInstall({ ...REQ, release: 'refused' }), { name: 'HelmError', kind: 'refused' }, 'refusals in the answer count in gate mode too');
+  });
+
   it('runs calls together on one engine, each answered with its own', async (t) => {
     const f = await fixture(t);
     const answered: string[] = [];
@@ -202,5 +231,8 @@ describe('engine answers', () => {
     assert.equal(parseAnswer({ id: 1, release: { name: 'web' } }), undefined, 'a release needs its revision');
     assert.equal(parseAnswer({ id: 1, releases: [{ name: 'web', revision: 1 }, {}] }), undefined);
     assert.equal(parseAnswer({ id: 1 }), undefined);
+    assert.deepEqual(parseAnswer({ id: 1, done: true, refusals: ['no'] }), { done: true, refusals: ['no'] });
+    assert.equal(parseAnswer({ id: 1, done: true, refusals: 'no' }), undefined, 'refusals are a list of text');
+    assert.equal(parseAnswer({ id: 1, done: true, refusals: [3] }), undefined);
   });
 });
