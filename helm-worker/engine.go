@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+	"k8s.io/client-go/rest"
 )
 
 // engineEnv switches a process started without arguments into engine mode.
@@ -142,6 +143,7 @@ type engine struct {
 	recordCheck bool
 	scopesMu    sync.Mutex
 	scopes      scopeLookup
+	discovery   *sharedDiscovery
 }
 
 // engineCall is one running call. Nothing of it is reachable from package-level state.
@@ -356,7 +358,7 @@ func (e *engine) sharedScopes() (scopeLookup, error) {
 	if e.scopes != nil {
 		return e.scopes, nil
 	}
-	rc, err := connectionSettings(&engineRequest{Confine: &confineSpec{}}).RESTClientGetter().ToRESTConfig()
+	rc, err := engineConfig()
 	if err != nil {
 		return nil, err
 	}
@@ -366,6 +368,31 @@ func (e *engine) sharedScopes() (scopeLookup, error) {
 	}
 	e.scopes = scopes
 	return scopes, nil
+}
+
+// sharedDiscovery is the discovery the engine's confined calls share (discovery.go), made at
+// the first.
+func (e *engine) sharedDiscovery() (*sharedDiscovery, error) {
+	e.scopesMu.Lock()
+	defer e.scopesMu.Unlock()
+	if e.discovery != nil {
+		return e.discovery, nil
+	}
+	rc, err := engineConfig()
+	if err != nil {
+		return nil, err
+	}
+	d, err := newSharedDiscovery(rc)
+	if err != nil {
+		return nil, err
+	}
+	e.discovery = d
+	return d, nil
+}
+
+// engineConfig is the engine's own connection, as a confined call's without impersonation.
+func engineConfig() (*rest.Config, error) {
+	return connectionSettings(&engineRequest{Confine: &confineSpec{}}).RESTClientGetter().ToRESTConfig()
 }
 
 func truncatedNote(dropped int) string {

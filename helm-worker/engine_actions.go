@@ -168,6 +168,15 @@ func (c *engineCall) setup(req *engineRequest) (*cli.EnvSettings, *action.Config
 	}
 	c.logger = slog.New(slog.NewTextHandler(c.log, &slog.HandlerOptions{Level: level}))
 	cfg := action.NewConfiguration(action.ConfigurationSetLogger(c.logger.Handler()))
+	if conf != nil {
+		// Confined calls share the engine's connection, so they can share its discovery
+		// (discovery.go): no disk cache written and read again per call, one REST mapper.
+		shared, err := c.engine.sharedDiscovery()
+		if err != nil {
+			return nil, nil, fmt.Errorf("chartpilot-helm engine: cannot read the API server's discovery: %w", err)
+		}
+		getter = &callGetter{flags: cf, disco: newCallDiscovery(shared)}
+	}
 	if err := cfg.Init(getter, s.Namespace(), "secret"); err != nil {
 		return nil, nil, err
 	}

@@ -14,8 +14,10 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -207,5 +209,65 @@ func TestEngineClusterConfinedWire(t *testing.T) {
 	}
 	if _, err := cs.CoreV1().ConfigMaps(victim).Get(ctx, "forged-hook", metav1.GetOptions{}); err != nil {
 		t.Errorf("control: unconfined, the forged hook was not created in the victim's namespace: %v", err)
+	}
+}
+
+// TestEngineClusterConfinedCRDChart: a chart with a CRD in crds/ and an object of that kind,
+// installed by confined calls that share the engine's discovery (discovery.go): the copy read
+// before the CRD existed must not hide the new kind, and a later call must find it. Without
+// allowClusterScoped the CRD is refused by name.
+func TestEngineClusterConfinedCRDChart(t *testing.T) {
+	kubeconfig := os.Getenv("KUBECONFIG")
+	if kubeconfig == "" {
+		t.Skip("KUBECONFIG is not set: the engine cluster tests need a control plane")
+	}
+	id := randomID("hd")
+	group := id + ".chartpilot.test"
+	t.Cleanup(func() { deleteNamespaces(t, kubeconfig, id) })
+	cs := clusterClient(t, kubeconfig)
+	t.Cleanup(func() {
+		cs.Discovery().RESTClient().Delete().AbsPath("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets." + group).Do(context.Background())
+	})
+	ns := id + "-t"
+	createNamespaces(t, cs, ns)
+	chart := t.TempDir()
+	files := map[string]string{
+		"Chart.yaml": "apiVersion: v2\nname: widgets\nversion: 0.1.0\n",
+		"crds/widgets.yaml": "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets." + group + "\nspec:\n  group: " + group +
+			"\n  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n" +
+			"    schema:\n      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}\n",
+		"templates/widget.yaml": "apiVersion: " + group + "/v1\nkind: Widget\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  size: 1\n",
+	}
+	for name, text := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(chart, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(chart, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{6}, 32))
+	e := newLocalEngine(t, true)
+	// A first call makes the shared copy, before the CRD exists.
+	if f := e.call(t, map[string]any{"op": "upgrade", "release": "first", "namespace": ns, "timeoutMs": 120000, "chart": testdata(t, "engine"), "values": `{}`,
+		"confine": map[string]any{"namespace": ns, "recordKey": key}}); f["release"] == nil {
+		t.Fatalf("first install: %v", f)
+	}
+	refused := e.call(t, map[string]any{"op": "upgrade", "release": "w", "namespace": ns, "timeoutMs": 120000, "chart": chart, "values": `{}`,
+		"confine": map[string]any{"namespace": ns, "recordKey": key}})
+	if !strings.Contains(fmt.Sprint(refused["refusals"]), `CustomResourceDefinition "widgets.`+group+`" (apiextensions.k8s.io/v1): it is cluster-scoped`) {
+		t.Errorf("a CRD without allowClusterScoped: %v", refused)
+	}
+	allowed := map[string]any{"namespace": ns, "recordKey": key, "allowClusterScoped": true}
+	f := e.call(t, map[string]any{"op": "upgrade", "release": "w2", "namespace": ns, "timeoutMs": 120000, "chart": chart, "values": `{}`, "confine": allowed})
+	if rel, _ := f["release"].(map[string]any); rel == nil || rel["status"] != "deployed" || f["refusals"] != nil {
+		t.Fatalf("installing a chart with its CRD, allowed: %v", f)
+	}
+	if _, err := cs.Discovery().RESTClient().Get().AbsPath("/apis/" + group + "/v1/namespaces/" + ns + "/widgets/w2").DoRaw(context.Background()); err != nil {
+		t.Errorf("the Widget was not created: %v", err)
+	}
+	// A later call without an Invalidate of its own (uninstall) maps the new kind.
+	if f := e.call(t, map[string]any{"op": "uninstall", "release": "w2", "namespace": ns, "timeoutMs": 120000, "confine": allowed}); f["done"] != true {
+		t.Errorf("uninstall: %v", f)
 	}
 }
