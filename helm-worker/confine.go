@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -218,6 +219,8 @@ type confinement struct {
 	allowCrossNamespace bool
 	scopes              scopeLookup
 	refused             *refusals
+	// crdsWritten: a write to a CustomResourceDefinition passed (discovery.go waits for it).
+	crdsWritten atomic.Bool
 }
 
 // confiningTransport enforces c on every request of a call's chart client.
@@ -263,6 +266,9 @@ func (t *confiningTransport) RoundTrip(req *http.Request) (*http.Response, error
 	}
 	if message := recordWriteProblem(verb, target, meta); message != "" {
 		return t.refuse(req, http.StatusForbidden, message)
+	}
+	if target.group == "apiextensions.k8s.io" && target.resource == "customresourcedefinitions" {
+		t.c.crdsWritten.Store(true)
 	}
 	out := req.Clone(req.Context())
 	if body != nil {

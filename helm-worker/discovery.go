@@ -75,13 +75,15 @@ func (s *sharedDiscovery) since(t time.Time) *discoveryGeneration {
 type callDiscovery struct {
 	shared *sharedDiscovery
 	// started: when the call began; a copy made before is older than a helm process's would be.
-	started       time.Time
+	started time.Time
+	// wroteCRDs: whether the call has written a CustomResourceDefinition (nil: never).
+	wroteCRDs     func() bool
 	mu            sync.Mutex
 	invalidatedAt time.Time
 }
 
-func newCallDiscovery(shared *sharedDiscovery) *callDiscovery {
-	return &callDiscovery{shared: shared, started: time.Now()}
+func newCallDiscovery(shared *sharedDiscovery, wroteCRDs func() bool) *callDiscovery {
+	return &callDiscovery{shared: shared, started: time.Now(), wroteCRDs: wroteCRDs}
 }
 
 var _ discovery.CachedDiscoveryInterface = (*callDiscovery)(nil)
@@ -134,12 +136,26 @@ var _ meta.ResettableRESTMapper = callMapper{}
 
 func mapWith[T any](m callMapper, f func(meta.RESTMapper) (T, error)) (T, error) {
 	v, err := f(m.d.gen().mapper)
-	if err != nil && meta.IsNoMatchError(err) {
-		m.d.Invalidate()
-		return f(m.d.gen().mapper)
+	if err == nil || !meta.IsNoMatchError(err) {
+		return v, err
 	}
-	return v, err
+	// After a call wrote CRDs, discovery may list them a moment after they are Established
+	// (seconds on a loaded API server): such a call keeps asking, every crdPoll, up to crdSettle.
+	deadline := time.Now().Add(crdSettle)
+	for {
+		m.d.Invalidate()
+		v, err = f(m.d.gen().mapper)
+		if err == nil || !meta.IsNoMatchError(err) || m.d.wroteCRDs == nil || !m.d.wroteCRDs() || time.Now().After(deadline) {
+			return v, err
+		}
+		time.Sleep(crdPoll)
+	}
 }
+
+const (
+	crdSettle = 10 * time.Second
+	crdPoll   = 250 * time.Millisecond
+)
 
 func (m callMapper) Reset() { m.d.Invalidate() }
 func (m callMapper) KindFor(r schema.GroupVersionResource) (schema.GroupVersionKind, error) {

@@ -350,44 +350,28 @@ func (e *engine) runCall(c *engineCall) {
 	res.Refusals = c.refused.all()
 }
 
-// sharedScopes is the engine's one discovery-backed scope lookup for confined calls, made at
-// the first (as the engine's own identity: discovery is the same for every identity).
-func (e *engine) sharedScopes() (scopeLookup, error) {
+// sharedReads are what the engine's confined calls share, made at the first such call as the
+// engine's own identity (what discovery lists is the same for every identity): the resource
+// scopes their confinement decides on (confine.go) and their discovery (discovery.go).
+func (e *engine) sharedReads() (scopeLookup, *sharedDiscovery, error) {
 	e.scopesMu.Lock()
 	defer e.scopesMu.Unlock()
-	if e.scopes != nil {
-		return e.scopes, nil
+	if e.scopes == nil {
+		rc, err := engineConfig()
+		if err != nil {
+			return nil, nil, err
+		}
+		scopes, err := newDiscoveryScopes(rc)
+		if err != nil {
+			return nil, nil, err
+		}
+		d, err := newSharedDiscovery(rc)
+		if err != nil {
+			return nil, nil, err
+		}
+		e.scopes, e.discovery = scopes, d
 	}
-	rc, err := engineConfig()
-	if err != nil {
-		return nil, err
-	}
-	scopes, err := newDiscoveryScopes(rc)
-	if err != nil {
-		return nil, err
-	}
-	e.scopes = scopes
-	return scopes, nil
-}
-
-// sharedDiscovery is the discovery the engine's confined calls share (discovery.go), made at
-// the first.
-func (e *engine) sharedDiscovery() (*sharedDiscovery, error) {
-	e.scopesMu.Lock()
-	defer e.scopesMu.Unlock()
-	if e.discovery != nil {
-		return e.discovery, nil
-	}
-	rc, err := engineConfig()
-	if err != nil {
-		return nil, err
-	}
-	d, err := newSharedDiscovery(rc)
-	if err != nil {
-		return nil, err
-	}
-	e.discovery = d
-	return d, nil
+	return e.scopes, e.discovery, nil
 }
 
 // engineConfig is the engine's own connection, as a confined call's without impersonation, for

@@ -171,11 +171,11 @@ func (c *engineCall) setup(req *engineRequest) (*cli.EnvSettings, *action.Config
 	if conf != nil {
 		// Confined calls share the engine's connection, so they can share its discovery
 		// (discovery.go): no disk cache written and read again per call, one REST mapper.
-		shared, err := c.engine.sharedDiscovery()
+		_, shared, err := c.engine.sharedReads()
 		if err != nil {
 			return nil, nil, fmt.Errorf("chartpilot-helm engine: cannot read the API server's discovery: %w", err)
 		}
-		getter = &callGetter{flags: cf, disco: newCallDiscovery(shared)}
+		getter = &callGetter{flags: cf, disco: newCallDiscovery(shared, conf.crdsWritten.Load)}
 	}
 	if err := cfg.Init(getter, s.Namespace(), "secret"); err != nil {
 		return nil, nil, err
@@ -223,7 +223,7 @@ func (c *engineCall) confinementOf(req *engineRequest) (*confinement, []byte, er
 	if !c.engine.recordCheck {
 		key = nil
 	}
-	scopes, err := c.engine.sharedScopes()
+	scopes, _, err := c.engine.sharedReads()
 	if err != nil {
 		return nil, nil, fmt.Errorf("chartpilot-helm engine: cannot read the API server's discovery for confinement: %w", err)
 	}
