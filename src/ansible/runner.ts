@@ -248,6 +248,9 @@ export async function runAnsible(req: RunRequest): Promise<RunOutcome> {
       stop('canceled');
     };
     req.signal?.addEventListener('abort', onAbort, { once: true });
+    // Aborted while the input was written (the check above was before those awaits): the
+    // listener added now would never hear it.
+    if (abortedNow(req.signal)) onAbort();
 
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (chunk: string) => {
@@ -351,4 +354,9 @@ function oneLine(s: string): string {
 
 function seconds(ms: number): string {
   return ms % 1000 === 0 ? `${String(ms / 1000)}s` : `${(ms / 1000).toFixed(1)}s`;
+}
+
+/** Read through a call so that TypeScript does not carry a check made before an await past it. */
+function abortedNow(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
 }

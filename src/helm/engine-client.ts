@@ -333,6 +333,8 @@ class EngineHelm implements EngineHelmClient {
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
+      // Aborted while the engine was starting: a listener added now would never hear it.
+      if (signal?.aborted === true) throw new HelmCallInterrupted(`helm ${action} was stopped before the engine got it: the operator is stopping`);
       const answer = await engine.call(request, postRender, (i) => {
         id = i;
       });

@@ -135,6 +135,17 @@ describe('ansible-runner runs', () => {
     assert.deepEqual(await processesWith(marker), []);
   });
 
+  it('stops a run aborted while its input was still being written', async () => {
+    const marker = `710.${String(Date.now() % 1_000_000)}`;
+    const ac = new AbortController();
+    // Aborted in the same tick: the run is past its first check and writing its input directory.
+    const running = runAnsible(request({ runnable: { playbook: playbook('hang.yml') }, extraVars: { sleep_marker: marker }, signal: ac.signal, timeoutMs: 60_000 }));
+    ac.abort();
+    const outcome = await running;
+    assert.equal(outcome.result, 'canceled', outcome.message);
+    assert.deepEqual(await processesWith(marker), []);
+  });
+
   it('reads requeue_after (a local module and the runtime’s operator_sdk.util) and k8s_status from the events', async () => {
     const outcome = await runAnsible(request({ runnable: { playbook: playbook('requeue.yml') } }));
     assert.equal(outcome.result, 'successful', outcome.message);

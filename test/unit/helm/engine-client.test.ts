@@ -205,6 +205,18 @@ describe('helm engine client', () => {
     await assert.rejects(f.client.upgradeInstall({ ...REQ, signal: stop.signal }), (err: unknown) => err instanceof HelmCallsStopped && !(err instanceof HelmCallInterrupted));
   });
 
+  it('a call aborted while the engine is still starting is interrupted, not run to its deadline', async (t) => {
+    const f = await fixture(t);
+    const stop = new AbortController();
+    const started = Date.now();
+    // Aborted in the same tick: the engine is not up yet when the call reaches it.
+    const running = f.client.upgradeInstall({ ...REQ, release: 'hang', signal: stop.signal });
+    stop.abort();
+    await assert.rejects(running, HelmCallInterrupted);
+    assert.ok(Date.now() - started < 30_000, 'interrupted at once, not at the 60 s deadline');
+    assert.equal(f.events.filter((e) => e.event === 'exited').length, 0, 'the engine was not killed for it');
+  });
+
   it('the engine dying mid-call fails that call as a dead helm process, and the next call starts a new one', async (t) => {
     const f = await fixture(t);
     await assert.rejects(f.client.upgradeInstall({ ...REQ, release: 'die' }), HelmProcessDied);
