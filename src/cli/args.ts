@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { isDnsLabel, isDnsSubdomain } from '../config/labels.js';
 import { parseGoDuration } from '../lib/duration.js';
 import { floorText, PERIOD_FLOORS } from '../lib/period-floors.js';
+import { DEFAULT_STALL_AFTER_FAILURES } from '../reconcile/kstatus.js';
 import { METRICS_MAX_CONNECTIONS, METRICS_MAX_PER_PEER } from '../observe/servers.js';
 import { parseBindAddress, type BindAddress } from './bind-address.js';
 import type { LogFormat } from '../observe/logger.js';
@@ -27,6 +28,8 @@ export interface RunOptions {
   /** Default requeue period for entries without `reconcilePeriod`; 0 = no periodic requeue. */
   readonly reconcilePeriodMs: number;
   readonly maxConcurrentReconciles: number;
+  /** `--stall-after-failures`: failed attempts in a row before a CR is Stalled (kstatus); 0 = never. */
+  readonly stallAfterFailures: number;
   /** Undefined when disabled with `0`. */
   readonly metricsBindAddress: BindAddress | undefined;
   /** `--metrics-max-connections`. */
@@ -253,6 +256,13 @@ export const RUN_FLAGS = [
     defaultHelp: '$KUBECONFIG, ~/.kube/config or the in-cluster service account',
     help: 'Kubeconfig file',
   },
+  {
+    name: 'stall-after-failures',
+    type: 'string',
+    placeholder: 'int',
+    default: String(DEFAULT_STALL_AFTER_FAILURES),
+    help: 'After this many failed installs, upgrades or Ansible runs in a row with the same spec and chart, a resource is Stalled (kstatus Failed; retries go on with backoff); 0 = never, failures stay Reconciling',
+  },
   { name: 'suppress-override-values', type: 'boolean', default: false, help: 'Emit no OverrideValuesInUse Warning events for watches.yaml overrideValues' },
   {
     name: 'default-service-account',
@@ -412,6 +422,7 @@ function readRunOptions(f: Flags, env: Env, problems: string[]): RunOptions {
   const chartRefreshIntervalMs = duration(f, 'chart-refresh-interval', true, problems, PERIOD_FLOORS.chartRefreshIntervalMs);
   const chartCacheDir = f.defaulted('chart-cache-dir') || join(tmpdir(), 'chartpilot-charts');
   const maxConcurrentReconciles = wholeNumber(f, 'max-concurrent-reconciles', problems);
+  const stallAfterFailures = countOf(f, 'stall-after-failures', problems);
   const metricsBindAddress = bindAddress(f, 'metrics-bind-address', problems);
   const metricsMaxConnections = wholeNumber(f, 'metrics-max-connections', problems);
   const healthProbeBindAddress = bindAddress(f, 'health-probe-bind-address', problems);
@@ -481,6 +492,7 @@ function readRunOptions(f: Flags, env: Env, problems: string[]): RunOptions {
     watchesFileGiven: f.has('watches-file'),
     reconcilePeriodMs,
     maxConcurrentReconciles,
+    stallAfterFailures,
     metricsBindAddress,
     metricsMaxConnections,
     healthProbeBindAddress,
@@ -574,6 +586,14 @@ function wholeNumber(f: Flags, name: RunFlag, problems: string[]): number {
   if (/^\d+$/u.test(text) && Number(text) >= 1 && Number.isSafeInteger(Number(text))) return Number(text);
   problems.push(`${f.label(name)} is "${text}"; expected a whole number of at least 1`);
   return 1;
+}
+
+/** A whole number, 0 allowed (it means "never"). */
+function countOf(f: Flags, name: RunFlag, problems: string[]): number {
+  const text = f.defaulted(name);
+  if (/^\d+$/u.test(text) && Number.isSafeInteger(Number(text))) return Number(text);
+  problems.push(`${f.label(name)} is "${text}"; expected a whole number (0 for never)`);
+  return 0;
 }
 
 function bindAddress(f: Flags, name: RunFlag, problems: string[]): BindAddress | undefined {

@@ -103,6 +103,7 @@ async function run(argv: readonly string[]): Promise<number> {
         shards: o.shards ? { leaseDurationMs: o.shardLeaseDurationMs } : undefined,
         ignoredFlags: o.ignoredFlags,
         suppressOverrideValues: o.suppressOverrideValues,
+        stallAfterFailures: o.stallAfterFailures,
         defaultServiceAccount: o.defaultServiceAccount,
         sealKeySecret: o.sealKeySecret,
         adoptExistingReleases: o.adoptExistingReleases,

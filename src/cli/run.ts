@@ -97,6 +97,8 @@ export interface RunConfig {
   readonly leaderElection?: { readonly id: string; readonly namespace: string } | undefined;
   /** operator-sdk `--suppress-override-values`: no OverrideValuesInUse Warning events. */
   readonly suppressOverrideValues?: boolean;
+  /** `--stall-after-failures`; default 5, 0 = never. */
+  readonly stallAfterFailures?: number;
   /** `--default-service-account`: what entries without `serviceAccount` run as; undefined = the operator. */
   readonly defaultServiceAccount?: string | undefined;
   /** `--seal-key-secret`: the master seal key's Secret, in the operator's namespace. */
@@ -515,6 +517,7 @@ async function operateThrough(proxy: ApiProxy, config: RunConfig, io: RunIo, log
     processStartedAt: op.startedAt,
     stoppedCalls,
     suppressOverrideValues: config.suppressOverrideValues ?? false,
+    stallAfterFailures: config.stallAfterFailures,
     defaultServiceAccount: config.defaultServiceAccount,
     charts: { resolver: charts, defaultRefreshIntervalMs: config.chartRefreshIntervalMs ?? 600_000 },
     ansible: ansibleEngine,

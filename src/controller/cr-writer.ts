@@ -6,13 +6,23 @@ import type { ApiResource, KubeObject } from '../kube/types.js';
 import type { CrWriter } from '../reconcile/ports.js';
 import type { CrStatus, CustomResource } from '../reconcile/model.js';
 
-/** A merge patch that also clears top-level status keys the new status no longer has. */
+/** A merge patch that also clears the status keys (at any depth) the new status no longer has. */
 export function statusMergePatch(previous: CrStatus | undefined, next: CrStatus): Record<string, unknown> {
+  return { status: mergePatchFrom(previous ?? {}, next) };
+}
+
+/** RFC 7386: `next`, with null for each key `previous` has and `next` lacks; objects in both diffed alike (arrays are replaced whole). */
+function mergePatchFrom(previous: Readonly<Record<string, unknown>>, next: Readonly<Record<string, unknown>>): Record<string, unknown> {
   const patch: Record<string, unknown> = { ...next };
-  for (const key of Object.keys(previous ?? {})) {
+  for (const [key, was] of Object.entries(previous)) {
     if (!(key in next)) patch[key] = null;
+    else if (isPlainObject(was) && isPlainObject(next[key])) patch[key] = mergePatchFrom(was, next[key]);
   }
-  return { status: patch };
+  return patch;
+}
+
+function isPlainObject(v: unknown): v is Readonly<Record<string, unknown>> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /**
@@ -32,9 +42,10 @@ export function createCrWriter(client: KubeClient, resource: ApiResource, onWrit
       try {
         const written = await mergePatchObject(client, at(cr), statusMergePatch(cr.status, status), { subresource: 'status' });
         told(cr, written);
+        return (written as Partial<KubeObject> | undefined)?.metadata?.resourceVersion;
       } catch (err) {
         // The resource is gone (deleted after its finalizer was removed): nothing to report on.
-        if (isNotFound(err)) return;
+        if (isNotFound(err)) return undefined;
         throw err;
       }
     },

@@ -65,6 +65,8 @@ export interface ManagerOptions {
   readonly processStartedAt: number;
   /** operator-sdk's --suppress-override-values: no OverrideValuesInUse Warning events. */
   readonly suppressOverrideValues?: boolean;
+  /** --stall-after-failures (both engines); default 5, 0 = never. */
+  readonly stallAfterFailures?: number | undefined;
   readonly queueMetrics?: (controller: string) => WorkQueueMetrics;
   readonly onReconciled?: (controller: string, result: 'success' | 'error' | 'requeue_after', durationMs: number) => void;
   /** A CR of a watched kind appeared, changed (`present` again) or went (per-CR metrics); `resource` says which kind. */
@@ -279,6 +281,7 @@ export class Manager {
       clock: systemWallClock,
       applyOverrides,
       suppressOverrideValues: opts.suppressOverrideValues,
+      stallAfterFailures: opts.stallAfterFailures,
       helmTimeoutMs: opts.helmTimeoutMs,
       processStartedAt: opts.processStartedAt,
       stoppedCalls: this.stoppedCalls,
@@ -353,6 +356,7 @@ export class Manager {
       clock: systemWallClock,
       dependents: createDependentsView({ client: opts.client, watcher: this.dependents, log }),
       serviceAccounts: this.serviceAccounts,
+      stallAfterFailures: opts.stallAfterFailures,
       onRun: (run) => engine.onRun?.(gvkLabel, run),
     });
     const createController = opts.createController ?? ((o: CrControllerOptions) => new CrController(o));

@@ -161,8 +161,8 @@ export interface ReleaseStore {
 }
 
 export interface CrWriter {
-  /** Write `status` to the status subresource. */
-  patchStatus(cr: CustomResource, status: CrStatus): Promise<void>;
+  /** Write `status` to the status subresource; the resourceVersion written (undefined: unknown, or the CR is gone). */
+  patchStatus(cr: CustomResource, status: CrStatus): Promise<string | undefined>;
   /** Replace metadata.finalizers (guarded by resourceVersion); returns the updated object. */
   setFinalizers(cr: CustomResource, finalizers: readonly string[]): Promise<CustomResource>;
 }

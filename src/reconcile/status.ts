@@ -5,15 +5,19 @@
 import { canonicalJson } from '../lib/json.js';
 import { removeCondition, setCondition } from './conditions.js';
 import { driftCondition } from './drift-report.js';
+import { countFailure, DEFAULT_STALL_AFTER_FAILURES, FAILURES_KEY, KstatusConditionTypes, kstatusVerdict, readFailures, running, type FailureCount, type KstatusVerdict } from './kstatus.js';
 import { ConditionTypes, Reasons } from './names.js';
-import { chartSummary, withSummary } from './summary.js';
+import { CHARTPILOT_STATUS_KEY, chartVerdict, summaryOf, withSummary } from './summary.js';
 import type { Condition, CrStatus, DeployedRelease, KeepResult, Release } from './model.js';
 
 export type Outcome =
   | { readonly kind: 'deployed'; readonly action: 'install' | 'upgrade'; readonly release: Release; readonly kept: KeepResult | undefined }
   /** Nothing changed; `release` is set when its details were fetched to repair the status. */
   | { readonly kind: 'current'; readonly release: Release | undefined; readonly kept: KeepResult | undefined }
-  | { readonly kind: 'failed'; readonly reason: string; readonly message: string }
+  /** `inputs`: what was tried (the desired fingerprint): failures in a row with the same inputs are counted (kstatus.ts). */
+  | { readonly kind: 'failed'; readonly reason: string; readonly message: string; readonly inputs: string }
+  /** A long action starts (install, upgrade, rollback, uninstall): only Reconciling says so, the rest stays. */
+  | { readonly kind: 'acting'; readonly reason: string; readonly message: string }
   /** `reason` defaults to ReconcileError (operator-sdk's). */
   | { readonly kind: 'irreconcilable'; readonly message: string; readonly reason?: string }
   /** The chart cannot be pulled; `reason` says why (RegistryUnreachable, NoMatchingVersion, …). */
@@ -53,25 +57,41 @@ export function onlyRolloutProgress(current: CrStatus | undefined, next: CrStatu
   if (readiness === undefined || readiness.ready || readiness.failed) return false;
   const before = current?.conditions?.find((c) => c.type === ConditionTypes.ready);
   if (current === undefined || before?.status !== 'False' || before.reason !== readiness.reason) return false;
-  // The summary is derived from the conditions: with Ready's message left out, so is its own.
+  // The summary and Reconciling (kstatus.ts) are derived from the conditions: with Ready's
+  // message left out, so are theirs.
+  const retold = new Set<string>([ConditionTypes.ready, KstatusConditionTypes.reconciling]);
   const withoutReadyMessage = (s: CrStatus): unknown => ({
     ...withSummary(s, { state: 'Unknown', reason: '', message: '' }),
-    conditions: (s.conditions ?? []).map((c) => (c.type === ConditionTypes.ready ? { ...c, message: '' } : c)),
+    conditions: (s.conditions ?? []).map((c) => (retold.has(c.type) ? { ...c, message: '' } : c)),
   });
   return canonicalJson(withoutReadyMessage(current)) === canonicalJson(withoutReadyMessage(next));
 }
 
-/**
- * `held`: the kind's chart change is held back from this CR (target.chartChangeHeld); the
- * ChartChangeHeld condition says so on every write until it is not.
- */
-export function nextStatus(current: CrStatus | undefined, outcome: Outcome, generation: number | undefined, now: string, held?: { readonly message: string }): CrStatus {
+export interface StatusOptions {
+  /**
+   * The kind's chart change is held back from this CR (target.chartChangeHeld); the
+   * ChartChangeHeld condition says so on every write until it is not.
+   */
+  readonly held?: { readonly message: string } | undefined;
+  /** Failed attempts in a row that make a failure Stalled (--stall-after-failures; 0: never). */
+  readonly stallAfter?: number | undefined;
+}
+
+export function nextStatus(current: CrStatus | undefined, outcome: Outcome, generation: number | undefined, now: string, options: StatusOptions = {}): CrStatus {
+  const { held } = options;
   const gen = generation;
   let conditions: Condition[] = [...(current?.conditions ?? [])];
   const set = (type: string, status: Condition['status'], reason: string, message: string): void => {
     conditions = setCondition(conditions, { type, status, reason, message: clip(message) }, gen, now);
   };
+  const own = ownKeys(current);
+  if (outcome.kind === 'acting') {
+    conditions = withKstatus(conditions, running(outcome.reason, outcome.message), gen, now);
+    // What the last reconcile observed stays until this one tells how the action went.
+    return { ...current, conditions, [CHARTPILOT_STATUS_KEY]: { ...own, summary: summaryOf(chartVerdict(conditions)) } };
+  }
   let release = current?.deployedRelease;
+  let failures: FailureCount | undefined = readFailures(own);
 
   set(ConditionTypes.initialized, 'True', 'Initialized', 'chartpilot has seen this resource');
   if (outcome.kind !== 'paused') conditions = removeCondition(conditions, ConditionTypes.paused);
@@ -86,6 +106,7 @@ export function nextStatus(current: CrStatus | undefined, outcome: Outcome, gene
       conditions = removeCondition(conditions, ConditionTypes.releaseFailed);
       conditions = removeCondition(conditions, ConditionTypes.irreconcilable);
       release = { ...deployedRelease(outcome.release), deployedAt: now };
+      failures = undefined;
       break;
     }
     case 'current': {
@@ -98,11 +119,13 @@ export function nextStatus(current: CrStatus | undefined, outcome: Outcome, gene
       }
       conditions = removeCondition(conditions, ConditionTypes.releaseFailed);
       conditions = removeCondition(conditions, ConditionTypes.irreconcilable);
+      failures = undefined;
       break;
     }
     case 'failed':
       set(ConditionTypes.releaseFailed, 'True', outcome.reason, outcome.message);
       conditions = removeCondition(conditions, ConditionTypes.irreconcilable);
+      failures = countFailure(failures, outcome.inputs);
       break;
     case 'irreconcilable':
       set(ConditionTypes.irreconcilable, 'True', outcome.reason ?? Reasons.reconcileError, outcome.message);
@@ -125,6 +148,7 @@ export function nextStatus(current: CrStatus | undefined, outcome: Outcome, gene
       set(ConditionTypes.deployed, 'False', Reasons.uninstallSuccessful, 'the release was uninstalled');
       conditions = removeCondition(conditions, ConditionTypes.releaseFailed);
       release = undefined;
+      failures = undefined;
       break;
   }
 
@@ -144,14 +168,38 @@ export function nextStatus(current: CrStatus | undefined, outcome: Outcome, gene
   if (held === undefined) conditions = removeCondition(conditions, ConditionTypes.chartChangeHeld);
   else set(ConditionTypes.chartChangeHeld, 'True', Reasons.canaryFailed, held.message);
 
-  const { conditions: _c, deployedRelease: _d, observedGeneration: _o, ...rest } = current ?? {};
-  return withSummary(
-    {
-      ...rest,
-      ...(gen === undefined ? {} : { observedGeneration: gen }),
-      conditions,
-      ...(release === undefined ? {} : { deployedRelease: release }),
-    },
-    chartSummary(conditions),
-  );
+  const verdict = chartVerdict(conditions);
+  conditions = withKstatus(conditions, kstatusVerdict(verdict, failures, options.stallAfter ?? DEFAULT_STALL_AFTER_FAILURES), gen, now);
+  const { [FAILURES_KEY]: _failures, ...ownRest } = own;
+  return {
+    ...withoutOwn(current),
+    ...(gen === undefined ? {} : { observedGeneration: gen }),
+    conditions,
+    ...(release === undefined ? {} : { deployedRelease: release }),
+    [CHARTPILOT_STATUS_KEY]: { ...ownRest, ...(failures === undefined ? {} : { [FAILURES_KEY]: failures }), summary: summaryOf(verdict) },
+  };
+}
+
+/** Reconciling and Stalled as `verdict` says: set (True), or removed. */
+function withKstatus(conditions: readonly Condition[], verdict: KstatusVerdict, gen: number | undefined, now: string): Condition[] {
+  let next = [...conditions];
+  for (const [type, c] of [
+    [KstatusConditionTypes.reconciling, verdict.reconciling],
+    [KstatusConditionTypes.stalled, verdict.stalled],
+  ] as const) {
+    next = c === undefined ? removeCondition(next, type) : setCondition(next, { type, status: c.status, reason: c.reason, message: clip(c.message) }, gen, now);
+  }
+  return next;
+}
+
+/** What chartpilot keeps under its own status key (the summary, the failure count). */
+function ownKeys(status: CrStatus | undefined): Record<string, unknown> {
+  const own = status?.[CHARTPILOT_STATUS_KEY];
+  return typeof own === 'object' && own !== null && !Array.isArray(own) ? (own as Record<string, unknown>) : {};
+}
+
+/** The status without the keys nextStatus writes itself. */
+function withoutOwn(status: CrStatus | undefined): Record<string, unknown> {
+  const { conditions: _c, deployedRelease: _d, observedGeneration: _o, [CHARTPILOT_STATUS_KEY]: _own, ...rest } = status ?? {};
+  return rest;
 }

@@ -58,10 +58,27 @@ function isTrue(c: Pick<Condition, 'status'> | undefined): boolean {
   return c?.status === 'True';
 }
 
-const from = (state: SummaryState, c: Pick<Condition, 'reason' | 'message'>): StatusSummary => ({ state, reason: c.reason, message: summaryMessage(c.message) });
+/** A summary with the whole message of the condition it was read from (what kstatus.ts words its conditions with). */
+export interface StatusVerdict {
+  readonly state: SummaryState;
+  readonly reason: string;
+  readonly message: string;
+}
+
+const from = (state: SummaryState, c: Pick<Condition, 'reason' | 'message'>): StatusVerdict => ({ state, reason: c.reason, message: c.message });
+
+/** The verdict as `kubectl get` prints it: the message's first line, clipped. */
+export function summaryOf(verdict: StatusVerdict): StatusSummary {
+  return { state: verdict.state, reason: verdict.reason, message: summaryMessage(verdict.message) };
+}
 
 /** A chart kind's summary, from the conditions nextStatus wrote. */
 export function chartSummary(conditions: readonly Pick<Condition, 'type' | 'status' | 'reason' | 'message'>[]): StatusSummary {
+  return summaryOf(chartVerdict(conditions));
+}
+
+/** chartSummary with the whole message. */
+export function chartVerdict(conditions: readonly Pick<Condition, 'type' | 'status' | 'reason' | 'message'>[]): StatusVerdict {
   const get = (type: string): Pick<Condition, 'type' | 'status' | 'reason' | 'message'> | undefined => conditions.find((c) => c.type === type);
   const deployed = get(ConditionTypes.deployed);
   const ready = get(ConditionTypes.ready);

@@ -12,6 +12,7 @@ import type { Tenant } from '../identity.js';
 import type { CustomResource, KeepResult, StoredRevision } from '../model.js';
 import { findCondition } from '../conditions.js';
 import { contestMessage, warnText } from '../drift-report.js';
+import { runningMessage } from '../kstatus.js';
 import { ConditionTypes, Reasons } from '../names.js';
 import type { Progress } from '../plan.js';
 import type { Confinement, CrWriter, EventSink, RecordVersion, ReleaseActions, ReleaseRequestBase, ReleaseKeeperPort, ReleaseStore, ServiceAccountLookup } from '../ports.js';
@@ -33,6 +34,8 @@ export interface ReconcilerDeps {
   readonly keeper?: ReleaseKeeperPort | undefined;
   /** Told of each drift repair (per-CR metrics), with the repaired object's kind. */
   readonly onDriftRepaired?: ((cr: CustomResource, objectKind: string) => void) | undefined;
+  /** Failed attempts in a row, with the same inputs, after which a CR is Stalled (kstatus.ts); default 5, 0 = never. */
+  readonly stallAfterFailures?: number | undefined;
   /** operator-sdk's --suppress-override-values: no OverrideValuesInUse events. */
   readonly suppressOverrideValues?: boolean | undefined;
   /** How watches.yaml overrideValues lay over a spec (Helm's --set semantics, from config/). */
@@ -78,6 +81,8 @@ export interface FailedDeploy {
   readonly cause: unknown;
   message: string;
 }
+
+const ACTING_REASONS = { install: 'Installing', upgrade: 'Upgrading', rollback: 'RollingBack', uninstall: 'Uninstalling' } as const;
 
 export class ActionContext {
   cr: CustomResource;
@@ -161,7 +166,7 @@ export class ActionContext {
   async writeStatus(outcome: Outcome): Promise<StatusWrite> {
     const nowMs = this.deps.clock.now();
     const now = new Date(nowMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
-    const status = nextStatus(this.cr.status, outcome, this.cr.metadata.generation, now, this.target.chartChangeHeld);
+    const status = nextStatus(this.cr.status, outcome, this.cr.metadata.generation, now, { held: this.target.chartChangeHeld, stallAfter: this.deps.stallAfterFailures });
     if (canonicalJson(status) === canonicalJson(this.cr.status ?? {})) return {};
     const uid = this.cr.metadata.uid ?? `${this.namespace}/${this.name}`;
     const pace = this.deps.statusPaceMs ?? 0;
@@ -169,9 +174,17 @@ export class ActionContext {
     if (pace > 0 && last !== undefined && nowMs - last < pace && onlyRolloutProgress(this.cr.status, status, outcome)) {
       return { deferredMs: pace - (nowMs - last) };
     }
-    await this.deps.writer.patchStatus(this.cr, status);
+    const resourceVersion = await this.deps.writer.patchStatus(this.cr, status);
+    // What the server holds now: the next write of this reconcile starts from it (and a finalizer
+    // write, a compare-and-swap, from its version).
+    this.cr = { ...this.cr, status, metadata: resourceVersion === undefined ? this.cr.metadata : { ...this.cr.metadata, resourceVersion } };
     if (pace > 0) this.rememberStatusWrite(uid, nowMs, pace);
     return {};
+  }
+
+  /** Reconciling=True before a long helm action, naming it and its timeout (kstatus.ts). */
+  async announce(action: 'install' | 'upgrade' | 'rollback' | 'uninstall'): Promise<void> {
+    await this.writeStatus({ kind: 'acting', reason: ACTING_REASONS[action], message: runningMessage(action, `release ${this.namespace}/${this.name}`, this.deps.helmTimeoutMs) });
   }
 
   /**

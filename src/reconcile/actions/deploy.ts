@@ -31,6 +31,7 @@ export async function deploy(ctx: ActionContext, action: 'install' | 'upgrade'):
       releaseLabels: { [ReleaseLabels.fingerprint]: derived.desiredFingerprint, [ReleaseLabels.ownerKind]: ctx.target.ownerKind },
       postRender: await postRenderSpec(ctx),
     });
+  await ctx.announce(action);
   try {
     try {
       release = await upgradeInstall();

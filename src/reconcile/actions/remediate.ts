@@ -23,6 +23,7 @@ export function remediationFailed(ctx: ActionContext, err: unknown): void {
 /** A failed upgrade: back to the last good revision. */
 export async function rollback(ctx: ActionContext, revision: number): Promise<StepResult> {
   const failure = failureOf(ctx);
+  await ctx.announce('rollback');
   try {
     await ctx.deps.helm.rollback({ ...ctx.call, revision, force: ctx.derived.crOptions?.rollbackForce ?? false });
   } catch (err) {
@@ -38,6 +39,7 @@ export async function rollback(ctx: ActionContext, revision: number): Promise<St
 /** A failed first install leaves half a release; remove it so the next attempt starts clean. */
 export async function removeFailedInstall(ctx: ActionContext): Promise<StepResult> {
   const failure = failureOf(ctx);
+  await ctx.announce('uninstall');
   try {
     await ctx.deps.helm.uninstall(ctx.call);
   } catch (err) {
@@ -54,6 +56,6 @@ export async function fail(ctx: ActionContext, action: 'install' | 'upgrade'): P
   const failure = failureOf(ctx);
   const reason = action === 'install' ? Reasons.installError : Reasons.upgradeError;
   ctx.deps.events.emit(ctx.cr, 'Warning', reason, clip(failure.message));
-  await ctx.writeStatus({ kind: 'failed', reason, message: failure.message });
+  await ctx.writeStatus({ kind: 'failed', reason, message: failure.message, inputs: ctx.derived.desiredFingerprint });
   throw new ReconcileFailure(reason, failure.message, { cause: failure.cause });
 }

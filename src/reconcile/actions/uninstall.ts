@@ -19,6 +19,7 @@ export function clearFailedRelease(ctx: ActionContext): Promise<StepResult> {
 async function uninstall(ctx: ActionContext, why: string): Promise<StepResult> {
   const { deps } = ctx;
   const options = ctx.derived.crOptions;
+  await ctx.announce('uninstall');
   try {
     const result = await deps.helm.uninstall({
       ...ctx.call,
@@ -32,7 +33,7 @@ async function uninstall(ctx: ActionContext, why: string): Promise<StepResult> {
     if (err instanceof HelmCallsStopped) throw err; // never started: nothing to record
     const message = `helm uninstall failed: ${forbiddenExplanation(err, ctx.derived.tenant) ?? errorMessage(err)}`;
     deps.events.emit(ctx.cr, 'Warning', Reasons.uninstallError, clip(message));
-    await ctx.writeStatus({ kind: 'failed', reason: Reasons.uninstallError, message });
+    await ctx.writeStatus({ kind: 'failed', reason: Reasons.uninstallError, message, inputs: 'uninstall' });
     throw new ReconcileFailure(Reasons.uninstallError, message, { cause: err });
   }
   return CONTINUE;

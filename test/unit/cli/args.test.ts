@@ -23,6 +23,7 @@ describe('run arguments', () => {
       watchesFileGiven: false,
       reconcilePeriodMs: 60_000,
       maxConcurrentReconciles: availableParallelism(),
+      stallAfterFailures: 5,
       metricsBindAddress: { host: undefined, port: 8080, text: ':8080' },
       metricsMaxConnections: 64,
       healthProbeBindAddress: { host: undefined, port: 8081, text: ':8081' },
@@ -61,6 +62,8 @@ describe('run arguments', () => {
       '--reconcile-period',
       '90s',
       '--max-concurrent-reconciles=8',
+      '--stall-after-failures',
+      '0',
       '--metrics-bind-address',
       '127.0.0.1:9090',
       '--metrics-max-connections=16',
@@ -110,6 +113,7 @@ describe('run arguments', () => {
       watchesFileGiven: true,
       reconcilePeriodMs: 90_000,
       maxConcurrentReconciles: 8,
+      stallAfterFailures: 0,
       metricsBindAddress: { host: '127.0.0.1', port: 9090, text: '127.0.0.1:9090' },
       metricsMaxConnections: 16,
       healthProbeBindAddress: { host: '::1', port: 9091, text: '[::1]:9091' },
@@ -140,6 +144,11 @@ describe('run arguments', () => {
       gracefulShutdownTimeoutMs: 45_000,
       ignoredFlags: [],
     });
+  });
+
+  it('--stall-after-failures takes a whole number, 0 included', () => {
+    assert.equal(options(['--stall-after-failures=12']).stallAfterFailures, 12);
+    assert.deepEqual(problems(['--stall-after-failures=-1']), ['--stall-after-failures is "-1"; expected a whole number (0 for never)']);
   });
 
   it('--shards: the ring name must fit a label name, the lease duration whole seconds of 2 or more', () => {

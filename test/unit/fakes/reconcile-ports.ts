@@ -26,9 +26,10 @@ export class RecordingWriter implements CrWriter {
   finalizerWrites = 0;
   /** Every finalizer list written, in order. */
   readonly finalizerLists: (readonly string[])[] = [];
-  patchStatus(_cr: CustomResource, status: CrStatus): Promise<void> {
+  /** Answers like the API server: the new resourceVersion. */
+  patchStatus(cr: CustomResource, status: CrStatus): Promise<string | undefined> {
     this.statuses.push(status);
-    return Promise.resolve();
+    return Promise.resolve(String(Number(cr.metadata.resourceVersion ?? '0') + 1));
   }
   /** Answers like the API server: the object with the new finalizers and a new resourceVersion. */
   setFinalizers(cr: CustomResource, finalizers: readonly string[]): Promise<CustomResource> {

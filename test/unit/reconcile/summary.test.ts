@@ -25,7 +25,7 @@ const installed: Outcome = { kind: 'deployed', action: 'install', release, kept:
 
 describe('status summary of a chart kind', () => {
   it('a failed first install is Failed, not blank', () => {
-    assert.deepEqual(after({ kind: 'failed', reason: 'InstallError', message: 'helm install failed: template: x: boom; the partial release was uninstalled' }), {
+    assert.deepEqual(after({ kind: 'failed', reason: 'InstallError', message: 'helm install failed: template: x: boom; the partial release was uninstalled', inputs: 'fp' }), {
       state: 'Failed',
       reason: 'InstallError',
       message: 'helm install failed: template: x: boom; the partial release was uninstalled',
@@ -33,7 +33,7 @@ describe('status summary of a chart kind', () => {
   });
 
   it('a failed upgrade over a Ready release is Failed, though Ready stays True for the revision rolled back to', () => {
-    const failed: Outcome = { kind: 'failed', reason: 'UpgradeError', message: 'helm upgrade failed: boom; rolled back to revision 1' };
+    const failed: Outcome = { kind: 'failed', reason: 'UpgradeError', message: 'helm upgrade failed: boom; rolled back to revision 1', inputs: 'fp' };
     let status = nextStatus(undefined, installed, 1, NOW);
     status = nextStatus(status, failed, 2, NOW);
     assert.equal(status.conditions?.find((c) => c.type === 'Ready')?.status, 'True', 'operator-sdk\'s conditions are as they were');
@@ -64,7 +64,7 @@ describe('status summary of a chart kind', () => {
   });
 
   it('the way back: a failure, then a successful upgrade, is Ready again', () => {
-    assert.equal(after(installed, { kind: 'failed', reason: 'UpgradeError', message: 'x' }, { ...installed, action: 'upgrade' }).state, 'Ready');
+    assert.equal(after(installed, { kind: 'failed', reason: 'UpgradeError', message: 'x', inputs: 'fp' }, { ...installed, action: 'upgrade' }).state, 'Ready');
   });
 
   it('paused, uninstalling and drift left in place say so', () => {
@@ -76,11 +76,11 @@ describe('status summary of a chart kind', () => {
 
   it('a held chart change is Held below this CR\'s own failures, and goes when nothing is held', () => {
     const held = { message: 'chart /charts/webapp changed, and the change is held: it failed on ns/a' };
-    let status = nextStatus(undefined, installed, 1, NOW, held);
+    let status = nextStatus(undefined, installed, 1, NOW, { held });
     const c = status.conditions?.find((x) => x.type === 'ChartChangeHeld');
     assert.deepEqual([c?.status, c?.reason, c?.message], ['True', 'CanaryFailed', held.message]);
     assert.deepEqual((status['chartpilot'] as { summary: StatusSummary }).summary, { state: 'Held', reason: 'CanaryFailed', message: held.message });
-    status = nextStatus(status, { kind: 'failed', reason: 'UpgradeError', message: 'x' }, 1, NOW, held);
+    status = nextStatus(status, { kind: 'failed', reason: 'UpgradeError', message: 'x', inputs: 'fp' }, 1, NOW, { held });
     assert.equal((status['chartpilot'] as { summary: StatusSummary }).summary.state, 'Failed');
     status = nextStatus(status, installed, 1, NOW);
     assert.equal(status.conditions?.some((x) => x.type === 'ChartChangeHeld'), false);

@@ -134,6 +134,14 @@ export function writtenCondition(writer: RecordingWriter, type: string): Conditi
   return condition;
 }
 
+/** The Reconciling condition each written status held ('-' where it had none), as status/reason/message. */
+export function reconcilingWrites(writer: RecordingWriter): string[] {
+  return writer.statuses.map((st) => {
+    const c = st.conditions?.find((x) => x.type === 'Reconciling');
+    return c === undefined ? '-' : `${c.status}/${c.reason}/${c.message}`;
+  });
+}
+
 /** A condition as the status shows it, without the bookkeeping fields. */
 export function conditionSummary(c: Condition): { status: string; reason: string; message: string } {
   return { status: c.status, reason: c.reason, message: c.message };

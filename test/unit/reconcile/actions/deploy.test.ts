@@ -5,7 +5,7 @@ import { bucketOf } from '../../../../src/lib/uid-bucket.js';
 import { deploy } from '../../../../src/reconcile/actions/deploy.js';
 import type { Readiness } from '../../../../src/reconcile/model.js';
 import { helmRelease } from '../../fakes/reconcile-ports.js';
-import { actionContext, conditionSummary, DESIRED_FINGERPRINT, HELM_TIMEOUT_MS, HISTORY_MAX, PERIOD_MS, webApp, writtenCondition } from './context-fixture.js';
+import { actionContext, conditionSummary, DESIRED_FINGERPRINT, HELM_TIMEOUT_MS, HISTORY_MAX, PERIOD_MS, reconcilingWrites, webApp, writtenCondition } from './context-fixture.js';
 
 const ready: Readiness = { ready: true, failed: false, reason: 'AllResourcesReady', message: 'all 1 resource is ready' };
 const inventory = [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns1', name: 'cfg' }];
@@ -143,9 +143,11 @@ describe('deploy: success', () => {
         confinement: { namespace: 'ns1', allowClusterScoped: false, allowCrossNamespace: false },
       },
     ]);
-    assert.equal(writer.statuses.length, 1);
+    // Reconciling before helm ran (kstatus: InProgress), gone once it deployed.
+    assert.deepEqual(reconcilingWrites(writer), ["True/Installing/Running 'install' of release ns1/demo (timeout 5m)", '-']);
     const status = writer.last;
     assert.equal(status?.observedGeneration, 3);
+    assert.equal(writer.statuses[0]?.observedGeneration, undefined, 'the announcement observes nothing yet');
     // deployedAt: when this deploy ended, the per-CR metrics' last successful deploy.
     assert.deepEqual(status.deployedRelease, {
       name: 'demo',
@@ -219,7 +221,7 @@ describe('deploy: success', () => {
 });
 
 describe('deploy: failure', () => {
-  it('records the failed install for remediation and continues, announcing and writing nothing yet', async () => {
+  it('records the failed install for remediation and continues, with nothing written but the announcement', async () => {
     const { ctx, helm, events, writer, keeper } = actionContext({ progress: { taken: ['add-finalizer'] } });
     const cause = new HelmError('failed', 'Deployment.apps "web" is invalid: spec.replicas: Invalid value: -1', 'upgrade');
     helm.upgradeResult = cause;
@@ -228,7 +230,7 @@ describe('deploy: failure', () => {
     assert.deepEqual(ctx.failure, { action: 'install', cause, message: 'helm install failed: Deployment.apps "web" is invalid: spec.replicas: Invalid value: -1' });
     assert.deepEqual(ctx.progress, { taken: ['add-finalizer'], failedDeploy: 'install', remediationFailed: false, remaining: undefined });
     assert.deepEqual(events.events, []);
-    assert.deepEqual(writer.statuses, []);
+    assert.deepEqual(reconcilingWrites(writer), ["True/Installing/Running 'install' of release ns1/demo (timeout 5m)"]);
     assert.deepEqual(keeper.kept, []);
   });
 

@@ -4,7 +4,7 @@ import { HelmError } from '../../../../src/helm/types.js';
 import type { FailedDeploy } from '../../../../src/reconcile/actions/context.js';
 import { ReconcileFailure } from '../../../../src/reconcile/actions/failure.js';
 import { fail, remediationFailed, removeFailedInstall, rollback } from '../../../../src/reconcile/actions/remediate.js';
-import { actionContext, conditionSummary, HELM_TIMEOUT_MS, writtenCondition, type FixtureOptions } from './context-fixture.js';
+import { actionContext, conditionSummary, HELM_TIMEOUT_MS, reconcilingWrites, writtenCondition, type FixtureOptions } from './context-fixture.js';
 
 const upgradeCause = new HelmError('failed', 'Deployment.apps "web" is invalid', 'upgrade');
 const installCause = new HelmError('failed', 'Service "web" is invalid', 'upgrade');
@@ -30,7 +30,7 @@ describe('rollback', () => {
     assert.equal(ctx.failure?.message, 'helm upgrade failed: Deployment.apps "web" is invalid; rolled back to revision 3');
     assert.deepEqual(events.events, [{ type: 'Normal', reason: 'RollbackSuccessful', message: 'rolled back release demo to revision 3 after a failed upgrade' }]);
     assert.equal(ctx.progress.remediationFailed, false);
-    assert.deepEqual(writer.statuses, [], 'fail writes the status, after remediation');
+    assert.deepEqual(reconcilingWrites(writer), ["True/RollingBack/Running 'rollback' of release ns1/demo (timeout 5m)"], 'only the announcement: fail writes the status, after remediation');
   });
 
   it("remediates as the namespace's ServiceAccount when the kind names one", async () => {

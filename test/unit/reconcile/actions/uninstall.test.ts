@@ -4,7 +4,7 @@ import { ReconcileFailure } from '../../../../src/reconcile/actions/failure.js';
 import { HelmError } from '../../../../src/helm/types.js';
 import { FINALIZER } from '../../../../src/reconcile/names.js';
 import { clearFailedRelease, skipUninstall, uninstallDeleted } from '../../../../src/reconcile/actions/uninstall.js';
-import { actionContext, conditionSummary, HELM_TIMEOUT_MS, writtenCondition } from './context-fixture.js';
+import { actionContext, conditionSummary, HELM_TIMEOUT_MS, reconcilingWrites, writtenCondition } from './context-fixture.js';
 
 describe('uninstallDeleted', () => {
   it('uninstalls the release with hooks, announces it and continues', async () => {
@@ -13,7 +13,7 @@ describe('uninstallDeleted', () => {
     assert.deepEqual(result, { done: false });
     assert.deepEqual(helm.uninstalls, [{ release: 'demo', namespace: 'ns1', timeoutMs: HELM_TIMEOUT_MS, disableHooks: false, description: undefined, impersonate: undefined, signal: undefined, owner: { uid: 'uid-1', confinement: { namespace: 'ns1', allowClusterScoped: false, allowCrossNamespace: false } } }]);
     assert.deepEqual(events.events, [{ type: 'Normal', reason: 'UninstallSuccessful', message: 'uninstalled release demo (resource deleted)' }]);
-    assert.deepEqual(writer.statuses, [], 'the status is left to the actions that follow');
+    assert.deepEqual(reconcilingWrites(writer), ["True/Uninstalling/Running 'uninstall' of release ns1/demo (timeout 5m)"], 'then the status is left to the actions that follow');
   });
 
   it('passes the uninstall annotations on to helm', async () => {
