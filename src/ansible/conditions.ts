@@ -42,5 +42,7 @@ export interface AnsibleCondition {
   readonly reason: string;
   readonly message: string;
   readonly lastTransitionTime: string;
+  /** chartpilot: the generation the condition speaks for (kstatus reads it; ansible-operator has none). */
+  readonly observedGeneration?: number;
   readonly ansibleResult?: AnsibleResult;
 }

@@ -5,7 +5,7 @@
  * outcome in one status write. A reconcile that runs nothing costs no process and, when nothing
  * changed, no API write.
  */
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { Logger } from 'pino';
 import { apiVersionOf, type AnsibleRunnable, type AnsibleSource } from '../config/types.js';
 import type { KubeObject } from '../kube/types.js';
@@ -15,6 +15,7 @@ import { canonicalJson } from '../lib/json.js';
 import { ReconcileFailure } from '../reconcile/actions/failure.js';
 import type { ReconcileOutcome } from '../reconcile/actions/context.js';
 import { missingServiceAccountMessage, serviceAccountUser, type Tenant } from '../reconcile/identity.js';
+import { DEFAULT_STALL_AFTER_FAILURES, runningMessage } from '../reconcile/kstatus.js';
 import type { CustomResource, ObjectRef, Readiness } from '../reconcile/model.js';
 import type { Confinement, EventSink, ServiceAccountLookup } from '../reconcile/ports.js';
 import { summarizeSpec } from '../reconcile/spec-summary.js';
@@ -107,6 +108,8 @@ export interface AnsibleReconcilerDeps {
   /** Where ansible-runner and its Python are; rejects with a one-line message naming the fix. */
   readonly runtime: () => Promise<AnsibleRuntimePaths>;
   readonly settings: RunSettings;
+  /** Failed runs in a row, with the same inputs, after which a CR is Stalled (kstatus.ts); default 5, 0 = never. */
+  readonly stallAfterFailures?: number | undefined;
   readonly writer: AnsibleCrWriter;
   readonly events: EventSink;
   readonly clock: WallClock;
@@ -288,6 +291,7 @@ export class AnsibleReconciler {
    * run saw an older one.
    */
   private async writeStatus(cr: CustomResource, d: Derived, change: StatusChange, generation = cr.metadata.generation): Promise<void> {
+    const stallAfter = this.deps.stallAfterFailures ?? DEFAULT_STALL_AFTER_FAILURES;
     const now = new Date(this.deps.clock.now()).toISOString().replace(/\.\d{3}Z$/u, 'Z');
     if (d.target.bookkeeping === 'annotation') {
       const record = change.kind === 'ran' ? change.record : undefined;
@@ -301,6 +305,8 @@ export class AnsibleReconciler {
       generation,
       now,
       watchDependents: d.target.watchDependentResources,
+      inputs: d.desiredInputs,
+      stallAfter,
     });
     if (patch !== undefined) await this.deps.writer.patchStatus(cr, patch);
   }
@@ -311,8 +317,9 @@ export class AnsibleReconciler {
     const deleting = trigger === 'finalizer';
     const uid = cr.metadata.uid ?? '';
     const full = await this.deps.writer.read(cr);
-    await this.writeStatus(full, d, { kind: 'running' });
     const runnable: AnsibleRunnable = deleting ? (target.finalizerRunnable ?? finalizerRunnableOf(target.source) ?? target.source) : target.source;
+    const what = runnable.role !== undefined ? `role ${basename(runnable.role)}` : `playbook ${basename(runnable.playbook ?? '')}`;
+    await this.writeStatus(full, d, { kind: 'running', message: runningMessage(deleting ? 'finalizer' : 'run', `${what} for ${cr.metadata.name}`, this.deps.settings.timeoutMs) });
     const extra = deleting ? target.source.finalizer?.vars : undefined;
     const started = this.deps.clock.now();
     let outcome: RunOutcome;

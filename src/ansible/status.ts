@@ -11,10 +11,11 @@
  */
 import { canonicalJson } from '../lib/json.js';
 import type { CrStatus, ObjectRef, Readiness } from '../reconcile/model.js';
+import { countFailure, FAILURES_KEY, KstatusConditionTypes, kstatusVerdict, readFailures, running, type FailureCount } from '../reconcile/kstatus.js';
 import { CHARTPILOT_STATUS_KEY } from '../reconcile/summary.js';
 import { AnsibleConditions, AnsibleReasons, type AnsibleCondition, type AnsibleResult } from './conditions.js';
 import type { RunRecord } from './plan.js';
-import { ansibleSummary } from './summary.js';
+import { ansibleSummary, ansibleVerdict } from './summary.js';
 
 export { AnsibleConditions, AnsibleReasons } from './conditions.js';
 export type { AnsibleCondition, AnsibleResult } from './conditions.js';
@@ -24,8 +25,8 @@ const AWAITING_MESSAGE = 'Awaiting next reconciliation';
 const SUCCESSFUL_MESSAGE = 'Last reconciliation succeeded';
 
 export type StatusChange =
-  /** A run starts (one write per run, as ansible-operator's markRunning). */
-  | { readonly kind: 'running' }
+  /** A run starts (one write per run, as ansible-operator's markRunning); `message` names it for Reconciling. */
+  | { readonly kind: 'running'; readonly message: string }
   | {
       readonly kind: 'ran';
       readonly succeeded: boolean;
@@ -47,6 +48,10 @@ export interface StatusContext {
   readonly now: string;
   /** Whether readiness is tracked at all (watchDependentResources). */
   readonly watchDependents: boolean;
+  /** What the run tries (the desired inputs): failed runs in a row with the same inputs are counted (kstatus.ts). */
+  readonly inputs: string;
+  /** Failed runs in a row that make a failure Stalled (--stall-after-failures; 0: never). */
+  readonly stallAfter: number;
 }
 
 /** metav1.Condition allows 32 KiB; failed tasks rarely need more than a few lines. */
@@ -87,18 +92,51 @@ export function statusPatch(current: CrStatus | undefined, change: StatusChange,
   const own: Record<string, unknown> = {};
   const record = change.kind === 'ran' ? change.record : undefined;
   if (record !== undefined) Object.assign(own, record);
+  const currentOwn = asRecord(current?.[CHARTPILOT_STATUS_KEY]);
   if (ctx.manageStatus) {
-    const conditions = nextConditions(readConditions(current), change, ctx);
+    const before = readFailures(currentOwn);
+    const failures = change.kind !== 'ran' ? before : change.succeeded ? undefined : countFailure(before, ctx.inputs);
+    // A merge patch of status.chartpilot: null takes the count off, and only a count that is there.
+    if (failures !== undefined) own[FAILURES_KEY] = failures;
+    else if (before !== undefined) own[FAILURES_KEY] = null;
+    const conditions = withKstatus(nextConditions(readConditions(current), change, ctx), change, failures, ctx);
     patch['conditions'] = conditions;
     if (ctx.generation !== undefined && change.kind !== 'running') patch['observedGeneration'] = ctx.generation;
     // The summary follows conditions chartpilot writes; a role that manages its status has its own.
     own['summary'] = ansibleSummary(conditions);
   }
-  const currentOwn = asRecord(current?.[CHARTPILOT_STATUS_KEY]);
   const ownChanged = Object.entries(own).some(([k, v]) => canonicalJson(v) !== canonicalJson(currentOwn?.[k]));
   if (Object.keys(own).length > 0) patch[CHARTPILOT_STATUS_KEY] = own;
   const unchanged = !ownChanged && Object.entries(patch).every(([k, v]) => k === CHARTPILOT_STATUS_KEY || canonicalJson(v) === canonicalJson(current?.[k]));
   return unchanged ? undefined : patch;
+}
+
+/** Reconciling and Stalled (kstatus.ts): Reconciling while a run runs, else as the verdict of the conditions says. */
+function withKstatus(conditions: AnsibleCondition[], change: StatusChange, failures: FailureCount | undefined, ctx: StatusContext): AnsibleCondition[] {
+  const verdict = change.kind === 'running' ? running(AnsibleReasons.running, change.message) : kstatusVerdict(ansibleVerdict(conditions), failures, ctx.stallAfter);
+  let next = conditions;
+  for (const [type, c] of [
+    [KstatusConditionTypes.reconciling, verdict.reconciling],
+    [KstatusConditionTypes.stalled, verdict.stalled],
+  ] as const) {
+    next = c === undefined ? next.filter((x) => x.type !== type) : setAnsibleCondition(next, type, c.status, c.reason, c.message, ctx);
+  }
+  return next;
+}
+
+/** metav1.Condition bookkeeping (lastTransitionTime moves only when the status flips), with ansible-operator's ansibleResult. */
+function setAnsibleCondition(conditions: readonly AnsibleCondition[], type: string, status: AnsibleCondition['status'], reason: string, message: string, ctx: StatusContext, result?: AnsibleResult): AnsibleCondition[] {
+  const existing = conditions.find((c) => c.type === type);
+  const next: AnsibleCondition = {
+    type,
+    status,
+    reason,
+    message: clip(message),
+    lastTransitionTime: existing !== undefined && existing.status === status ? existing.lastTransitionTime : ctx.now,
+    ...(ctx.generation === undefined ? {} : { observedGeneration: ctx.generation }),
+    ...(result === undefined ? {} : { ansibleResult: result }),
+  };
+  return existing === undefined ? [...conditions, next] : conditions.map((c) => (c.type === type ? next : c));
 }
 
 function asRecord(v: unknown): Record<string, unknown> | undefined {
@@ -113,16 +151,7 @@ function readConditions(status: CrStatus | undefined): AnsibleCondition[] {
 function nextConditions(current: readonly AnsibleCondition[], change: StatusChange, ctx: StatusContext): AnsibleCondition[] {
   let conditions = [...current];
   const set = (type: string, status: AnsibleCondition['status'], reason: string, message: string, result?: AnsibleResult): void => {
-    const existing = conditions.find((c) => c.type === type);
-    const next: AnsibleCondition = {
-      type,
-      status,
-      reason,
-      message: clip(message),
-      lastTransitionTime: existing !== undefined && existing.status === status ? existing.lastTransitionTime : ctx.now,
-      ...(result === undefined ? {} : { ansibleResult: result }),
-    };
-    conditions = existing === undefined ? [...conditions, next] : conditions.map((c) => (c.type === type ? next : c));
+    conditions = setAnsibleCondition(conditions, type, status, reason, message, ctx, result);
   };
   const get = (type: string): AnsibleCondition | undefined => conditions.find((c) => c.type === type);
   const setReady = (readiness: Readiness | undefined): void => {

@@ -4,15 +4,20 @@
  * progressing CR from a healthy one with the same columns as a chart kind.
  */
 import { STALLED_READY_REASONS } from '../reconcile/names.js';
-import { SummaryStates, summaryMessage, type StatusSummary } from '../reconcile/summary.js';
+import { SummaryStates, summaryOf, type StatusSummary, type StatusVerdict } from '../reconcile/summary.js';
 import { AnsibleConditions, AnsibleReasons, type AnsibleCondition } from './conditions.js';
 
 /** Failure reasons that no new run fixes: the CR or its namespace must change first. */
 const STALLED_FAILURES: ReadonlySet<string> = new Set([AnsibleReasons.invalid, AnsibleReasons.serviceAccountNotFound]);
 
 export function ansibleSummary(conditions: readonly Pick<AnsibleCondition, 'type' | 'status' | 'reason' | 'message'>[]): StatusSummary {
+  return summaryOf(ansibleVerdict(conditions));
+}
+
+/** ansibleSummary with the whole message. */
+export function ansibleVerdict(conditions: readonly Pick<AnsibleCondition, 'type' | 'status' | 'reason' | 'message'>[]): StatusVerdict {
   const get = (type: string): Pick<AnsibleCondition, 'type' | 'status' | 'reason' | 'message'> | undefined => conditions.find((c) => c.type === type);
-  const from = (state: StatusSummary['state'], c: Pick<AnsibleCondition, 'reason' | 'message'>): StatusSummary => ({ state, reason: c.reason, message: summaryMessage(c.message) });
+  const from = (state: StatusVerdict['state'], c: Pick<AnsibleCondition, 'reason' | 'message'>): StatusVerdict => ({ state, reason: c.reason, message: c.message });
   const running = get(AnsibleConditions.running);
   const failure = get(AnsibleConditions.failure);
   const successful = get(AnsibleConditions.successful);

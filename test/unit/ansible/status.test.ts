@@ -3,7 +3,9 @@ import { describe, it } from 'node:test';
 import { completionTime, recordOf, statusPatch, type AnsibleCondition, type StatusChange, type StatusContext } from '../../../src/ansible/status.js';
 import type { CrStatus } from '../../../src/reconcile/model.js';
 
-const CTX: StatusContext = { manageStatus: true, generation: 3, now: '2026-01-01T10:00:00Z', watchDependents: true };
+const CTX: StatusContext = { manageStatus: true, generation: 3, now: '2026-01-01T10:00:00Z', watchDependents: true, inputs: 'fp', stallAfter: 3 };
+const RUNNING_MESSAGE = "Running 'run' of role memcached for web (timeout 10m)";
+const RUNNING: StatusChange = { kind: 'running', message: RUNNING_MESSAGE };
 const RESULT = { ok: 3, changed: 1, skipped: 0, failures: 0, completion: '2026-01-01T10:00:00.5+00:00' };
 const RECORD = { inputs: 'fp', ranAt: '2026-01-01T10:00:00.000Z', inventory: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'web' }] };
 const READY = { ready: true, failed: false, reason: 'AllResourcesReady', message: 'all 1 resource is ready' };
@@ -22,6 +24,7 @@ describe('statusPatch (ansible-operator conditions, chartpilot Ready and record)
       reason: 'Successful',
       message: 'Awaiting next reconciliation',
       lastTransitionTime: CTX.now,
+      observedGeneration: 3,
       ansibleResult: RESULT,
     });
     assert.equal(cond(p, 'Successful')?.status, 'True');
@@ -44,7 +47,42 @@ describe('statusPatch (ansible-operator conditions, chartpilot Ready and record)
     assert.equal(cond(p, 'Running')?.status, 'False');
     assert.equal(cond(p, 'Successful')?.status, 'False');
     assert.equal(recordOf(p['chartpilot']), undefined, 'no record written: the run is retried');
-    assert.deepEqual(p['chartpilot'], { summary: { state: 'Failed', reason: 'Failed', message: 'create configmap: boom' } }, 'only the summary');
+    assert.deepEqual(
+      p['chartpilot'],
+      { failures: { inputs: 'fp', count: 1 }, summary: { state: 'Failed', reason: 'Failed', message: 'create configmap: boom' } },
+      'the summary, and the failure counted',
+    );
+  });
+
+  it('kstatus: Reconciling while a run runs and while failures are retried, Stalled once they spent the budget, cleared by a success', () => {
+    const kstatus = (st: CrStatus | Record<string, unknown> | undefined): string =>
+      ['Reconciling', 'Stalled'].map((t) => { const c = cond(st, t); return c === undefined ? '-' : `${c.status} ${c.reason}`; }).join(' | ');
+    const merged = (before: Record<string, unknown>, patch: Record<string, unknown> | undefined): Record<string, unknown> => ({
+      ...before,
+      ...patch,
+      chartpilot: Object.fromEntries(Object.entries({ ...(before['chartpilot'] as object), ...(patch?.['chartpilot'] as object) }).filter(([, v]) => v !== null)),
+    });
+    let st: Record<string, unknown> = merged({}, statusPatch(undefined, RUNNING, CTX));
+    assert.equal(kstatus(st), 'True Running | -');
+    assert.equal(cond(st, 'Reconciling')?.message, RUNNING_MESSAGE);
+    const fail = (): void => {
+      st = merged(st, statusPatch(st, RUNNING, CTX));
+      st = merged(st, statusPatch(st, { kind: 'ran', succeeded: false, reason: 'Failed', message: 'task x: boom', result: RESULT, record: undefined, readiness: undefined }, CTX));
+    };
+    fail();
+    assert.equal(kstatus(st), 'True RetryingAfterFailure | -');
+    fail();
+    fail();
+    assert.equal(kstatus(st), '- | True RetriesExhausted');
+    assert.match(cond(st, 'Stalled')?.message ?? '', /^3 attempts in a row failed .*task x: boom/u);
+    st = merged(st, statusPatch(st, RUNNING, CTX));
+    assert.equal(kstatus(st), 'True Running | -', 'a retry runs: Reconciling while it does');
+    const done = statusPatch(st, { kind: 'ran', succeeded: true, reason: 'Successful', message: '', result: RESULT, record: RECORD, readiness: READY }, CTX);
+    assert.equal((done?.['chartpilot'] as Record<string, unknown>)['failures'], null, 'the count is taken off');
+    st = merged(st, done);
+    assert.equal(kstatus(st), '- | -');
+    assert.equal(statusPatch(st as CrStatus, { kind: 'current', readiness: READY }, CTX), undefined, 'and then nothing to write');
+    assert.equal(kstatus(statusPatch(undefined, { kind: 'problem', reason: 'InvalidAnnotation', message: 'bad' }, CTX)), '- | True InvalidAnnotation');
   });
 
   it('the next success clears the failure', () => {
@@ -56,7 +94,7 @@ describe('statusPatch (ansible-operator conditions, chartpilot Ready and record)
 
   it('running: Running True reason Running, Successful turns False', () => {
     const before = { conditions: [{ type: 'Successful', status: 'True', reason: 'Successful', message: 'Last reconciliation succeeded', lastTransitionTime: 't0' }] } as unknown as CrStatus;
-    const p = statusPatch(before, { kind: 'running' }, CTX);
+    const p = statusPatch(before, RUNNING, CTX);
     assert.equal(cond(p, 'Running')?.reason, 'Running');
     assert.equal(cond(p, 'Running')?.status, 'True');
     assert.equal(cond(p, 'Successful')?.status, 'False');
@@ -72,7 +110,7 @@ describe('statusPatch (ansible-operator conditions, chartpilot Ready and record)
   it('manageStatus: false writes only the record, never conditions', () => {
     const p = statusPatch(undefined, { kind: 'ran', succeeded: true, reason: 'Successful', message: '', result: RESULT, record: RECORD, readiness: READY }, { ...CTX, manageStatus: false });
     assert.deepEqual(p, { chartpilot: RECORD });
-    assert.equal(statusPatch(undefined, { kind: 'running' }, { ...CTX, manageStatus: false }), undefined);
+    assert.equal(statusPatch(undefined, RUNNING, { ...CTX, manageStatus: false }), undefined);
   });
 
   it('a problem: Failure True with its reason', () => {
@@ -108,11 +146,11 @@ describe('status.chartpilot.summary of an Ansible kind', () => {
   it('tells a running, failed, stalled or progressing CR from a ready one', () => {
     const ok = statusPatch(undefined, ran(true, 'Successful', ''), CTX) as CrStatus;
     assert.deepEqual(summaryOf(ok), { state: 'Ready', reason: 'AllResourcesReady', message: 'all 1 resource is ready' });
-    const running = statusPatch(ok, { kind: 'running' }, CTX) as CrStatus;
+    const running = statusPatch(ok, RUNNING, CTX) as CrStatus;
     assert.deepEqual(summaryOf(running), { state: 'Running', reason: 'Running', message: 'Running reconciliation' });
     const failed = statusPatch({ ...ok, ...running }, ran(false, 'RunTimeout', 'the run took longer than 20s\nand was stopped'), CTX);
     assert.deepEqual(summaryOf(failed), { state: 'Failed', reason: 'RunTimeout', message: 'the run took longer than 20s' });
-    const retrying = statusPatch({ ...running, ...failed }, { kind: 'running' }, CTX);
+    const retrying = statusPatch({ ...running, ...failed }, RUNNING, CTX);
     assert.equal((summaryOf(retrying) as { state: string }).state, 'Failed', 'a retry of a failed run is still Failed until it succeeds');
     assert.equal((summaryOf(statusPatch(undefined, { kind: 'problem', reason: 'InvalidAnnotation', message: 'bad period' }, CTX)) as { state: string }).state, 'Stalled');
     const rolling = { ready: false, failed: false, reason: 'DeploymentNotAvailable', message: 'Deployment web: 0/1 replicas available' };
