@@ -20,6 +20,9 @@
 #        provision.sh argocd-health      (not part of the default: Argo CD's Lua health checks run
 #                                         as Argo CD runs them, for test/integration/printer-columns
 #                                         .test.ts, which provisions it itself; devcluster/argocd-health)
+#        provision.sh kstatus            (not part of the default: kstatus as GitOps tools compute it,
+#                                         for test/integration/kstatus.test.ts, which provisions it
+#                                         itself; devcluster/kstatus)
 #        provision.sh operator-sdk       (not part of any group: nothing in CI needs it since
 #                                         bundle-validate does its checks; for users, and for
 #                                         the agreement test in test/integration/olm-bundle.test.ts)
@@ -292,19 +295,24 @@ build_yaml_readers() {
     go build "${GO_BUILD_FLAGS[@]}" -ldflags "-s -w" -o "$1" .)
 }
 
-# Cache key of argocd-health: a digest of its sources, as for yaml-readers.
-ARGOCD_HEALTH_DIR=$CLUSTER_DIR/argocd-health
-argocd_health_key() {
+# The test-only Go programs beside this script (argocd-health, kstatus): each cached by a digest of
+# its sources, as yaml-readers is. argocd-health links gopher-lua only (~10 CPU-s with an empty
+# build cache); kstatus links cli-utils' kstatus with the apimachinery and api versions
+# chartpilot-helm pins, so after helm-worker's build it compiles little more than itself.
+small_go_key() { # <dir>
   { echo "CGO_ENABLED=0"
-    (cd "$ARGOCD_HEALTH_DIR" && find . -maxdepth 1 -type f \( -name '*.go' ! -name '*_test.go' -o -name go.mod -o -name go.sum \) -print0 |
+    (cd "$1" && find . -maxdepth 1 -type f \( -name '*.go' ! -name '*_test.go' -o -name go.mod -o -name go.sum \) -print0 |
       LC_ALL=C sort -z | xargs -0 sha256sum); } | sha256sum | cut -c1-16
 }
-# gopher-lua only (no Kubernetes modules): ~10 CPU-s with an empty build cache.
-build_argocd_health() {
+build_small_go() { # <dir> <out>
   need_go
-  (cd "$ARGOCD_HEALTH_DIR" && env "${GO_BUILD_ENV[@]}" CGO_ENABLED=0 \
-    go build "${GO_BUILD_FLAGS[@]}" -ldflags "-s -w" -o "$1" .)
+  (cd "$1" && env "${GO_BUILD_ENV[@]}" CGO_ENABLED=0 \
+    go build "${GO_BUILD_FLAGS[@]}" -ldflags "-s -w" -o "$2" .)
 }
+ARGOCD_HEALTH_DIR=$CLUSTER_DIR/argocd-health
+build_argocd_health() { build_small_go "$ARGOCD_HEALTH_DIR" "$1"; }
+KSTATUS_DIR=$CLUSTER_DIR/kstatus
+build_kstatus() { build_small_go "$KSTATUS_DIR" "$1"; }
 
 build_helm_worker() {
   need_go
@@ -363,9 +371,14 @@ provision() {
       link yaml-readers "$CACHE/yaml-readers-$HELM_VERSION-$key/yaml-readers" ;;
     argocd-health)
       local key
-      key=$(argocd_health_key)
+      key=$(small_go_key "$ARGOCD_HEALTH_DIR")
       ensure "argocd-health, Argo CD's Lua health check runner ($key)" "$CACHE/argocd-health-$key/argocd-health" build_argocd_health
       link argocd-health "$CACHE/argocd-health-$key/argocd-health" ;;
+    kstatus)
+      local key
+      key=$(small_go_key "$KSTATUS_DIR")
+      ensure "kstatus, cli-utils' status computation ($key)" "$CACHE/kstatus-$key/kstatus" build_kstatus
+      link kstatus "$CACHE/kstatus-$key/kstatus" ;;
     registry)
       if [[ -x $CACHE/registry-deb-$REGISTRY_DEB_VERSION/registry ]] || registry_deb_available; then
         ensure "registry (Debian's docker-registry $REGISTRY_DEB_VERSION)" "$CACHE/registry-deb-$REGISTRY_DEB_VERSION/registry" unpack_registry_deb
@@ -393,7 +406,7 @@ provision() {
     # A Python venv, not a binary: its own script caches it (by content hash) and prints its
     # directory last, which this script's callers do not want as their last line.
     ansible) bash "$CLUSTER_DIR/ansible-runtime.sh" | sed '$d' ;;
-    *) die "unknown component '$1' (known: etcd kubernetes kwok helm helm-worker yaml-readers argocd-health kubectl registry ansible operator-sdk opm bundle-validate olm, or the group olm-tools)" ;;
+    *) die "unknown component '$1' (known: etcd kubernetes kwok helm helm-worker yaml-readers argocd-health kstatus kubectl registry ansible operator-sdk opm bundle-validate olm, or the group olm-tools)" ;;
   esac
 }
 

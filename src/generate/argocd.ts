@@ -68,6 +68,10 @@ if type(status) ~= "table" then
 end
 local generation = field(field(obj, "metadata"), "generation")
 local observed = status.observedGeneration
+-- No generation observed yet: the operator has announced its first action, not reported on one.
+if type(generation) == "number" and type(observed) ~= "number" then
+  return hs
+end
 if type(generation) == "number" and type(observed) == "number" and observed < generation then
   hs.message = "chartpilot has not acted on generation " .. generation .. " yet (observed " .. observed .. ")"
   return hs

@@ -3,7 +3,9 @@
  * columns `chartpilot generate crd` writes, over the summary the operator writes, printed by the
  * real kubectl from the real API server — for a chart kind and an Ansible kind of one operator.
  * With columns on Ready alone a failed install showed blank, a foreign record and a failed upgrade
- * over a Ready release `True AllResourcesReady`.
+ * over a Ready release `True AllResourcesReady`. The same CRs as GitOps tools see them: Argo CD's
+ * health check (generate argocd), kstatus (Reconciling/Stalled, as Flux's wait and Helm 4's --wait
+ * compute it) and `kubectl wait --for=condition=Ready`.
  */
 import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
@@ -14,11 +16,13 @@ import { execa } from 'execa';
 import { parse, stringify } from 'yaml';
 import { provision } from '../../devcluster/provision.js';
 import { established, resourceOf, testKind } from './crd.js';
-import { crsOf, type Cr, type Crs } from './crs.js';
+import { condition, crsOf, type Cr, type Crs } from './crs.js';
 import { BIN, fixtureChart } from './fixtures.js';
 import { newNamespace, testCluster } from './harness.js';
+import { kstatusOf, recordVersions, type CrVersion, type Kstatus } from './kstatus.js';
 import { kubectlTable, rowOf } from './kubectl-table.js';
 import { startOperator } from './operator.js';
+import { waitFor } from './wait.js';
 
 const CHART_KIND = testKind('Shown');
 const ROLE_KIND = testKind('ShownPlay');
@@ -72,6 +76,10 @@ describe('kubectl get shows what state each CR is in', { timeout: 600_000 }, () 
 
     // A release of the name helm made by itself: its record is not chartpilot's.
     await cluster.helm(['install', 'foreign', chart, '-n', ns]);
+
+    // Every version of each CR, from its creation on: what kstatus said at each write.
+    const chartVersions = recordVersions(t, cluster, resourceOf(CHART_KIND), ns, `${CHART_KIND.group}/${CHART_KIND.version}`, CHART_KIND.kind);
+    const roleVersions = recordVersions(t, cluster, resourceOf(ROLE_KIND), ns, `${ROLE_KIND.group}/${ROLE_KIND.version}`, ROLE_KIND.kind);
 
     const op = await startOperator(t, cluster, { namespaces: [ns], watches: [], dir, args: ['--proxy-port', '0'] });
     const web: Crs = crsOf(cluster, CHART_KIND, ns, op);
@@ -176,8 +184,67 @@ describe('kubectl get shows what state each CR is in', { timeout: 600_000 }, () 
       { status: 'Progressing', message: 'waiting for chartpilot to report on this resource' },
       { status: 'Healthy', message: 'Ready: ' },
     ]);
+
+    // kstatus. Failures are retried with backoff; after 5 in a row (--stall-after-failures) the CR is
+    // Stalled: kstatus Failed, whatever Ready still says. A retry runs as Reconciling (InProgress).
+    for (const [crs, name] of [[web, 'broken'], [web, 'upgraded'], [role, 'refused']] as const) {
+      await crs.until(name, 'Stalled after 5 failed attempts', (cr) => condition(cr, 'Stalled')?.reason === 'RetriesExhausted', 180_000);
+    }
+    const kstatusNow = async (crs: Crs, name: string): Promise<Kstatus | undefined> => (await kstatusOf([await crs.get(name)]))[0];
+    const kstatusWant: [Crs, string, string][] = [
+      [web, 'ready', 'Current'], [web, 'upgraded', 'Failed'], [web, 'rolling', 'InProgress'], [web, 'stalled', 'Failed'],
+      [web, 'broken', 'Failed'], [web, 'foreign', 'Failed'], [web, 'paused', 'Current'], [web, LONG_NAME, 'Failed'],
+      [role, 'ran', 'Current'], [role, 'refused', 'Failed'], [role, 'misread', 'Failed'],
+    ];
+    for (const [crs, name, status] of kstatusWant) {
+      // Polled: a retry of a stalled CR is InProgress while it runs (seconds in each backoff interval).
+      await waitFor(`kstatus of ${name} is ${status}`, async () => ((await kstatusNow(crs, name))?.status === status ? true : undefined), { timeoutMs: 60_000 });
+    }
+    assert.match((await kstatusNow(web, 'broken'))?.message ?? '', /^\d+ attempts in a row failed .*helm install failed: .*explode is set/u);
+    assert.match((await kstatusNow(web, 'rolling'))?.message ?? '', /^Deployment rolling: /u);
+
+    // What kstatus said at each write of the failing install, as a tool waiting on it saw them:
+    // InProgress from the operator's first write (announced before helm ran), through the retries,
+    // never Current. (Before any status, kstatus calls every CR Current: it cannot tell a kind that
+    // writes none; no operator can change that.)
+    const reported = (rec: { versions: Map<string, CrVersion[]> }, name: string): CrVersion[] => (rec.versions.get(name) ?? []).filter((v) => v.status !== undefined);
+    const seen = async (versions: readonly CrVersion[]): Promise<string[]> => (await kstatusOf(versions)).map((k) => k.status ?? k.error ?? '');
+    const broken = await seen(reported(chartVersions, 'broken'));
+    t.diagnostic(`kstatus of broken at each version: ${broken.join(' ')}`);
+    assert.ok(!broken.includes('Current'), broken.join(' '));
+    const brokenReasons = reported(chartVersions, 'broken').map((v) => reconcilingReason(v.status));
+    assert.equal(brokenReasons[0], 'Installing', 'the first word is the install announced');
+    assert.ok(brokenReasons.includes('RetryingAfterFailure'), brokenReasons.join(' '));
+    assert.equal(broken.indexOf('Failed') > broken.indexOf('InProgress'), true, broken.join(' '));
+    const ready = await seen(reported(chartVersions, 'ready'));
+    assert.equal(ready.at(-1), 'Current');
+    assert.equal(ready[0], 'InProgress', `installing was InProgress: ${ready.join(' ')}`);
+    // Argo CD alike: the install announced, nothing reported yet, is Progressing.
+    assert.deepEqual(await runHealth(argocd.stdout, CHART_KIND, reported(chartVersions, 'ready').slice(0, 1)), [{ status: 'Progressing', message: 'waiting for chartpilot to report on this resource' }]);
+    const refused = await seen(reported(roleVersions, 'refused'));
+    assert.ok(refused.includes('InProgress') && refused.includes('Failed') && !refused.includes('Current'), refused.join(' '));
+    const ranReasons = reported(roleVersions, 'ran').map((v) => reconcilingReason(v.status));
+    assert.ok(ranReasons.includes('Running'), `the run was announced: ${ranReasons.join(' ')}`);
+
+    // kubectl wait: ends at once on a Ready CR, times out on one whose objects never become ready.
+    await cluster.kubectl(['wait', '--for=condition=Ready', `${resourceOf(CHART_KIND)}/ready`, '-n', ns, '--timeout=30s']);
+    await assert.rejects(cluster.kubectl(['wait', '--for=condition=Ready', `${resourceOf(CHART_KIND)}/rolling`, '-n', ns, '--timeout=2s']), /timed out/u);
+
+    // Being deleted: Terminating, from the deletion on (kstatus reads nothing else then).
+    await web.delete('ready');
+    await web.gone('ready');
+    const deleting = reported(chartVersions, 'ready').filter((v) => v.metadata.deletionTimestamp !== undefined);
+    assert.ok(deleting.length > 0, 'the watch saw the CR being deleted');
+    assert.deepEqual([...new Set(await seen(deleting))], ['Terminating']);
+    assert.ok(deleting.some((v) => reconcilingReason(v.status) === 'Uninstalling'), 'the uninstall was announced');
   });
 });
+
+/** The reason of a status's Reconciling condition, '-' without one. */
+function reconcilingReason(status: unknown): string {
+  const conditions = (status as { conditions?: { type: string; status: string; reason: string }[] } | undefined)?.conditions ?? [];
+  return conditions.find((c) => c.type === 'Reconciling' && c.status === 'True')?.reason ?? '-';
+}
 
 type Health = { status?: string; message?: string; error?: string };
 
