@@ -15,7 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePorts } from './ports.js';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify as toYaml } from 'yaml';
@@ -557,24 +557,9 @@ async function serverVersion(api: string, tls: TlsIdentity): Promise<string> {
 // ---------------------------------------------------------------------------------------------
 // Small helpers
 
-/** Free loopback ports, all distinct (held open together while picking). */
+/** Free loopback ports, all distinct, below the ephemeral range (ports.ts says why). */
 async function pickPorts(): Promise<Ports> {
-  const servers = await Promise.all(
-    Array.from({ length: 6 }, () =>
-      new Promise<import('node:net').Server>((res, rej) => {
-        const s = createServer();
-        s.once('error', rej);
-        s.listen(0, '127.0.0.1', () => { res(s); });
-      }),
-    ),
-  );
-  const ports = servers.map((s) => {
-    const addr = s.address();
-    if (addr === null || typeof addr === 'string') throw new Error('unexpected listen address');
-    return addr.port;
-  });
-  await Promise.all(servers.map((s) => new Promise<void>((res) => s.close(() => { res(); }))));
-  const [etcdClient, etcdPeer, apiserver, controllerManager, scheduler, kwok] = ports as [number, number, number, number, number, number];
+  const [etcdClient, etcdPeer, apiserver, controllerManager, scheduler, kwok] = (await freePorts(6)) as [number, number, number, number, number, number];
   return { etcdClient, etcdPeer, apiserver, controllerManager, scheduler, kwok };
 }
 
