@@ -12,7 +12,7 @@ import type { ApiResource, KubeObject } from '../kube/types.js';
 import type { Reconciler } from '../reconcile/reconciler.js';
 import type { CustomResource } from '../reconcile/model.js';
 import { HelmCallInterrupted, HelmCallsStopped } from '../reconcile/ports.js';
-import { WorkQueue, type AddOptions, type Lane, type WorkQueueMetrics } from './workqueue.js';
+import { WorkQueue, type AddOptions, type Lane, type WorkQueueMetrics } from '../lib/work-queue.js';
 import { withoutSpec } from './cr-reader.js';
 import { errorMessage } from '../lib/errors.js';
 import type { Clock } from '../lib/clock.js';

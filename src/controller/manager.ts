@@ -33,7 +33,7 @@ import { createSpecReader } from './cr-reader.js';
 import { CrController, keyOf, type CrControllerOptions, type ShardHooks } from './cr-controller.js';
 import { ReleaseKeeper } from '../dependents/release-keeper.js';
 import { ServiceAccountCache } from './service-accounts.js';
-import type { WorkQueueMetrics } from './workqueue.js';
+import type { WorkQueueMetrics } from '../lib/work-queue.js';
 import { ChartTracker } from './chart-tracker.js';
 import { limitConcurrentCalls } from '../helm/limited-actions.js';
 import { StoppedCalls } from '../helm/stopped-calls.js';

@@ -18,9 +18,9 @@
  * tenant's 300 creates do not put another tenant's first create behind them, and a tenant whose
  * reconciles all wait on hung helm calls cannot occupy every worker.
  */
-import { realClock, type Clock, type TimerHandle } from '../lib/clock.js';
-import { backoffDelay } from '../lib/backoff.js';
-import { FairQueue, shareCap } from '../lib/fair-share.js';
+import { realClock, type Clock, type TimerHandle } from './clock.js';
+import { backoffDelay } from './backoff.js';
+import { FairQueue, shareCap } from './fair-share.js';
 
 export type WorkResult = { requeueAfterMs?: number } | undefined;
 

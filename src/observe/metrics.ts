@@ -8,7 +8,7 @@
  * metrics in one process, and a library we load can never leak series into our endpoint.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Lane, WorkQueueMetrics } from '../controller/workqueue.js';
+import type { Lane, WorkQueueMetrics } from '../lib/work-queue.js';
 import type { HelmCallEvent } from '../helm/cli-client.js';
 import { ResourceMetrics, type ResourceRef } from './resource-metrics.js';
 

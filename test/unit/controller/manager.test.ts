@@ -9,7 +9,7 @@ import { chartDigest } from '../../../src/config/chart-digest.js';
 import { gvkKey, type WatchEntry } from '../../../src/config/types.js';
 import { CrController, type CrControllerOptions } from '../../../src/controller/cr-controller.js';
 import { Manager, ownerKindOf, targetFor } from '../../../src/controller/manager.js';
-import type { WorkQueueMetrics } from '../../../src/controller/workqueue.js';
+import type { WorkQueueMetrics } from '../../../src/lib/work-queue.js';
 import type { KubeClient, RequestOptions } from '../../../src/kube/rest.js';
 import { resourcePath } from '../../../src/kube/resource.js';
 import type { ApiResource } from '../../../src/kube/types.js';

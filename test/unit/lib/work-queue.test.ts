@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { realClock } from '../../../src/lib/clock.js';
-import { WorkQueue, type WorkQueueOptions, type WorkResult } from '../../../src/controller/workqueue.js';
+import { WorkQueue, type WorkQueueOptions, type WorkResult } from '../../../src/lib/work-queue.js';
 import { FakeClock, settle } from '../fakes/clock.js';
 
 /** A handler whose calls stay open until the test finishes them. */
