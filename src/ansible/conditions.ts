@@ -1,4 +1,5 @@
 /** ansible-operator's condition types and reasons (and chartpilot's own beside them), and the condition's shape. */
+import type { Condition } from '../core/model.js';
 
 /** ansible-operator's condition types, reasons and messages (internal/ansible/controller/status). */
 export const AnsibleConditions = {
@@ -36,13 +37,7 @@ export interface AnsibleResult {
   readonly completion: string;
 }
 
-export interface AnsibleCondition {
-  readonly type: string;
-  readonly status: 'True' | 'False' | 'Unknown';
-  readonly reason: string;
-  readonly message: string;
-  readonly lastTransitionTime: string;
-  /** chartpilot: the generation the condition speaks for (kstatus reads it; ansible-operator has none). */
-  readonly observedGeneration?: number;
+/** ansible-operator's condition: metav1's (observedGeneration is chartpilot's: kstatus reads it) with the last run's result. */
+export interface AnsibleCondition extends Condition {
   readonly ansibleResult?: AnsibleResult;
 }

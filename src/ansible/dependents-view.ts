@@ -7,9 +7,9 @@ import type { DependentWatcher } from '../dependents/watcher.js';
 import { findObject } from '../kube/objects.js';
 import type { KubeClient } from '../kube/rest.js';
 import { errorMessage } from '../lib/errors.js';
-import { isAllowedTarget } from '../reconcile/confinement.js';
-import type { ObjectRef } from '../reconcile/model.js';
-import type { Confinement } from '../reconcile/ports.js';
+import { isAllowedTarget } from '../core/confinement.js';
+import type { ObjectRef } from '../core/model.js';
+import type { Confinement } from '../core/confinement.js';
 import type { DependentsView, LiveObject } from './reconciler.js';
 
 export interface DependentsViewOptions {

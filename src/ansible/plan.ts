@@ -8,7 +8,7 @@
  * run records nothing). Anything else — a restart, a resync, a dependent's status — only
  * refreshes readiness and the inventory.
  */
-import type { ObjectRef } from '../reconcile/model.js';
+import type { ObjectRef } from '../core/model.js';
 
 /** What the CR carries after its last successful run (status.chartpilot, or an annotation for kinds without status). */
 export interface RunRecord {

@@ -12,13 +12,16 @@ import type { KubeObject } from '../kube/types.js';
 import type { WallClock } from '../lib/clock.js';
 import { errorMessage } from '../lib/errors.js';
 import { canonicalJson } from '../lib/json.js';
-import { ReconcileFailure } from '../reconcile/actions/failure.js';
-import type { ReconcileOutcome } from '../reconcile/actions/context.js';
-import { missingServiceAccountMessage, serviceAccountUser, type Tenant } from '../reconcile/identity.js';
-import { DEFAULT_STALL_AFTER_FAILURES, runningMessage } from '../reconcile/kstatus.js';
-import type { CustomResource, ObjectRef, Readiness } from '../reconcile/model.js';
-import type { Confinement, EventSink, ServiceAccountLookup } from '../reconcile/ports.js';
-import { summarizeSpec } from '../reconcile/spec-summary.js';
+import { ReconcileFailure } from '../core/outcome.js';
+import type { Engine } from '../core/engine.js';
+import type { ReconcileOutcome } from '../core/outcome.js';
+import { missingServiceAccountMessage, serviceAccountMissing as saMissing, tenantOf, type Tenant } from '../core/tenant.js';
+import { DEFAULT_STALL_AFTER_FAILURES, runningMessage } from '../core/kstatus.js';
+import type { CustomResource, ObjectRef, Readiness } from '../core/model.js';
+import type { Confinement } from '../core/confinement.js';
+import type { CrWriter, EventSink, ServiceAccountLookup } from '../core/ports.js';
+import { isNotFound } from '../kube/errors.js';
+import { summarizeSpec } from '../core/spec-summary.js';
 import { readinessOf } from '../dependents/readiness.js';
 import { contentDigest } from './content-digest.js';
 import type { AnsibleRuntimePaths, RunOutcome, RunRequest } from './runner.js';
@@ -29,17 +32,6 @@ import { AnsibleReasons, completionTime, recordOf, statusPatch, type StatusChang
 import { finalizerRunnableOf, RUN_RECORD_ANNOTATION, type AnsibleTarget } from './target.js';
 
 /** Writes to the CR itself. Status and annotation writes are merge patches of chartpilot's own keys only. */
-export interface AnsibleCrWriter {
-  /** The CR as the API server has it now (spec and the role's latest status included). */
-  read(cr: CustomResource): Promise<CustomResource>;
-  /** Merge-patches these keys of status (the status subresource). */
-  patchStatus(cr: CustomResource, patch: Readonly<Record<string, unknown>>): Promise<void>;
-  /** Merge-patches these annotations (kinds without a status subresource keep their record here). */
-  patchAnnotations(cr: CustomResource, annotations: Readonly<Record<string, string>>): Promise<void>;
-  /** Replaces metadata.finalizers (guarded by resourceVersion); returns the updated object. */
-  setFinalizers(cr: CustomResource, finalizers: readonly string[]): Promise<CustomResource>;
-}
-
 /** The dependents a CR's runs made, as the caches show them (cheap) or as the API server has them (a GET each). */
 export interface DependentsView {
   /**
@@ -110,7 +102,7 @@ export interface AnsibleReconcilerDeps {
   readonly settings: RunSettings;
   /** Failed runs in a row, with the same inputs, after which a CR is Stalled (kstatus.ts); default 5, 0 = never. */
   readonly stallAfterFailures?: number | undefined;
-  readonly writer: AnsibleCrWriter;
+  readonly writer: CrWriter;
   readonly events: EventSink;
   readonly clock: WallClock;
   readonly dependents?: DependentsView | undefined;
@@ -139,7 +131,7 @@ interface Derived {
   readonly namespace: string;
 }
 
-export class AnsibleReconciler {
+export class AnsibleReconciler implements Engine {
   /**
    * Per CR (uid): each dependent's content digest right after the last run, to tell someone
    * else's change from the run's own. Lost on restart: then only a deleted dependent is drift
@@ -157,7 +149,7 @@ export class AnsibleReconciler {
   async reconcile(cached: CustomResource, log: Logger, signal?: AbortSignal): Promise<ReconcileOutcome> {
     const d = this.derive(cached);
     const uid = cached.metadata.uid ?? '';
-    const serviceAccountMissing = await this.serviceAccountMissing(d.tenant);
+    const serviceAccountMissing = await saMissing(this.deps.serviceAccounts, d.tenant);
     const observed = await this.observeDependents(uid, d);
     const finalizerName = d.target.source.finalizer?.name;
     const next = planAnsible({
@@ -193,7 +185,7 @@ export class AnsibleReconciler {
         await this.writeStatus(cr, d, { kind: 'problem', reason: AnsibleReasons.invalid, message: next.message });
         return {};
       case 'no-service-account': {
-        const message = d.tenant === undefined ? 'no ServiceAccount configured' : missingServiceAccountMessage(d.tenant).replace('every Helm action', 'every Ansible run');
+        const message = d.tenant === undefined ? 'no ServiceAccount configured' : missingServiceAccountMessage(d.tenant, 'ansible');
         this.deps.events.emit(cr, 'Warning', AnsibleEventReasons.serviceAccountNotFound, message);
         await this.writeStatus(cr, d, { kind: 'problem', reason: AnsibleReasons.serviceAccountNotFound, message });
         throw new ReconcileFailure(AnsibleReasons.serviceAccountNotFound, message);
@@ -225,7 +217,6 @@ export class AnsibleReconciler {
       annotations: target.source.watchAnnotationsChanges ? (cr.metadata.annotations ?? {}) : undefined,
       kind: target.inputs,
     });
-    const sa = target.serviceAccount;
     const tenantNamespace = namespace === '' ? 'default' : namespace;
     return {
       target,
@@ -233,7 +224,7 @@ export class AnsibleReconciler {
       problem: parsed.ok ? undefined : parsed.problems.join('; '),
       desiredInputs,
       record: this.recordOn(cr, target),
-      tenant: sa === undefined ? undefined : { namespace: tenantNamespace, serviceAccount: sa, user: serviceAccountUser(tenantNamespace, sa) },
+      tenant: tenantOf(target, tenantNamespace),
       confinement: { namespace: tenantNamespace, allowClusterScoped: target.allowClusterScoped, allowCrossNamespace: target.allowCrossNamespace },
       namespace,
     };
@@ -248,12 +239,6 @@ export class AnsibleReconciler {
     } catch {
       return undefined;
     }
-  }
-
-  private async serviceAccountMissing(tenant: Tenant | undefined): Promise<boolean> {
-    const lookup = this.deps.serviceAccounts;
-    if (tenant === undefined || lookup === undefined) return false;
-    return !(await lookup.exists(tenant.namespace, tenant.serviceAccount));
   }
 
   /**
@@ -379,7 +364,7 @@ export class AnsibleReconciler {
 
     // The CR as it is now: the role may have written its status (k8s_status) or been deleted meanwhile.
     const after = await this.deps.writer.read(cr).catch((err: unknown) => {
-      if (isGone(err)) return undefined;
+      if (isNotFound(err)) return undefined;
       throw err;
     });
     if (after === undefined) return {};
@@ -491,10 +476,6 @@ export function secretsOf(spec: unknown): string[] {
     else if (typeof v === 'object' && v !== null) stack.push(...Object.values(v as Record<string, unknown>));
   }
   return [...out];
-}
-
-function isGone(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { reason?: unknown }).reason === 'NotFound';
 }
 
 /**

@@ -10,9 +10,10 @@
  * and a write of ours must never undo one of its.
  */
 import { canonicalJson } from '../lib/json.js';
-import type { CrStatus, ObjectRef, Readiness } from '../reconcile/model.js';
-import { countFailure, FAILURES_KEY, KstatusConditionTypes, kstatusVerdict, readFailures, running, type FailureCount } from '../reconcile/kstatus.js';
-import { CHARTPILOT_STATUS_KEY } from '../reconcile/summary.js';
+import type { CrStatus, ObjectRef, Readiness } from '../core/model.js';
+import { setCondition } from '../core/conditions.js';
+import { countFailure, FAILURES_KEY, kstatusVerdict, readFailures, running, withKstatus, type FailureCount } from '../core/kstatus.js';
+import { CHARTPILOT_STATUS_KEY } from '../core/summary.js';
 import { AnsibleConditions, AnsibleReasons, type AnsibleCondition, type AnsibleResult } from './conditions.js';
 import type { RunRecord } from './plan.js';
 import { ansibleSummary, ansibleVerdict } from './summary.js';
@@ -54,13 +55,6 @@ export interface StatusContext {
   readonly stallAfter: number;
 }
 
-/** metav1.Condition allows 32 KiB; failed tasks rarely need more than a few lines. */
-const MAX_MESSAGE = 8_000;
-
-function clip(message: string): string {
-  return message.length <= MAX_MESSAGE ? message : `${message.slice(0, MAX_MESSAGE - 14)}… (truncated)`;
-}
-
 /** The bookkeeping record a status holds, if it holds a readable one. */
 export function recordOf(holder: unknown): RunRecord | undefined {
   if (typeof holder !== 'object' || holder === null) return undefined;
@@ -99,7 +93,7 @@ export function statusPatch(current: CrStatus | undefined, change: StatusChange,
     // A merge patch of status.chartpilot: null takes the count off, and only a count that is there.
     if (failures !== undefined) own[FAILURES_KEY] = failures;
     else if (before !== undefined) own[FAILURES_KEY] = null;
-    const conditions = withKstatus(nextConditions(readConditions(current), change, ctx), change, failures, ctx);
+    const conditions = withRunKstatus(nextConditions(readConditions(current), change, ctx), change, failures, ctx);
     patch['conditions'] = conditions;
     if (ctx.generation !== undefined && change.kind !== 'running') patch['observedGeneration'] = ctx.generation;
     // The summary follows conditions chartpilot writes; a role that manages its status has its own.
@@ -111,32 +105,10 @@ export function statusPatch(current: CrStatus | undefined, change: StatusChange,
   return unchanged ? undefined : patch;
 }
 
-/** Reconciling and Stalled (kstatus.ts): Reconciling while a run runs, else as the verdict of the conditions says. */
-function withKstatus(conditions: AnsibleCondition[], change: StatusChange, failures: FailureCount | undefined, ctx: StatusContext): AnsibleCondition[] {
+/** Reconciling and Stalled (core/kstatus.ts): Reconciling while a run runs, else as the verdict of the conditions says. */
+function withRunKstatus(conditions: AnsibleCondition[], change: StatusChange, failures: FailureCount | undefined, ctx: StatusContext): AnsibleCondition[] {
   const verdict = change.kind === 'running' ? running(AnsibleReasons.running, change.message) : kstatusVerdict(ansibleVerdict(conditions), failures, ctx.stallAfter);
-  let next = conditions;
-  for (const [type, c] of [
-    [KstatusConditionTypes.reconciling, verdict.reconciling],
-    [KstatusConditionTypes.stalled, verdict.stalled],
-  ] as const) {
-    next = c === undefined ? next.filter((x) => x.type !== type) : setAnsibleCondition(next, type, c.status, c.reason, c.message, ctx);
-  }
-  return next;
-}
-
-/** metav1.Condition bookkeeping (lastTransitionTime moves only when the status flips), with ansible-operator's ansibleResult. */
-function setAnsibleCondition(conditions: readonly AnsibleCondition[], type: string, status: AnsibleCondition['status'], reason: string, message: string, ctx: StatusContext, result?: AnsibleResult): AnsibleCondition[] {
-  const existing = conditions.find((c) => c.type === type);
-  const next: AnsibleCondition = {
-    type,
-    status,
-    reason,
-    message: clip(message),
-    lastTransitionTime: existing !== undefined && existing.status === status ? existing.lastTransitionTime : ctx.now,
-    ...(ctx.generation === undefined ? {} : { observedGeneration: ctx.generation }),
-    ...(result === undefined ? {} : { ansibleResult: result }),
-  };
-  return existing === undefined ? [...conditions, next] : conditions.map((c) => (c.type === type ? next : c));
+  return withKstatus(conditions, verdict, ctx.generation, ctx.now);
 }
 
 function asRecord(v: unknown): Record<string, unknown> | undefined {
@@ -151,7 +123,7 @@ function readConditions(status: CrStatus | undefined): AnsibleCondition[] {
 function nextConditions(current: readonly AnsibleCondition[], change: StatusChange, ctx: StatusContext): AnsibleCondition[] {
   let conditions = [...current];
   const set = (type: string, status: AnsibleCondition['status'], reason: string, message: string, result?: AnsibleResult): void => {
-    conditions = setAnsibleCondition(conditions, type, status, reason, message, ctx, result);
+    conditions = setCondition(conditions, { type, status, reason, message }, ctx.generation, ctx.now, result === undefined ? undefined : { ansibleResult: result });
   };
   const get = (type: string): AnsibleCondition | undefined => conditions.find((c) => c.type === type);
   const setReady = (readiness: Readiness | undefined): void => {

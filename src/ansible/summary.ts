@@ -1,10 +1,9 @@
 /**
- * An Ansible kind's `status.chartpilot.summary` (see reconcile/summary.ts), from ansible-operator's
+ * An Ansible kind's `status.chartpilot.summary` (see core/summary.ts), from ansible-operator's
  * conditions and chartpilot's Ready: pure, so `kubectl get` tells a failed, stalled, running or
  * progressing CR from a healthy one with the same columns as a chart kind.
  */
-import { STALLED_READY_REASONS } from '../reconcile/names.js';
-import { SummaryStates, summaryOf, type StatusSummary, type StatusVerdict } from '../reconcile/summary.js';
+import { STALLED_READY_REASONS, SummaryStates, summaryOf, verdictFrom as from, type StatusSummary, type StatusVerdict } from '../core/summary.js';
 import { AnsibleConditions, AnsibleReasons, type AnsibleCondition } from './conditions.js';
 
 /** Failure reasons that no new run fixes: the CR or its namespace must change first. */
@@ -17,7 +16,6 @@ export function ansibleSummary(conditions: readonly Pick<AnsibleCondition, 'type
 /** ansibleSummary with the whole message. */
 export function ansibleVerdict(conditions: readonly Pick<AnsibleCondition, 'type' | 'status' | 'reason' | 'message'>[]): StatusVerdict {
   const get = (type: string): Pick<AnsibleCondition, 'type' | 'status' | 'reason' | 'message'> | undefined => conditions.find((c) => c.type === type);
-  const from = (state: StatusVerdict['state'], c: Pick<AnsibleCondition, 'reason' | 'message'>): StatusVerdict => ({ state, reason: c.reason, message: c.message });
   const running = get(AnsibleConditions.running);
   const failure = get(AnsibleConditions.failure);
   const successful = get(AnsibleConditions.successful);

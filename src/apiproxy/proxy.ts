@@ -45,7 +45,7 @@ import { makeProcessDir } from '../lib/process-dirs.js';
 import { clonePlain, getOwn, isPlainMap, type PlainMap } from '../lib/json.js';
 import { selfSignedCertificate } from '../observe/certificates.js';
 import { ListenError } from '../observe/http-server.js';
-import type { Confinement } from '../reconcile/confinement.js';
+import type { Confinement } from '../core/confinement.js';
 
 /** ansible-operator's default `--proxy-port`. */
 export const DEFAULT_PROXY_PORT = 8888;

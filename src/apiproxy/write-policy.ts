@@ -1,11 +1,11 @@
 /**
- * Which writes of a run are allowed: the CR's confinement (reconcile/confinement.ts, the same rule
+ * Which writes of a run are allowed: the CR's confinement (core/confinement.ts, the same rule
  * the chart path uses) applied to where the API server will put the object — the URL's namespace
  * and the resource's scope from discovery, never what the body merely claims. Pure.
  */
 import type { ResourceInfo } from './resources.js';
 import type { ResourceRequest } from './request-info.js';
-import { isAllowedTarget, type Confinement } from '../reconcile/confinement.js';
+import { isAllowedTarget, type Confinement } from '../core/confinement.js';
 
 export type WriteVerb = 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
 

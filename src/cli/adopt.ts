@@ -26,7 +26,7 @@ import { createKubeClient, loadKubeConfig, type KubeClient } from '../kube/rest.
 import type { ApiResource } from '../kube/types.js';
 import { ExitCode } from '../lib/exit-codes.js';
 import { errorMessage } from '../lib/errors.js';
-import type { ObjectScope } from '../reconcile/confinement.js';
+import type { ObjectScope } from '../core/confinement.js';
 import { checkApiServer, PreflightError, resolveResources } from './preflight.js';
 
 /**

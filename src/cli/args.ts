@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { isDnsLabel, isDnsSubdomain } from '../config/labels.js';
 import { parseGoDuration } from '../lib/duration.js';
 import { floorText, PERIOD_FLOORS } from '../lib/period-floors.js';
-import { DEFAULT_STALL_AFTER_FAILURES } from '../reconcile/kstatus.js';
+import { DEFAULT_STALL_AFTER_FAILURES } from '../core/kstatus.js';
 import { METRICS_MAX_CONNECTIONS, METRICS_MAX_PER_PEER } from '../observe/servers.js';
 import { parseBindAddress, type BindAddress } from './bind-address.js';
 import type { LogFormat } from '../observe/logger.js';

@@ -5,7 +5,7 @@
  */
 import { isMap, isScalar, isSeq, type Node } from 'yaml';
 import { parsePointer } from '../lib/json-pointer.js';
-import type { DriftDetection, DriftIgnoreRule, DriftMode, DriftTarget } from '../reconcile/model.js';
+import type { DriftDetection, DriftIgnoreRule, DriftMode, DriftTarget } from '../core/model.js';
 import { parseLabelQuery } from './label-query.js';
 import { closest } from './suggest.js';
 import { deref, describeNode, fieldsOf, lineOf, scalarText, type Field, type YamlContext } from './yaml-nodes.js';

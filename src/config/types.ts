@@ -1,4 +1,4 @@
-import type { DriftDetection } from '../reconcile/model.js';
+import type { DriftDetection } from '../core/model.js';
 
 /** One validated entry of watches.yaml: a custom resource kind mapped to a chart. */
 export interface WatchEntry {

@@ -155,7 +155,7 @@ export function gone(state: RolloutState, key: string): Transition {
   return { state: { ...state, candidate: { ...c, canary: undefined } }, effect: { kind: 'canary' } };
 }
 
-/** A CR as the canary choice sees it: its key, and the state word of its summary (reconcile/summary.ts). */
+/** A CR as the canary choice sees it: its key, and the state word of its summary (core/summary.ts). */
 export interface CanaryOption {
   readonly key: string;
   readonly state: string;

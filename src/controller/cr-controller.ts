@@ -9,8 +9,8 @@ import { KubeApiError } from '../kube/errors.js';
 import { Informer } from '../kube/informer.js';
 import type { KubeClient } from '../kube/rest.js';
 import type { ApiResource, KubeObject } from '../kube/types.js';
-import type { Reconciler } from '../reconcile/reconciler.js';
-import type { CustomResource } from '../reconcile/model.js';
+import type { Engine } from '../core/engine.js';
+import type { CustomResource } from '../core/model.js';
 import { HelmCallInterrupted, HelmCallsStopped } from '../reconcile/ports.js';
 import { WorkQueue, type AddOptions, type Lane, type WorkQueueMetrics } from '../lib/work-queue.js';
 import { withoutSpec } from './cr-reader.js';
@@ -31,7 +31,7 @@ export interface CrControllerOptions {
   /** Called once the queue takes no more work and before it drains (e.g. to refuse new helm calls). */
   readonly onStopping?: () => void;
   /** Only `reconcile` is used (unit tests pass a recording fake). */
-  readonly reconciler: Pick<Reconciler, 'reconcile'>;
+  readonly reconciler: Pick<Engine, 'reconcile'>;
   /**
    * The finalizers the kind's engine holds its CRs with: Helm's (and operator-sdk's legacy one),
    * or an Ansible entry's `finalizer.name` (none without one). Asked at each own write, as a hot

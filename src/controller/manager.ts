@@ -12,7 +12,7 @@ import { StartupRecords } from '../helm/startup-records.js';
 import type { HelmClient } from '../helm/types.js';
 import type { KubeClient } from '../kube/rest.js';
 import type { ApiResource, KubeObject } from '../kube/types.js';
-import type { EventSink } from '../reconcile/ports.js';
+import type { EventSink } from '../core/ports.js';
 import { FINALIZERS } from '../reconcile/names.js';
 import { Reconciler } from '../reconcile/reconciler.js';
 import type { ReconcileTarget } from '../reconcile/target.js';
@@ -23,12 +23,12 @@ import { DependentWatcher, type DependentCacheStats } from '../dependents/watche
 import { chartDigest } from '../config/chart-digest.js';
 import { ChartSnapshots, type ChartSnapshot } from '../config/chart-snapshots.js';
 import { Reasons } from '../reconcile/names.js';
-import { chartSummary } from '../reconcile/summary.js';
-import type { CustomResource } from '../reconcile/model.js';
+import { chartSummary } from '../reconcile/chart-summary.js';
+import type { CustomResource } from '../core/model.js';
 import { chooseCanary, gone, heldEventMessage, initialRollout, offer, report, serve, type RolloutState, type Transition } from './chart-rollout.js';
 import { systemWallClock, type Clock } from '../lib/clock.js';
 import { errorMessage } from '../lib/errors.js';
-import { createCrWriter } from './cr-writer.js';
+import { createCrWriter } from '../kube/cr-writer.js';
 import { createSpecReader } from './cr-reader.js';
 import { CrController, keyOf, type CrControllerOptions, type ShardHooks } from './cr-controller.js';
 import { ReleaseKeeper } from '../dependents/release-keeper.js';
@@ -41,7 +41,6 @@ import type { ChartState } from '../registry/refresh-plan.js';
 import type { ChartResolver } from '../registry/resolver.js';
 import { AnsibleReconciler, type AnsibleReconcilerDeps, type AnsibleRuns, type RunProxy, type RunSettings } from '../ansible/reconciler.js';
 import type { AnsibleRuntimePaths } from '../ansible/runner.js';
-import { createAnsibleCrWriter } from '../ansible/cr-writer.js';
 import { createDependentsView } from '../ansible/dependents-view.js';
 import type { RunTrigger } from '../ansible/plan.js';
 import { finalizerRunnableOf, finalizersOf, type AnsibleTarget } from '../ansible/target.js';
@@ -349,7 +348,7 @@ export class Manager {
       secrets: engine.secrets,
       runtime: engine.runtime,
       settings: engine.settings,
-      writer: createAnsibleCrWriter(opts.client, resource, (from, written) => {
+      writer: createCrWriter(opts.client, resource, (from, written) => {
         controller.noteOwnWrite(from, written);
       }),
       events: opts.events,

@@ -12,7 +12,7 @@ import { Informer } from '../kube/informer.js';
 import { CoreResources } from '../kube/objects.js';
 import type { KubeClient } from '../kube/rest.js';
 import type { KubeObject } from '../kube/types.js';
-import type { ServiceAccountLookup } from '../reconcile/ports.js';
+import type { ServiceAccountLookup } from '../core/ports.js';
 import { errorMessage } from '../lib/errors.js';
 
 export interface ServiceAccountCacheOptions {

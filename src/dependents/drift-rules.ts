@@ -5,7 +5,7 @@
  */
 import { matchesLabels, parseLabelQuery } from '../config/label-query.js';
 import { parsePointer } from '../lib/json-pointer.js';
-import type { DriftIgnoreRule, DriftTarget } from '../reconcile/model.js';
+import type { DriftIgnoreRule, DriftTarget } from '../core/model.js';
 import type { DesiredObject } from './types.js';
 
 export function leftAloneBy(rules: readonly DriftIgnoreRule[], object: DesiredObject): string[][] {

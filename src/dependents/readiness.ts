@@ -5,7 +5,7 @@
  * every other kind counts as ready once it exists. Pure: the caller supplies the live objects.
  */
 import type { KubeObject } from '../kube/types.js';
-import type { Readiness } from '../reconcile/model.js';
+import type { Readiness } from '../core/model.js';
 import { describeRef, type LiveOrMissing, type ObjectRef } from './types.js';
 
 export type { Readiness };

@@ -21,9 +21,10 @@ import { KEEP_POLICY } from '../helm/types.js';
 import { findObject } from '../kube/objects.js';
 import type { KubeClient } from '../kube/rest.js';
 import type { KubeObject } from '../kube/types.js';
-import { DEFAULT_DRIFT_DETECTION, type Contest, type DriftDetection, type KeepResult, type ObjectRef, type Readiness, type Repair, type UnrepairedDrift } from '../reconcile/model.js';
-import type { Confinement, KeepInput, KindScopes, RecordVersion, ReleaseKeeperPort } from '../reconcile/ports.js';
-import { isAllowedTarget, type ObjectScope } from '../reconcile/confinement.js';
+import { DEFAULT_DRIFT_DETECTION, type Contest, type DriftDetection, type KeepResult, type ObjectRef, type Readiness, type Repair, type UnrepairedDrift } from '../core/model.js';
+import type { KeepInput, KindScopes, RecordVersion, ReleaseKeeperPort } from '../reconcile/ports.js';
+import type { Confinement } from '../core/confinement.js';
+import { isAllowedTarget, type ObjectScope } from '../core/confinement.js';
 import { errorMessage } from '../lib/errors.js';
 import { formatPointer, isWithin, parsePointer } from '../lib/json-pointer.js';
 

@@ -1,6 +1,6 @@
 /** Shapes shared by the dependent-object modules (manifest, drift, readiness, watcher). */
 import type { KubeObject } from '../kube/types.js';
-import type { ObjectRef } from '../reconcile/model.js';
+import type { ObjectRef } from '../core/model.js';
 
 export type { ObjectRef };
 

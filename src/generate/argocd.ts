@@ -2,7 +2,7 @@
  * `chartpilot generate argocd`: an Argo CD resource health check per kind. Argo CD calls a custom
  * resource it has no check for Healthy whatever its status says, so an Application holding a CR
  * whose install failed shows green. The check reads the summary the operator writes
- * (`status.chartpilot.summary`, reconcile/summary.ts) — one verdict over all conditions, the same
+ * (`status.chartpilot.summary`, core/summary.ts) — one verdict over all conditions, the same
  * for chart and Ansible kinds — and waits while the operator has not yet acted on the CR's
  * current generation. Pure.
  *
@@ -10,7 +10,7 @@
  * otherwise, so the script uses none of them.
  */
 import { stringify } from 'yaml';
-import { CHARTPILOT_STATUS_KEY, SummaryStates, type SummaryState } from '../reconcile/summary.js';
+import { CHARTPILOT_STATUS_KEY, SummaryStates, type SummaryState } from '../core/summary.js';
 
 /** Argo CD's health statuses (gitops-engine pkg/health) a chartpilot CR can be in. */
 export type ArgoHealth = 'Healthy' | 'Progressing' | 'Degraded' | 'Suspended' | 'Unknown';

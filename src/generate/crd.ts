@@ -41,7 +41,7 @@ const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[
 export const CRD_CATEGORY = 'chartpilot';
 
 /**
- * What `kubectl get` prints: the summary the operator writes (reconcile/summary.ts) — a state word
+ * What `kubectl get` prints: the summary the operator writes (core/summary.ts) — a state word
  * that tells a failed, foreign, stalled or progressing CR from a healthy one, its reason, and its
  * message last (long, one line) — then what is deployed. Ready itself (operator-sdk's column
  * source) is there with `-o wide`.

@@ -5,7 +5,7 @@
  * it lists is within the entry's confinement (so adopting never lets a later upgrade, rollback or
  * uninstall reach outside). Pure: scopes are looked up by the caller.
  */
-import { isAllowedTarget, type Confinement, type ObjectScope } from '../reconcile/confinement.js';
+import { isAllowedTarget, type Confinement, type ObjectScope } from '../core/confinement.js';
 import type { DecodedRecord } from './record-origin.js';
 
 /** One object of the record, with where the API server would put it. */

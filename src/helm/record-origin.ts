@@ -11,7 +11,7 @@
  * does not verify. Every other record — forged, emptied, re-assembled, written by plain helm,
  * operator-sdk or a chartpilot that sealed objects instead — is foreign.
  */
-import type { Release } from '../reconcile/model.js';
+import type { Release } from '../core/model.js';
 import { hasValidRecordMac, parseRecordName, RELEASE_RECORD_TYPE, type RecordBytes } from './record-mac.js';
 
 /** A release record as stored: the release, and the manifests of its hooks (kept apart by Helm). */

@@ -5,7 +5,7 @@
  * costs no GET.
  */
 import type { KubeClient } from '../kube/rest.js';
-import type { StoredRevision } from '../reconcile/model.js';
+import type { StoredRevision } from '../core/model.js';
 import type { RecordVersion } from '../reconcile/ports.js';
 import { RecordKeys } from './record-mac.js';
 import { isOurRecord } from './record-origin.js';

@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import { CoreResources, listObjects } from '../kube/objects.js';
 import type { KubeClient } from '../kube/rest.js';
 import { errorMessage } from '../lib/errors.js';
-import type { StoredRevision } from '../reconcile/model.js';
+import type { StoredRevision } from '../core/model.js';
 import { revisionFromLabels } from './storage.js';
 
 export interface StartupRecordsOptions {

@@ -17,7 +17,7 @@ import { CoreResources, deleteObject, findObject, listObjects, mergePatchObject 
 import type { KubeClient } from '../kube/rest.js';
 import { errorMessage } from '../lib/errors.js';
 import { isPlainObject } from '../lib/json.js';
-import type { Release, StoredRevision } from '../reconcile/model.js';
+import type { Release, StoredRevision } from '../core/model.js';
 import { ReleaseLabels } from '../reconcile/names.js';
 import type { ReleaseStore } from '../reconcile/ports.js';
 import { toReleaseStatus } from './parse.js';

@@ -2,7 +2,7 @@
  * The Helm client: the reconciler's `ReleaseActions` (reconcile/ports.ts) plus what only the
  * command-line tools use (history, template). Request and release shapes are the core's.
  */
-import type { Release, ReleaseStatus } from '../reconcile/model.js';
+import type { Release, ReleaseStatus } from '../core/model.js';
 import type {
   PostRenderOwner,
   PostRenderSpec,

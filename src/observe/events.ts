@@ -7,8 +7,8 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { CoreResources, createObject, mergePatchObject } from '../kube/objects.js';
 import type { KubeClient } from '../kube/rest.js';
-import type { EventSink, EventType } from '../reconcile/ports.js';
-import type { CustomResource } from '../reconcile/model.js';
+import type { EventSink, EventType } from '../core/ports.js';
+import type { CustomResource } from '../core/model.js';
 
 const COMPONENT = 'chartpilot';
 /** Events API validates messages to 1 KiB on events.k8s.io; keep core Events within that too. */

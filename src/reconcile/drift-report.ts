@@ -3,8 +3,8 @@
  * release found) and the one Warning per field given up to another manager, with the exact
  * watches.yaml rule that makes the choice explicit. Pure text from the keeper's findings.
  */
-import type { ConditionInput } from './conditions.js';
-import type { Contest, KeepResult, UnrepairedDrift } from './model.js';
+import type { ConditionInput } from '../core/conditions.js';
+import type { Contest, KeepResult, UnrepairedDrift } from '../core/model.js';
 import { ConditionTypes, Reasons } from './names.js';
 
 /** Objects and fields named in one message, at most; the rest are counted. */

@@ -74,12 +74,6 @@ export const ConditionTypes = {
   chartChangeHeld: 'ChartChangeHeld',
 } as const;
 
-/**
- * Ready's reasons for an object that failed in a way waiting will not fix (dependents/readiness.ts
- * gives these with `failed: true`): the summary calls such a CR Stalled, not Progressing.
- */
-export const STALLED_READY_REASONS: ReadonlySet<string> = new Set(['ProgressDeadlineExceeded', 'JobFailed', 'PodFailed']);
-
 /** Condition and event reasons: operator-sdk's, then chartpilot's own events. */
 export const Reasons = {
   installSuccessful: 'InstallSuccessful',

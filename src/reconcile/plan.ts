@@ -9,7 +9,7 @@
  * once per reconcile. Planning one a second time means it did not change what it should have, so
  * the plan says `stuck` instead of repeating it; the queue then retries with backoff.
  */
-import type { ObjectRef, StoredRevision } from './model.js';
+import type { ObjectRef, StoredRevision } from '../core/model.js';
 
 export interface PlanInput {
   /** metadata.deletionTimestamp is set. */

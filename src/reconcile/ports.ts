@@ -1,10 +1,10 @@
 /**
- * The edges the reconciler acts through, with exactly the methods it uses; small, so unit tests
- * substitute them with plain objects. Adapters: helm/ (ReleaseActions, ReleaseStore),
- * controller/cr-writer.ts (CrWriter), observe/events.ts (EventSink), dependents/ (ReleaseKeeperPort),
- * controller/service-accounts.ts (ServiceAccountLookup).
+ * The edges the Helm engine acts through beyond the shared ones (core/ports.ts), with exactly the
+ * methods it uses; small, so unit tests substitute them with plain objects. Adapters: helm/
+ * (ReleaseActions, ReleaseStore), dependents/ (ReleaseKeeperPort).
  */
-import type { CrStatus, CustomResource, DriftDetection, KeepResult, ObjectRef, Release, StoredRevision } from './model.js';
+import type { Confinement } from '../core/confinement.js';
+import type { CustomResource, DriftDetection, KeepResult, ObjectRef, Release, StoredRevision } from '../core/model.js';
 
 export interface ReleaseRequestBase {
   readonly release: string;
@@ -160,24 +160,10 @@ export interface ReleaseStore {
   foreignRevisions(namespace: string, release: string, ownerUid: string, revisions: readonly StoredRevision[]): Promise<StoredRevision[]>;
 }
 
-export interface CrWriter {
-  /** Write `status` to the status subresource; the resourceVersion written (undefined: unknown, or the CR is gone). */
-  patchStatus(cr: CustomResource, status: CrStatus): Promise<string | undefined>;
-  /** Replace metadata.finalizers (guarded by resourceVersion); returns the updated object. */
-  setFinalizers(cr: CustomResource, finalizers: readonly string[]): Promise<CustomResource>;
-}
-
 /** The CR in full when the cache holds only its spec's summary (controller/cr-reader.ts). */
 export interface SpecReader {
   /** The CR as the API server has it now, spec included (one GET); throws NotFound when it is gone. */
   read(cr: CustomResource): Promise<CustomResource>;
-}
-
-export type EventType = 'Normal' | 'Warning';
-
-export interface EventSink {
-  /** Fire-and-forget: an event that cannot be written must never fail a reconcile. */
-  emit(cr: CustomResource, type: EventType, reason: string, message: string): void;
 }
 
 /** A release record's Secret uid and resourceVersion: together they name one exact content. */
@@ -223,19 +209,6 @@ export interface KeepInput {
   readonly confinement: Confinement;
   /** The entry's drift mode and ignore rules; undefined = repair every drifted field. */
   readonly driftDetection?: DriftDetection | undefined;
-}
-
-/** Where a CR's objects may be: its namespace, and elsewhere only as its watches entry allows. */
-export interface Confinement {
-  readonly namespace: string;
-  readonly allowClusterScoped: boolean;
-  readonly allowCrossNamespace: boolean;
-}
-
-/** Which ServiceAccounts exist (from a cache: asked once per reconcile of a kind that impersonates). */
-export interface ServiceAccountLookup {
-  /** Rejects when it cannot tell (e.g. the cache never synced). */
-  exists(namespace: string, name: string): Promise<boolean>;
 }
 
 export interface KindScopes {

@@ -5,7 +5,9 @@
  * unit tests and against the real cluster and helm in integration tests.
  */
 import type { Logger } from 'pino';
-import { ActionContext, end, type ReconcileOutcome, type ReconcilerDeps, type StatusWriteTimes, type StepResult } from './actions/context.js';
+import { ActionContext, end, type ReconcilerDeps, type StatusWriteTimes, type StepResult } from './actions/context.js';
+import type { Engine } from '../core/engine.js';
+import type { ReconcileOutcome } from '../core/outcome.js';
 import { deploy } from './actions/deploy.js';
 import { addFinalizer, removeFinalizer } from './actions/finalizer.js';
 import { fail, remediationFailed, removeFailedInstall, rollback } from './actions/remediate.js';
@@ -15,18 +17,18 @@ import { clearFailedRelease, skipUninstall, uninstallDeleted } from './actions/u
 import { readLockTime, unlock, waitPending } from './actions/unlock.js';
 import { parseCrOptions } from './annotations.js';
 import { fingerprint } from './fingerprint.js';
-import { tenantOf } from './identity.js';
-import type { CustomResource, SpecSummary, StoredRevision } from './model.js';
+import { serviceAccountMissing as saMissing, tenantOf } from '../core/tenant.js';
+import type { CustomResource, SpecSummary, StoredRevision } from '../core/model.js';
 import type { SpecReader } from './ports.js';
-import { summarizeSpec } from './spec-summary.js';
+import { summarizeSpec } from '../core/spec-summary.js';
 import { Annotations, FINALIZER, LEGACY_FINALIZER, Reasons, releaseNameProblem } from './names.js';
 import { NO_PROGRESS, plan, type NonTerminalKind, type Plan } from './plan.js';
 import type { ChartTrial, ReconcileTarget } from './target.js';
 import { canonicalJson } from '../lib/json.js';
 import { MAX_VALUES_BYTES, mergeValues, valuesTooLarge } from './values.js';
 
-export { ReconcileFailure } from './actions/failure.js';
-export type { ReconcileOutcome, ReconcilerDeps } from './actions/context.js';
+export { ReconcileFailure } from '../core/outcome.js';
+export type { ReconcilerDeps } from './actions/context.js';
 export type { ReconcileTarget } from './target.js';
 
 export interface ReconcilerOptions extends ReconcilerDeps {
@@ -51,7 +53,7 @@ interface DerivedFromSpec {
   readonly reason: string | undefined;
 }
 
-export class Reconciler {
+export class Reconciler implements Engine {
   /** Status pacing: when each resource's status was last written. */
   private readonly statusWrites: StatusWriteTimes = new Map();
   /** The clamped-period warning last told per resource (uid), so it is told once, not every period. */
@@ -109,7 +111,7 @@ export class Reconciler {
   /** observe → plan → run until an action ends the reconcile; `replaced` is told when the context is rebuilt (spec read). */
   private async steps(first: ActionContext, log: Logger, signal: AbortSignal | undefined, replaced: (ctx: ActionContext) => void): Promise<ReconcileOutcome> {
     let ctx = first;
-    const serviceAccountMissing = await this.serviceAccountMissing(ctx);
+    const serviceAccountMissing = await saMissing(this.opts.serviceAccounts, ctx.derived.tenant);
     let unchanged: Observed | undefined;
     for (let step = 0; ; step++) {
       // A step that does not touch helm's storage leaves what the last look saw; no second LIST.
@@ -247,14 +249,6 @@ export class Reconciler {
     this.periodWarnings.set(uid, message);
     log.warn({ annotation: Annotations.reconcilePeriod }, 'reconcile-period annotation below the minimum; raised to it');
     this.opts.events.emit(cr, 'Warning', Reasons.reconcilePeriodRaised, message);
-  }
-
-  /** Whether the ServiceAccount this CR's actions must run as is missing (read from a cache). */
-  private async serviceAccountMissing(ctx: ActionContext): Promise<boolean> {
-    const tenant = ctx.derived.tenant;
-    const lookup = this.opts.serviceAccounts;
-    if (tenant === undefined || lookup === undefined) return false;
-    return !(await lookup.exists(tenant.namespace, tenant.serviceAccount));
   }
 
   /**

@@ -3,12 +3,13 @@
  * Conditions follow operator-sdk's types and reasons so dashboards built for it keep working.
  */
 import { canonicalJson } from '../lib/json.js';
-import { removeCondition, setCondition } from './conditions.js';
+import { removeCondition, setCondition } from '../core/conditions.js';
 import { driftCondition } from './drift-report.js';
-import { countFailure, DEFAULT_STALL_AFTER_FAILURES, FAILURES_KEY, KstatusConditionTypes, kstatusVerdict, readFailures, running, type FailureCount, type KstatusVerdict } from './kstatus.js';
+import { countFailure, DEFAULT_STALL_AFTER_FAILURES, FAILURES_KEY, KstatusConditionTypes, kstatusVerdict, readFailures, running, withKstatus, type FailureCount } from '../core/kstatus.js';
 import { ConditionTypes, Reasons } from './names.js';
-import { CHARTPILOT_STATUS_KEY, chartVerdict, summaryOf, withSummary } from './summary.js';
-import type { Condition, CrStatus, DeployedRelease, KeepResult, Release } from './model.js';
+import { CHARTPILOT_STATUS_KEY, summaryOf, withSummary } from '../core/summary.js';
+import { chartVerdict } from './chart-summary.js';
+import type { Condition, CrStatus, DeployedRelease, KeepResult, Release } from '../core/model.js';
 
 export type Outcome =
   | { readonly kind: 'deployed'; readonly action: 'install' | 'upgrade'; readonly release: Release; readonly kept: KeepResult | undefined }
@@ -26,13 +27,6 @@ export type Outcome =
   | { readonly kind: 'uninstalled' }
   /** Uninstalled, but objects of the release are still being deleted (uninstall-wait). */
   | { readonly kind: 'uninstalling'; readonly message: string };
-
-/** metav1.Condition allows 32 KiB; Helm errors rarely need more than a few lines. */
-const MAX_MESSAGE = 8_000;
-
-export function clip(message: string): string {
-  return message.length <= MAX_MESSAGE ? message : `${message.slice(0, MAX_MESSAGE - 14)}… (truncated)`;
-}
 
 function deployedRelease(r: Release): DeployedRelease {
   return {
@@ -82,7 +76,7 @@ export function nextStatus(current: CrStatus | undefined, outcome: Outcome, gene
   const gen = generation;
   let conditions: Condition[] = [...(current?.conditions ?? [])];
   const set = (type: string, status: Condition['status'], reason: string, message: string): void => {
-    conditions = setCondition(conditions, { type, status, reason, message: clip(message) }, gen, now);
+    conditions = setCondition(conditions, { type, status, reason, message }, gen, now);
   };
   const own = ownKeys(current);
   if (outcome.kind === 'acting') {
@@ -178,18 +172,6 @@ export function nextStatus(current: CrStatus | undefined, outcome: Outcome, gene
     ...(release === undefined ? {} : { deployedRelease: release }),
     [CHARTPILOT_STATUS_KEY]: { ...ownRest, ...(failures === undefined ? {} : { [FAILURES_KEY]: failures }), summary: summaryOf(verdict) },
   };
-}
-
-/** Reconciling and Stalled as `verdict` says: set (True), or removed. */
-function withKstatus(conditions: readonly Condition[], verdict: KstatusVerdict, gen: number | undefined, now: string): Condition[] {
-  let next = [...conditions];
-  for (const [type, c] of [
-    [KstatusConditionTypes.reconciling, verdict.reconciling],
-    [KstatusConditionTypes.stalled, verdict.stalled],
-  ] as const) {
-    next = c === undefined ? removeCondition(next, type) : setCondition(next, { type, status: c.status, reason: c.reason, message: clip(c.message) }, gen, now);
-  }
-  return next;
 }
 
 /** What chartpilot keeps under its own status key (the summary, the failure count). */

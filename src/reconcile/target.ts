@@ -1,6 +1,6 @@
 /** What a watches entry resolves to for the reconciler; replaced as a whole when the chart or entry changes. */
 import { canonicalJson } from '../lib/json.js';
-import type { DriftDetection } from './model.js';
+import type { DriftDetection } from '../core/model.js';
 
 export interface ReconcileTarget {
   /** `Kind.group` of the watched kind. */

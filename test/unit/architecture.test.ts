@@ -2,7 +2,7 @@
  * The layout docs/architecture/overview.md describes, checked on the source with TypeScript's own
  * parser (architecture-rules.ts): every folder is a layer and imports only downward, no folders
  * and no modules import each other in a circle, each layer runs only the packages its list names
- * (the reconcile core: no I/O at all), src/ansible keeps apart from Helm and registries, and Helm's
+ * (the shared core and the Helm engine's decisions: no I/O at all), src/ansible keeps apart from Helm and registries, and Helm's
  * storage format is known only to src/helm. Each rule is also shown failing on the tree with one
  * import added that breaks it.
  */
@@ -17,7 +17,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const SRC = join(ROOT, 'src');
 
 /** Bottom first: a folder may import its own modules and those of folders before it. */
-const LAYERS = ['lib', 'reconcile', 'config', 'kube', 'registry', 'helm', 'dependents', 'observe', 'apiproxy', 'ansible', 'controller', 'generate', 'cli'] as const;
+const LAYERS = ['lib', 'core', 'reconcile', 'config', 'kube', 'registry', 'helm', 'dependents', 'observe', 'apiproxy', 'ansible', 'controller', 'generate', 'cli'] as const;
 
 /**
  * The Ansible engine's own line: of the layers below it, it uses the shared core (kube,
@@ -25,7 +25,7 @@ const LAYERS = ['lib', 'reconcile', 'config', 'kube', 'registry', 'helm', 'depen
  * readiness, the proxy) but not Helm or registries, and only the wiring (controller, cli) uses it.
  */
 const ANSIBLE = 'ansible';
-const ANSIBLE_MAY_IMPORT = ['ansible', 'lib', 'reconcile', 'config', 'kube', 'observe', 'dependents', 'apiproxy'];
+const ANSIBLE_MAY_IMPORT = ['ansible', 'lib', 'core', 'config', 'kube', 'observe', 'dependents', 'apiproxy'];
 const ANSIBLE_IMPORTED_BY = ['ansible', 'controller', 'cli'];
 /** Single modules src/ansible may use beyond those folders: where the project's cache directory is decided. */
 const ANSIBLE_MAY_ALSO_IMPORT = ['helm/find-helm.ts'];
@@ -37,6 +37,7 @@ const ANSIBLE_MAY_ALSO_IMPORT = ['helm/find-helm.ts'];
 const PACKAGES: Record<(typeof LAYERS)[number], readonly string[]> = {
   lib: ['node:crypto', 'node:fs', 'node:path', 'node:url'],
   // The core decides; hashing is its only computation beyond the language. No I/O, no clock of its own.
+  core: ['node:crypto'],
   reconcile: ['node:crypto'],
   config: ['node:crypto', 'node:fs', 'node:os', 'node:path', 'node:util', 'node:zlib', 'semver', 'yaml'],
   kube: ['@kubernetes/client-node', 'node:fs', 'node:http', 'node:net', 'node:os', 'node:path', 'undici', 'yaml'],
@@ -104,15 +105,22 @@ describe('architecture', () => {
 
   it('runs in each layer only the packages its list names; shown failing on node:fs in the core', () => {
     assert.deepEqual(forbiddenPackages(graph, PACKAGES), []);
-    const io = withImport('reconcile/plan.ts', "import { readFileSync } from 'node:fs';\nimport type { Logger } from 'pino';\nconst lazy = await import('execa');");
-    assert.deepEqual(forbiddenPackages(io, PACKAGES), ['reconcile/plan.ts → node:fs', 'reconcile/plan.ts → execa'], 'a type-only import is erased and allowed');
+    const io = withImport('core/kstatus.ts', "import { readFileSync } from 'node:fs';\nimport type { Logger } from 'pino';\nconst lazy = await import('execa');");
+    assert.deepEqual(forbiddenPackages(io, PACKAGES), ['core/kstatus.ts → node:fs', 'core/kstatus.ts → execa'], 'a type-only import is erased and allowed');
   });
 
-  it('keeps the reconcile core free of the edges', () => {
+  it('keeps the shared core and the Helm engine decisions free of the edges', () => {
     const outside = [...graph]
-      .filter(([file]) => folderOf(file) === 'reconcile')
-      .flatMap(([file, edges]) => edges.filter((e) => e.kind === 'module' && !['reconcile', 'lib'].includes(folderOf(e.target))).map((e) => `${file} → ${e.target}`));
+      .filter(([file]) => folderOf(file) === 'core' || folderOf(file) === 'reconcile')
+      .flatMap(([file, edges]) => edges.filter((e) => e.kind === 'module' && !['core', 'reconcile', 'lib'].includes(folderOf(e.target))).map((e) => `${file} → ${e.target}`));
     assert.deepEqual(outside, []);
+  });
+
+  it('drives both engines through the one seam: the controller shell never names either reconciler', () => {
+    const named = [...graph]
+      .filter(([file]) => file.startsWith('controller/') && file !== 'controller/manager.ts')
+      .flatMap(([file, edges]) => edges.filter((e) => e.target === 'reconcile/reconciler.ts' || e.target === 'ansible/reconciler.ts').map((e) => `${file} → ${e.target}`));
+    assert.deepEqual(named, [], 'the shell depends on core/engine.ts; only the wiring (manager.ts) builds engines');
   });
 
   it('has no import cycle', () => {

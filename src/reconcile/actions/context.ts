@@ -8,21 +8,25 @@ import type { WallClock } from '../../lib/clock.js';
 import type { ApplyOverrides } from '../values.js';
 import type { CrOptions } from '../annotations.js';
 import { canonicalJson } from '../fingerprint.js';
-import type { Tenant } from '../identity.js';
-import type { CustomResource, KeepResult, StoredRevision } from '../model.js';
-import { findCondition } from '../conditions.js';
+import type { Tenant } from '../../core/tenant.js';
+import type { CustomResource, KeepResult, StoredRevision } from '../../core/model.js';
+import { findCondition } from '../../core/conditions.js';
 import { contestMessage, warnText } from '../drift-report.js';
-import { runningMessage } from '../kstatus.js';
+import { runningMessage } from '../../core/kstatus.js';
 import { ConditionTypes, Reasons } from '../names.js';
 import type { Progress } from '../plan.js';
-import type { Confinement, CrWriter, EventSink, RecordVersion, ReleaseActions, ReleaseRequestBase, ReleaseKeeperPort, ReleaseStore, ServiceAccountLookup } from '../ports.js';
+import type { RecordVersion, ReleaseActions, ReleaseRequestBase, ReleaseKeeperPort, ReleaseStore } from '../ports.js';
+import { statusMergePatch } from '../../core/merge-patch.js';
+import type { ReconcileOutcome } from '../../core/outcome.js';
+import type { Confinement } from '../../core/confinement.js';
+import type { CrWriter, EventSink, ServiceAccountLookup } from '../../core/ports.js';
 import { nextStatus, onlyRolloutProgress, type Outcome } from '../status.js';
 import type { ChartTrial, ReconcileTarget } from '../target.js';
 
 export interface ReconcilerDeps {
   readonly helm: ReleaseActions;
   readonly releases: ReleaseStore;
-  readonly writer: CrWriter;
+  readonly writer: Pick<CrWriter, 'patchStatus' | 'setFinalizers'>;
   readonly events: EventSink;
   readonly clock: WallClock;
   readonly helmTimeoutMs: number;
@@ -62,11 +66,6 @@ export type StatusWriteTimes = Map<string, number>;
 /** What writeStatus did: `deferredMs` = a rollout-progress change waits; look again after that long. */
 export interface StatusWrite {
   readonly deferredMs?: number;
-}
-
-/** How a reconcile ended; the queue requeues after `requeueAfterMs` when it is set. */
-export interface ReconcileOutcome {
-  readonly requeueAfterMs?: number;
 }
 
 /** After an action: observe and plan again, or end the reconcile with this outcome. */
@@ -174,7 +173,7 @@ export class ActionContext {
     if (pace > 0 && last !== undefined && nowMs - last < pace && onlyRolloutProgress(this.cr.status, status, outcome)) {
       return { deferredMs: pace - (nowMs - last) };
     }
-    const resourceVersion = await this.deps.writer.patchStatus(this.cr, status);
+    const resourceVersion = await this.deps.writer.patchStatus(this.cr, statusMergePatch(this.cr.status, status));
     // What the server holds now: the next write of this reconcile starts from it (and a finalizer
     // write, a compare-and-swap, from its version).
     this.cr = { ...this.cr, status, metadata: resourceVersion === undefined ? this.cr.metadata : { ...this.cr.metadata, resourceVersion } };

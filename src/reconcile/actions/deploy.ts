@@ -1,8 +1,8 @@
 /** `helm upgrade --install`: the CR's values, our fingerprint on the record, ownership via post-render. */
 import { errorMessage } from '../../lib/errors.js';
 import { fieldConflictHint } from '../conflict-hint.js';
-import { forbiddenExplanation } from '../identity.js';
-import type { Release } from '../model.js';
+import { forbiddenExplanation } from '../../core/tenant.js';
+import type { Release } from '../../core/model.js';
 import { ownerLabels, PRIMARY_RESOURCE_ANNOTATION, PRIMARY_RESOURCE_TYPE_ANNOTATION, Reasons, ReleaseLabels } from '../names.js';
 import { HelmCallsStopped, type PostRenderSpec } from '../ports.js';
 import { foreignRecordsMessage } from '../plan.js';

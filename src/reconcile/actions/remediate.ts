@@ -4,10 +4,10 @@
  */
 import { errorMessage } from '../../lib/errors.js';
 import { Reasons } from '../names.js';
-import { clip } from '../status.js';
+import { clip } from '../../core/conditions.js';
 import { HelmCallsStopped } from '../ports.js';
 import { CONTINUE, type ActionContext, type FailedDeploy, type StepResult } from './context.js';
-import { ReconcileFailure } from './failure.js';
+import { ReconcileFailure } from '../../core/outcome.js';
 
 function failureOf(ctx: ActionContext): FailedDeploy {
   if (ctx.failure === undefined) throw new Error('unreachable: remediation without a failed deploy');

@@ -1,10 +1,11 @@
 /** Terminal actions that only report: the release is current, paused, irreconcilable or stuck. */
-import { forbiddenExplanation, missingServiceAccountMessage } from '../identity.js';
-import type { KeepResult, Release, StoredRevision } from '../model.js';
+import { forbiddenExplanation, missingServiceAccountMessage } from '../../core/tenant.js';
+import type { KeepResult, Release, StoredRevision } from '../../core/model.js';
 import { Reasons } from '../names.js';
 import { latestRevision } from '../plan.js';
-import { end, type ActionContext, type ReconcileOutcome, type StepResult } from './context.js';
-import { ReconcileFailure } from './failure.js';
+import { end, type ActionContext, type StepResult } from './context.js';
+import { type ReconcileOutcome } from '../../core/outcome.js';
+import { ReconcileFailure } from '../../core/outcome.js';
 
 /**
  * Nothing for Helm to do: keep the release true (drift, readiness, inventory) and write the
@@ -92,7 +93,7 @@ export async function chartUnavailable(ctx: ActionContext, message: string): Pro
 export async function noServiceAccount(ctx: ActionContext): Promise<never> {
   const tenant = ctx.derived.tenant;
   if (tenant === undefined) throw new Error('unreachable: no ServiceAccount is configured');
-  const message = missingServiceAccountMessage(tenant);
+  const message = missingServiceAccountMessage(tenant, 'helm');
   ctx.deps.events.emit(ctx.cr, 'Warning', Reasons.serviceAccountNotFound, message);
   await ctx.writeStatus({ kind: 'irreconcilable', reason: Reasons.serviceAccountNotFound, message });
   throw new ReconcileFailure(Reasons.serviceAccountNotFound, message);

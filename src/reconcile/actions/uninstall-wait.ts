@@ -1,5 +1,5 @@
 /** uninstall-wait: the CR stays until every object of its uninstalled release is really gone. */
-import type { ObjectRef } from '../model.js';
+import type { ObjectRef } from '../../core/model.js';
 import { CONTINUE, end, type ActionContext, type StepResult } from './context.js';
 
 /** How often uninstall-wait looks again for objects still being deleted. */

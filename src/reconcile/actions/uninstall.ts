@@ -1,11 +1,11 @@
 /** `helm uninstall`: for a deleted CR, and to clear a release that never deployed before installing again. */
 import { errorMessage } from '../../lib/errors.js';
-import { forbiddenExplanation } from '../identity.js';
+import { forbiddenExplanation } from '../../core/tenant.js';
 import { Reasons } from '../names.js';
-import { clip } from '../status.js';
+import { clip } from '../../core/conditions.js';
 import { HelmCallsStopped } from '../ports.js';
 import { CONTINUE, type ActionContext, type StepResult } from './context.js';
-import { ReconcileFailure } from './failure.js';
+import { ReconcileFailure } from '../../core/outcome.js';
 import { removeFinalizer } from './finalizer.js';
 
 export function uninstallDeleted(ctx: ActionContext): Promise<StepResult> {

@@ -1,5 +1,5 @@
 /** Removes the pending-* lock a crashed operation left on a release, so Helm can proceed. */
-import type { StoredRevision } from '../model.js';
+import type { StoredRevision } from '../../core/model.js';
 import { Reasons } from '../names.js';
 import { CONTINUE, end, type ActionContext, type StepResult } from './context.js';
 

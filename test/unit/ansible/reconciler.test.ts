@@ -3,12 +3,13 @@ import { describe, it } from 'node:test';
 import pino from 'pino';
 import type { AnsibleSource } from '../../../src/config/types.js';
 import type { RunOutcome, RunRequest } from '../../../src/ansible/runner.js';
-import { AnsibleReconciler, type AnsibleCrWriter, type DependentsView, type LiveObject, type RunContext } from '../../../src/ansible/reconciler.js';
+import type { CrWriter } from '../../../src/core/ports.js';
+import { AnsibleReconciler, type DependentsView, type LiveObject, type RunContext } from '../../../src/ansible/reconciler.js';
 import type { AnsibleTarget } from '../../../src/ansible/target.js';
 import type { KubeObject } from '../../../src/kube/types.js';
-import { ReconcileFailure } from '../../../src/reconcile/actions/failure.js';
-import type { CustomResource, ObjectRef } from '../../../src/reconcile/model.js';
-import { summarizeSpec } from '../../../src/reconcile/spec-summary.js';
+import { ReconcileFailure } from '../../../src/core/outcome.js';
+import type { CustomResource, ObjectRef } from '../../../src/core/model.js';
+import { summarizeSpec } from '../../../src/core/spec-summary.js';
 import { RecordingEvents } from '../fakes/reconcile-ports.js';
 
 const log = pino({ level: 'silent' });
@@ -66,7 +67,7 @@ function target(over: Partial<AnsibleTarget> = {}, src: AnsibleSource = source()
 const CM: ObjectRef = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'web' };
 
 /** The API server, for one CR: merge patches applied, resourceVersion bumped. */
-class FakeCluster implements AnsibleCrWriter {
+class FakeCluster implements CrWriter {
   cr: CustomResource & { spec?: unknown };
   statusWrites: Record<string, unknown>[] = [];
   annotationWrites = 0;
@@ -92,11 +93,11 @@ class FakeCluster implements AnsibleCrWriter {
   read(): Promise<CustomResource> {
     return Promise.resolve(structuredClone(this.cr));
   }
-  patchStatus(_cr: CustomResource, patch: Readonly<Record<string, unknown>>): Promise<void> {
+  patchStatus(_cr: CustomResource, patch: Readonly<Record<string, unknown>>): Promise<string | undefined> {
     this.statusWrites.push(structuredClone(patch));
     this.cr = { ...this.cr, status: { ...(this.cr.status ?? {}), ...structuredClone(patch) } };
     this.bump();
-    return Promise.resolve();
+    return Promise.resolve(this.cr.metadata.resourceVersion);
   }
   patchAnnotations(_cr: CustomResource, annotations: Readonly<Record<string, string>>): Promise<void> {
     this.annotationWrites++;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { completionTime, recordOf, statusPatch, type AnsibleCondition, type StatusChange, type StatusContext } from '../../../src/ansible/status.js';
-import type { CrStatus } from '../../../src/reconcile/model.js';
+import type { CrStatus } from '../../../src/core/model.js';
 
 const CTX: StatusContext = { manageStatus: true, generation: 3, now: '2026-01-01T10:00:00Z', watchDependents: true, inputs: 'fp', stallAfter: 3 };
 const RUNNING_MESSAGE = "Running 'run' of role memcached for web (timeout 10m)";

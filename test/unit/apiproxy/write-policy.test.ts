@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { requestTarget, type ResourceRequest } from '../../../src/apiproxy/request-info.js';
 import type { ResourceInfo } from '../../../src/apiproxy/resources.js';
 import { decideWrite, writeVerb, type WriteVerb } from '../../../src/apiproxy/write-policy.js';
-import type { Confinement } from '../../../src/reconcile/confinement.js';
+import type { Confinement } from '../../../src/core/confinement.js';
 
 /** A fake discovery: the few resources the table uses. */
 const RESOURCES: ResourceInfo[] = [

@@ -5,10 +5,11 @@ import { CrController, keyOf, releases, type ShardAdmission, type ShardHooks } f
 import { KubeApiError } from '../../../src/kube/errors.js';
 import { resourcePath } from '../../../src/kube/resource.js';
 import type { ApiResource, KubeObject } from '../../../src/kube/types.js';
-import type { CustomResource } from '../../../src/reconcile/model.js';
+import type { CustomResource } from '../../../src/core/model.js';
 import { FINALIZER, FINALIZERS, LEGACY_FINALIZER } from '../../../src/reconcile/names.js';
 import { HelmCallInterrupted, HelmCallsStopped } from '../../../src/reconcile/ports.js';
-import { ReconcileFailure, type ReconcileOutcome, type Reconciler } from '../../../src/reconcile/reconciler.js';
+import { ReconcileFailure, type Reconciler } from '../../../src/reconcile/reconciler.js';
+import { type ReconcileOutcome } from '../../../src/core/outcome.js';
 import { FakeClock, settle, until } from '../fakes/clock.js';
 import { capturingLogger } from '../fakes/reconcile-ports.js';
 import { configMaps, FakeApi, forbidden } from '../kube/fake-api.js';

@@ -14,7 +14,7 @@ import type { KubeClient, RequestOptions } from '../../../src/kube/rest.js';
 import { resourcePath } from '../../../src/kube/resource.js';
 import type { ApiResource } from '../../../src/kube/types.js';
 import { FINALIZER, LEGACY_FINALIZER } from '../../../src/reconcile/names.js';
-import type { Condition, CrStatus, CustomResource } from '../../../src/reconcile/model.js';
+import type { Condition, CrStatus, CustomResource } from '../../../src/core/model.js';
 import { ReconcileFailure } from '../../../src/reconcile/reconciler.js';
 import { HelmError } from '../../../src/helm/types.js';
 import { HelmWorld } from '../fakes/helm-world.js';

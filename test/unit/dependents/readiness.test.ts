@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ReadinessReasons, objectReadiness, readinessOf, type LiveOrMissing } from '../../../src/dependents/readiness.js';
 import type { KubeObject } from '../../../src/kube/types.js';
-import { STALLED_READY_REASONS } from '../../../src/reconcile/names.js';
+import { STALLED_READY_REASONS } from '../../../src/core/summary.js';
 import { fixtureJson } from './fixtures.js';
 
 function obj(apiVersion: string, kind: string, name: string, spec: unknown, status: unknown, generation?: number): LiveOrMissing {

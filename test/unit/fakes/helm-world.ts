@@ -4,7 +4,7 @@
  */
 import { HelmError, type HelmClient, type Release, type UpgradeInstallRequest } from '../../../src/helm/types.js';
 import type { ReleaseStore } from '../../../src/reconcile/ports.js';
-import type { StoredRevision } from '../../../src/reconcile/model.js';
+import type { StoredRevision } from '../../../src/core/model.js';
 
 interface Stored extends StoredRevision {
   readonly values: unknown;

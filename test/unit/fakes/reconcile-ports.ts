@@ -4,31 +4,30 @@
  * the events it emitted and the status it wrote.
  */
 import { pino, type Logger } from 'pino';
-import type { CrStatus, CustomResource, KeepResult, ObjectRef, Release, StoredRevision } from '../../../src/reconcile/model.js';
-import type {
-  Confinement,
-  CrWriter,
-  EventSink,
-  EventType,
-  KeepInput,
-  KindScopes,
-  ReleaseActions,
-  ReleaseKeeperPort,
-  ReleaseStore,
-  RollbackRequest,
-  StatusRequest,
-  UninstallRequest,
-  UpgradeInstallRequest,
-} from '../../../src/reconcile/ports.js';
+import type { CrStatus, CustomResource, KeepResult, ObjectRef, Release, StoredRevision } from '../../../src/core/model.js';
+import type { KeepInput, KindScopes, ReleaseActions, ReleaseKeeperPort, ReleaseStore, RollbackRequest, StatusRequest, UninstallRequest, UpgradeInstallRequest } from '../../../src/reconcile/ports.js';
+import type { Confinement } from '../../../src/core/confinement.js';
+import type { CrWriter, EventSink, EventType } from '../../../src/core/ports.js';
 
-export class RecordingWriter implements CrWriter {
+/** RFC 7386 applied, as the API server applies a merge patch: null takes a key off, objects merge, the rest replaces. */
+export function applyMergePatch(target: unknown, patch: unknown): unknown {
+  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return patch;
+  const base = typeof target === 'object' && target !== null && !Array.isArray(target) ? (target as Record<string, unknown>) : {};
+  const changes = patch as Record<string, unknown>;
+  const kept = Object.entries(base).filter(([k]) => !(k in changes));
+  const patched = Object.entries(changes).filter(([, v]) => v !== null).map(([k, v]) => [k, applyMergePatch(base[k], v)] as const);
+  return Object.fromEntries([...kept, ...patched]);
+}
+
+export class RecordingWriter implements Pick<CrWriter, 'patchStatus' | 'setFinalizers'> {
+  /** The status each write left on the CR (its merge patch applied to the CR's status it was sent with). */
   statuses: CrStatus[] = [];
   finalizerWrites = 0;
   /** Every finalizer list written, in order. */
   readonly finalizerLists: (readonly string[])[] = [];
   /** Answers like the API server: the new resourceVersion. */
-  patchStatus(cr: CustomResource, status: CrStatus): Promise<string | undefined> {
-    this.statuses.push(status);
+  patchStatus(cr: CustomResource, patch: Readonly<Record<string, unknown>>): Promise<string | undefined> {
+    this.statuses.push(applyMergePatch(cr.status ?? {}, patch) as CrStatus);
     return Promise.resolve(String(Number(cr.metadata.resourceVersion ?? '0') + 1));
   }
   /** Answers like the API server: the object with the new finalizers and a new resourceVersion. */

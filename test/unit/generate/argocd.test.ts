@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { argocdConfigMapYaml, healthKey, healthLua, HEALTH_OF_STATE } from '../../../src/generate/argocd.js';
-import { SummaryStates } from '../../../src/reconcile/summary.js';
+import { SummaryStates } from '../../../src/core/summary.js';
 
 describe('generate argocd', () => {
   it('maps every summary state, in the script too', () => {

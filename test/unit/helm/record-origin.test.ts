@@ -11,7 +11,7 @@ import { RecordVerdicts } from '../../../src/helm/record-verdicts.js';
 import { KubeApiError } from '../../../src/kube/errors.js';
 import type { KubeClient } from '../../../src/kube/rest.js';
 import { resourcePath } from '../../../src/kube/resource.js';
-import type { Release, StoredRevision } from '../../../src/reconcile/model.js';
+import type { Release, StoredRevision } from '../../../src/core/model.js';
 
 const MASTER = Buffer.alloc(32, 9);
 const KEY_A = deriveRecordKey(MASTER, 'uid-a');

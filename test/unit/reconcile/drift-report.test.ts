@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { current } from '../../../src/reconcile/actions/report.js';
 import { contestMessage, driftCondition, ruleSnippet } from '../../../src/reconcile/drift-report.js';
-import type { Contest, KeepResult } from '../../../src/reconcile/model.js';
+import type { Contest, KeepResult } from '../../../src/core/model.js';
 import { nextStatus } from '../../../src/reconcile/status.js';
 import { actionContext, conditionSummary, storedRevision, webApp, writtenCondition } from './actions/context-fixture.js';
 

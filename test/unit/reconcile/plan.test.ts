@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { NO_PROGRESS, plan, rollbackTarget, type PlanInput, type Progress } from '../../../src/reconcile/plan.js';
-import type { StoredRevision } from '../../../src/reconcile/model.js';
+import type { StoredRevision } from '../../../src/core/model.js';
 
 const START = Date.parse('2026-01-01T10:00:00Z');
 

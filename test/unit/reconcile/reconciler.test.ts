@@ -7,7 +7,7 @@ import { fingerprint } from '../../../src/reconcile/fingerprint.js';
 import { FINALIZER } from '../../../src/reconcile/names.js';
 import { HelmCallInterrupted, HelmCallsStopped, type ReleaseKeeperPort } from '../../../src/reconcile/ports.js';
 import { Reconciler, ReconcileFailure, type ReconcilerOptions, type ReconcileTarget } from '../../../src/reconcile/reconciler.js';
-import type { CrStatus, CustomResource } from '../../../src/reconcile/model.js';
+import type { CrStatus, CustomResource } from '../../../src/core/model.js';
 import { HelmWorld } from '../fakes/helm-world.js';
 import { FakeKeeper, RecordingEvents, RecordingWriter } from '../fakes/reconcile-ports.js';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Release } from '../../../src/reconcile/model.js';
+import type { Release } from '../../../src/core/model.js';
 import { nextStatus } from '../../../src/reconcile/status.js';
 
 const release: Release = { name: 'web', namespace: 'ns', revision: 1, status: 'deployed', chartName: 'webapp', chartVersion: '1.0.0', appVersion: '1', notes: '', manifest: '', description: '' };

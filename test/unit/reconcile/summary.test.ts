@@ -5,9 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { CrStatus, KeepResult, Readiness, Release } from '../../../src/reconcile/model.js';
+import type { CrStatus, KeepResult, Readiness, Release } from '../../../src/core/model.js';
 import { nextStatus, type Outcome } from '../../../src/reconcile/status.js';
-import { chartSummary, summaryMessage, type StatusSummary } from '../../../src/reconcile/summary.js';
+import { summaryMessage, type StatusSummary } from '../../../src/core/summary.js';
+import { chartSummary } from '../../../src/reconcile/chart-summary.js';
 
 const release: Release = { name: 'web', namespace: 'ns', revision: 1, status: 'deployed', chartName: 'webapp', chartVersion: '1.0.0', appVersion: '1', notes: 'NOTES', manifest: '', description: '' };
 const NOW = '2026-01-01T00:00:00Z';

@@ -3,12 +3,13 @@
  * derived options and values, and recording fakes of every port (test/unit/fakes/reconcile-ports).
  */
 import { applyOverrides } from '../../../../src/config/overrides.js';
-import { ActionContext, type FailedDeploy, type ReconcileOutcome, type ReconcilerDeps } from '../../../../src/reconcile/actions/context.js';
+import { ActionContext, type FailedDeploy, type ReconcilerDeps } from '../../../../src/reconcile/actions/context.js';
+import { type ReconcileOutcome } from '../../../../src/core/outcome.js';
 import { parseCrOptions, type CrOptions } from '../../../../src/reconcile/annotations.js';
-import type { Condition, CrStatus, CustomResource, StoredRevision } from '../../../../src/reconcile/model.js';
+import type { Condition, CrStatus, CustomResource, StoredRevision } from '../../../../src/core/model.js';
 import { FINALIZER } from '../../../../src/reconcile/names.js';
 import { NO_PROGRESS, type Progress } from '../../../../src/reconcile/plan.js';
-import { tenantOf } from '../../../../src/reconcile/identity.js';
+import { tenantOf } from '../../../../src/core/tenant.js';
 import type { ReconcileTarget } from '../../../../src/reconcile/target.js';
 import { capturingLogger, FakeKeeper, RecordingEvents, RecordingHelm, RecordingStore, RecordingWriter } from '../../fakes/reconcile-ports.js';
 

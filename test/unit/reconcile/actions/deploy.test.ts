@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { HelmError } from '../../../../src/helm/types.js';
 import { bucketOf } from '../../../../src/lib/uid-bucket.js';
 import { deploy } from '../../../../src/reconcile/actions/deploy.js';
-import type { Readiness } from '../../../../src/reconcile/model.js';
+import type { Readiness } from '../../../../src/core/model.js';
 import { helmRelease } from '../../fakes/reconcile-ports.js';
 import { actionContext, conditionSummary, DESIRED_FINGERPRINT, HELM_TIMEOUT_MS, HISTORY_MAX, PERIOD_MS, reconcilingWrites, webApp, writtenCondition } from './context-fixture.js';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { HelmError } from '../../../../src/helm/types.js';
 import type { FailedDeploy } from '../../../../src/reconcile/actions/context.js';
-import { ReconcileFailure } from '../../../../src/reconcile/actions/failure.js';
+import { ReconcileFailure } from '../../../../src/core/outcome.js';
 import { fail, remediationFailed, removeFailedInstall, rollback } from '../../../../src/reconcile/actions/remediate.js';
 import { actionContext, conditionSummary, HELM_TIMEOUT_MS, reconcilingWrites, writtenCondition, type FixtureOptions } from './context-fixture.js';
 

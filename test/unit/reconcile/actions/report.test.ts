@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ReconcileFailure } from '../../../../src/reconcile/actions/failure.js';
+import { ReconcileFailure } from '../../../../src/core/outcome.js';
 import { current, irreconcilable, noServiceAccount, paused, stuck } from '../../../../src/reconcile/actions/report.js';
-import type { KeepResult } from '../../../../src/reconcile/model.js';
+import type { KeepResult } from '../../../../src/core/model.js';
 import { helmRelease } from '../../fakes/reconcile-ports.js';
 import { actionContext, conditionSummary, DESIRED_FINGERPRINT, HELM_TIMEOUT_MS, PERIOD_MS, storedRevision, webApp, writtenCondition } from './context-fixture.js';
 

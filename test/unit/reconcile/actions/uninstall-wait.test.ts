@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { checkObjectsGone, UNINSTALL_WAIT_POLL_MS, waitObjectsGone } from '../../../../src/reconcile/actions/uninstall-wait.js';
-import type { ObjectRef } from '../../../../src/reconcile/model.js';
+import type { ObjectRef } from '../../../../src/core/model.js';
 import { actionContext, conditionSummary, webApp, writtenCondition } from './context-fixture.js';
 
 const deployment: ObjectRef = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ns1', name: 'web' };

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ReconcileFailure } from '../../../../src/reconcile/actions/failure.js';
+import { ReconcileFailure } from '../../../../src/core/outcome.js';
 import { HelmError } from '../../../../src/helm/types.js';
 import { FINALIZER } from '../../../../src/reconcile/names.js';
 import { clearFailedRelease, skipUninstall, uninstallDeleted } from '../../../../src/reconcile/actions/uninstall.js';

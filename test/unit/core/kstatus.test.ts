@@ -1,16 +1,16 @@
 /**
- * kstatus's Reconciling and Stalled as chartpilot derives them (src/reconcile/kstatus.ts), and as a
+ * kstatus's Reconciling and Stalled as chartpilot derives them (src/core/kstatus.ts), and as a
  * chart kind's status carries them through a life: announced before helm runs, counted failures
  * that turn Stalled, cleared by a success; and the merge patch that takes them off the CR.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { statusMergePatch } from '../../../src/controller/cr-writer.js';
-import { countFailure, durationText, kstatusVerdict, readFailures, runningMessage } from '../../../src/reconcile/kstatus.js';
-import type { Condition, CrStatus, Readiness, Release } from '../../../src/reconcile/model.js';
+import { statusMergePatch } from '../../../src/core/merge-patch.js';
+import { countFailure, durationText, kstatusVerdict, readFailures, runningMessage } from '../../../src/core/kstatus.js';
+import type { Condition, CrStatus, Readiness, Release } from '../../../src/core/model.js';
 import { nextStatus, type Outcome } from '../../../src/reconcile/status.js';
-import type { StatusVerdict } from '../../../src/reconcile/summary.js';
+import type { StatusVerdict } from '../../../src/core/summary.js';
 
 const NOW = '2026-12-02T10:00:00Z';
 const release: Release = { name: 'web', namespace: 'team-a', revision: 1, status: 'deployed', chartName: 'webapp', chartVersion: '0.1.0', appVersion: '1.0', manifest: '', notes: '', description: 'Install complete' };
@@ -80,9 +80,9 @@ describe('kstatus conditions of a chart kind', () => {
   it('takes the conditions and the count off the CR in the merge patch', () => {
     const spent = run([failed('fp1'), failed('fp1'), failed('fp1')]);
     const back = run([failed('fp1'), failed('fp1'), failed('fp1'), deployed(ready)]);
-    const patch = statusMergePatch(spent, back ?? {}) as { status: { chartpilot: Record<string, unknown>; conditions: Condition[] } };
-    assert.equal(patch.status.chartpilot['failures'], null, 'a nested key the new status lacks is deleted');
-    assert.equal(patch.status.conditions.some((c) => c.type === 'Stalled'), false);
+    const patch = statusMergePatch(spent, back ?? {}) as { chartpilot: Record<string, unknown>; conditions: Condition[] };
+    assert.equal(patch.chartpilot['failures'], null, 'a nested key the new status lacks is deleted');
+    assert.equal(patch.conditions.some((c) => c.type === 'Stalled'), false);
   });
 });
 

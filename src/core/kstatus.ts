@@ -13,6 +13,8 @@
  * Pure, and read from the summary's verdict (summary.ts, one reading of the engine's conditions),
  * so `kubectl get`, Argo CD's health check and kstatus never disagree.
  */
+import { removeCondition, setCondition } from './conditions.js';
+import type { Condition } from './model.js';
 import { SummaryStates, type StatusVerdict } from './summary.js';
 
 export const KstatusConditionTypes = {
@@ -117,6 +119,18 @@ export function kstatusVerdict(verdict: StatusVerdict, failures: FailureCount | 
     case SummaryStates.unknown:
       return none;
   }
+}
+
+/** `conditions` with Reconciling and Stalled as `verdict` says: set (True), or taken off. */
+export function withKstatus<C extends Condition>(conditions: readonly C[], verdict: KstatusVerdict, observedGeneration: number | undefined, now: string): C[] {
+  let next = [...conditions];
+  for (const [type, c] of [
+    [KstatusConditionTypes.reconciling, verdict.reconciling],
+    [KstatusConditionTypes.stalled, verdict.stalled],
+  ] as const) {
+    next = c === undefined ? removeCondition(next, type) : setCondition(next, { type, status: c.status, reason: c.reason, message: c.message }, observedGeneration, now);
+  }
+  return next;
 }
 
 /** 300000 → "5m", 90000 → "1m30s", 1500 → "1.5s". */

@@ -8,7 +8,7 @@
  */
 import { errorMessage } from '../lib/errors.js';
 import { describeForbidden, parseForbidden } from '../lib/forbidden.js';
-import type { ReconcileTarget } from './target.js';
+import type { ServiceAccountLookup } from './ports.js';
 
 export interface Tenant {
   readonly namespace: string;
@@ -21,18 +21,33 @@ export function serviceAccountUser(namespace: string, name: string): string {
   return `system:serviceaccount:${namespace}:${name}`;
 }
 
-/** The identity a CR in `namespace` acts as, or undefined for the operator's own. */
-export function tenantOf(target: ReconcileTarget, namespace: string): Tenant | undefined {
-  const sa = target.serviceAccount;
+/** The identity a CR in `namespace` acts as (its watches entry's serviceAccount), or undefined for the operator's own. */
+export function tenantOf(entry: { readonly serviceAccount?: string | undefined }, namespace: string): Tenant | undefined {
+  const sa = entry.serviceAccount;
   return sa === undefined ? undefined : { namespace, serviceAccount: sa, user: serviceAccountUser(namespace, sa) };
 }
 
+/** Whether the CR's ServiceAccount is missing; false when the kind acts as the operator or nothing can look. */
+export async function serviceAccountMissing(lookup: ServiceAccountLookup | undefined, tenant: Tenant | undefined): Promise<boolean> {
+  if (tenant === undefined || lookup === undefined) return false;
+  return !(await lookup.exists(tenant.namespace, tenant.serviceAccount));
+}
+
+/** How each engine words what it runs, what the ServiceAccount needs, and what it leaves alone meanwhile. */
+const ENGINE_WORDS = {
+  helm: { runs: 'every Helm action', needs: 'what the chart needs', kept: 'The deployed release is left as it is' },
+  ansible: { runs: 'every Ansible run', needs: 'what the role needs', kept: 'What earlier runs created is left as it is' },
+} as const;
+
+export type EngineName = keyof typeof ENGINE_WORDS;
+
 /** Why nothing can run for the CR while its ServiceAccount is missing, and what fixes it. */
-export function missingServiceAccountMessage(t: Tenant): string {
+export function missingServiceAccountMessage(t: Tenant, engine: EngineName): string {
+  const w = ENGINE_WORDS[engine];
   return (
-    `ServiceAccount ${t.namespace}/${t.serviceAccount} does not exist: chartpilot runs every Helm action for this resource as ${t.user} ` +
-    `(the watches entry's serviceAccount, or --default-service-account); create it and grant it what the chart needs in namespace ${t.namespace} ` +
-    `(chartpilot generate rbac --tenant-namespace ${t.namespace} writes that Role). The deployed release is left as it is`
+    `ServiceAccount ${t.namespace}/${t.serviceAccount} does not exist: chartpilot runs ${w.runs} for this resource as ${t.user} ` +
+    `(the watches entry's serviceAccount, or --default-service-account); create it and grant it ${w.needs} in namespace ${t.namespace} ` +
+    `(chartpilot generate rbac --tenant-namespace ${t.namespace} writes that Role). ${w.kept}`
   );
 }
 

@@ -4,9 +4,12 @@
  * so a record's content can never steer the operator to an object its watches entry does not
  * allow — whatever namespace or kind the record names.
  */
-import type { Confinement } from './ports.js';
-
-export type { Confinement } from './ports.js';
+/** Where a CR's objects may be: its namespace, and elsewhere only as its watches entry allows. */
+export interface Confinement {
+  readonly namespace: string;
+  readonly allowClusterScoped: boolean;
+  readonly allowCrossNamespace: boolean;
+}
 
 /** Where an object lives, as the API server (not the manifest) says. `unknown`: not (yet) known. */
 export type ObjectScope = 'namespaced' | 'cluster' | 'unknown';

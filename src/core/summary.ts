@@ -6,7 +6,6 @@
  * exactly operator-sdk's (and ansible-operator's): the summary only reads them.
  */
 import type { Condition } from './model.js';
-import { ConditionTypes, Reasons, STALLED_READY_REASONS } from './names.js';
 
 /** The states, worst first as the summary picks them. */
 export const SummaryStates = {
@@ -45,6 +44,12 @@ export interface StatusSummary {
 /** Where the summary lives: chartpilot's own key of the status (operator-sdk's keys stay as they are). */
 export const CHARTPILOT_STATUS_KEY = 'chartpilot';
 
+/**
+ * Ready's reasons for an object that failed in a way waiting will not fix (dependents/readiness.ts
+ * gives these with `failed: true`): the summary calls such a CR Stalled, not Progressing.
+ */
+export const STALLED_READY_REASONS: ReadonlySet<string> = new Set(['ProgressDeadlineExceeded', 'JobFailed', 'PodFailed']);
+
 /** kubectl prints a cell up to its first line break; a wide table needs less than a condition may hold. */
 const MAX_SUMMARY_MESSAGE = 200;
 
@@ -54,7 +59,7 @@ export function summaryMessage(message: string): string {
   return first.length <= MAX_SUMMARY_MESSAGE ? first : `${first.slice(0, MAX_SUMMARY_MESSAGE - 1)}…`;
 }
 
-function isTrue(c: Pick<Condition, 'status'> | undefined): boolean {
+export function isTrue(c: Pick<Condition, 'status'> | undefined): boolean {
   return c?.status === 'True';
 }
 
@@ -65,47 +70,11 @@ export interface StatusVerdict {
   readonly message: string;
 }
 
-const from = (state: SummaryState, c: Pick<Condition, 'reason' | 'message'>): StatusVerdict => ({ state, reason: c.reason, message: c.message });
+export const verdictFrom = (state: SummaryState, c: Pick<Condition, 'reason' | 'message'>): StatusVerdict => ({ state, reason: c.reason, message: c.message });
 
 /** The verdict as `kubectl get` prints it: the message's first line, clipped. */
 export function summaryOf(verdict: StatusVerdict): StatusSummary {
   return { state: verdict.state, reason: verdict.reason, message: summaryMessage(verdict.message) };
-}
-
-/** A chart kind's summary, from the conditions nextStatus wrote. */
-export function chartSummary(conditions: readonly Pick<Condition, 'type' | 'status' | 'reason' | 'message'>[]): StatusSummary {
-  return summaryOf(chartVerdict(conditions));
-}
-
-/** chartSummary with the whole message. */
-export function chartVerdict(conditions: readonly Pick<Condition, 'type' | 'status' | 'reason' | 'message'>[]): StatusVerdict {
-  const get = (type: string): Pick<Condition, 'type' | 'status' | 'reason' | 'message'> | undefined => conditions.find((c) => c.type === type);
-  const deployed = get(ConditionTypes.deployed);
-  const ready = get(ConditionTypes.ready);
-  const irreconcilable = get(ConditionTypes.irreconcilable);
-  const paused = get(ConditionTypes.paused);
-  const unavailable = get(ConditionTypes.chartUnavailable);
-  const failed = get(ConditionTypes.releaseFailed);
-  const drifted = get(ConditionTypes.drifted);
-  const held = get(ConditionTypes.chartChangeHeld);
-
-  if (deployed?.status === 'False' && deployed.reason === Reasons.uninstallSuccessful) return from(SummaryStates.uninstalling, deployed);
-  if (paused !== undefined && isTrue(paused)) return from(SummaryStates.paused, paused);
-  // Irreconcilable is written after (and over) a failed deploy, so it is the newer news.
-  if (irreconcilable !== undefined && isTrue(irreconcilable)) {
-    return from(irreconcilable.reason === Reasons.foreignReleaseRecord ? SummaryStates.foreign : SummaryStates.stalled, irreconcilable);
-  }
-  if (unavailable !== undefined && isTrue(unavailable)) return from(SummaryStates.stalled, unavailable);
-  // Ready may still be True for the revision a failed upgrade rolled back to: the failure is the news.
-  if (failed !== undefined && isTrue(failed)) return from(SummaryStates.failed, failed);
-  if (ready?.status === 'False' && STALLED_READY_REASONS.has(ready.reason)) return from(SummaryStates.stalled, ready);
-  // Below this CR's own failures: those are about what it runs now, Held about what it does not get.
-  if (held !== undefined && isTrue(held)) return from(SummaryStates.held, held);
-  if (ready?.status === 'False') return from(SummaryStates.progressing, ready);
-  if (drifted !== undefined && isTrue(drifted)) return from(SummaryStates.drifted, drifted);
-  if (ready !== undefined && isTrue(ready)) return from(SummaryStates.ready, ready);
-  if (deployed !== undefined && isTrue(deployed)) return from(SummaryStates.deployed, ready ?? { reason: deployed.reason, message: 'deployed' });
-  return { state: SummaryStates.unknown, reason: '', message: '' };
 }
 
 /** `status` with `summary` under chartpilot's key, beside whatever else chartpilot keeps there. */

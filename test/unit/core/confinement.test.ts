@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isAllowedTarget, type Confinement, type ObjectScope } from '../../../src/reconcile/confinement.js';
+import { isAllowedTarget, type Confinement, type ObjectScope } from '../../../src/core/confinement.js';
 
 describe('isAllowedTarget', () => {
   const strict: Confinement = { namespace: 'team-a', allowClusterScoped: false, allowCrossNamespace: false };
