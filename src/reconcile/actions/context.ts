@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { WallClock } from '../../lib/clock.js';
+import { errorMessage } from '../../lib/errors.js';
 import type { ApplyOverrides } from '../values.js';
 import type { CrOptions } from '../annotations.js';
 import { canonicalJson } from '../fingerprint.js';
@@ -181,9 +182,26 @@ export class ActionContext {
     return {};
   }
 
-  /** Reconciling=True before a long helm action, naming it and its timeout (kstatus.ts). */
-  async announce(action: 'install' | 'upgrade' | 'rollback' | 'uninstall'): Promise<void> {
-    await this.writeStatus({ kind: 'acting', reason: ACTING_REASONS[action], message: runningMessage(action, `release ${this.namespace}/${this.name}`, this.deps.helmTimeoutMs) });
+  /**
+   * Runs `call`, a long helm action, with Reconciling=True naming it and its timeout
+   * (core/kstatus.ts) written beside it: the status PATCH goes out as the call starts, not before
+   * it, and lands before this reconcile writes anything else (its status, its finalizer's
+   * compare-and-swap). An announcement that cannot be written is logged, never fatal: the status
+   * written after the call tells how it went either way.
+   */
+  async announced<T>(action: 'install' | 'upgrade' | 'rollback' | 'uninstall', call: () => Promise<T>): Promise<T> {
+    const message = runningMessage(action, `release ${this.namespace}/${this.name}`, this.deps.helmTimeoutMs);
+    const announcing = this.writeStatus({ kind: 'acting', reason: ACTING_REASONS[action], message }).then(
+      () => undefined,
+      (err: unknown) => {
+        this.log.warn({ action, err: errorMessage(err) }, 'could not write Reconciling before the helm call');
+      },
+    );
+    try {
+      return await call();
+    } finally {
+      await announcing;
+    }
   }
 
   /**

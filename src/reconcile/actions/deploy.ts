@@ -31,18 +31,19 @@ export async function deploy(ctx: ActionContext, action: 'install' | 'upgrade'):
       releaseLabels: { [ReleaseLabels.fingerprint]: derived.desiredFingerprint, [ReleaseLabels.ownerKind]: ctx.target.ownerKind },
       postRender: await postRenderSpec(ctx),
     });
-  await ctx.announce(action);
   try {
-    try {
-      release = await upgradeInstall();
-    } catch (err) {
-      // A kind discovery did not know (a CRD installed a moment ago): read discovery again at
-      // once and try once more; a kind still unknown stays refused.
-      const unknown = unknownKindsOf(err);
-      if (unknown.length === 0 || deps.keeper === undefined || !(await deps.keeper.learnKinds(unknown))) throw err;
-      ctx.log.info({ action, kinds: unknown }, 'discovery learned the kinds the chart renders; deploying again');
-      release = await upgradeInstall();
-    }
+    release = await ctx.announced(action, async () => {
+      try {
+        return await upgradeInstall();
+      } catch (err) {
+        // A kind discovery did not know (a CRD installed a moment ago): read discovery again at
+        // once and try once more; a kind still unknown stays refused.
+        const unknown = unknownKindsOf(err);
+        if (unknown.length === 0 || deps.keeper === undefined || !(await deps.keeper.learnKinds(unknown))) throw err;
+        ctx.log.info({ action, kinds: unknown }, 'discovery learned the kinds the chart renders; deploying again');
+        return upgradeInstall();
+      }
+    });
   } catch (err) {
     if (err instanceof HelmCallsStopped) throw err; // never started: nothing to record
     const errorKind = err instanceof Error && 'kind' in err && typeof err.kind === 'string' ? err.kind : 'unknown';

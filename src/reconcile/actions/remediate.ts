@@ -23,9 +23,9 @@ export function remediationFailed(ctx: ActionContext, err: unknown): void {
 /** A failed upgrade: back to the last good revision. */
 export async function rollback(ctx: ActionContext, revision: number): Promise<StepResult> {
   const failure = failureOf(ctx);
-  await ctx.announce('rollback');
   try {
-    await ctx.deps.helm.rollback({ ...ctx.call, revision, force: ctx.derived.crOptions?.rollbackForce ?? false });
+    const request = { ...ctx.call, revision, force: ctx.derived.crOptions?.rollbackForce ?? false };
+    await ctx.announced('rollback', () => ctx.deps.helm.rollback(request));
   } catch (err) {
     if (err instanceof HelmCallsStopped) throw err; // never started: nothing to record
     remediationFailed(ctx, err);
@@ -39,9 +39,9 @@ export async function rollback(ctx: ActionContext, revision: number): Promise<St
 /** A failed first install leaves half a release; remove it so the next attempt starts clean. */
 export async function removeFailedInstall(ctx: ActionContext): Promise<StepResult> {
   const failure = failureOf(ctx);
-  await ctx.announce('uninstall');
   try {
-    await ctx.deps.helm.uninstall(ctx.call);
+    const request = ctx.call;
+    await ctx.announced('uninstall', () => ctx.deps.helm.uninstall(request));
   } catch (err) {
     if (err instanceof HelmCallsStopped) throw err; // never started: nothing to record
     remediationFailed(ctx, err);

@@ -19,13 +19,9 @@ export function clearFailedRelease(ctx: ActionContext): Promise<StepResult> {
 async function uninstall(ctx: ActionContext, why: string): Promise<StepResult> {
   const { deps } = ctx;
   const options = ctx.derived.crOptions;
-  await ctx.announce('uninstall');
   try {
-    const result = await deps.helm.uninstall({
-      ...ctx.call,
-      disableHooks: options?.uninstallDisableHooks ?? false,
-      description: options?.uninstallDescription,
-    });
+    const request = { ...ctx.call, disableHooks: options?.uninstallDisableHooks ?? false, description: options?.uninstallDescription };
+    const result = await ctx.announced('uninstall', () => deps.helm.uninstall(request));
     if (result === 'uninstalled') {
       deps.events.emit(ctx.cr, 'Normal', Reasons.uninstallSuccessful, `uninstalled release ${ctx.name} (${why})`);
     }

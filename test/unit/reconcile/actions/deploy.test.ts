@@ -164,6 +164,61 @@ describe('deploy: success', () => {
     assert.equal(ctx.failure, undefined);
   });
 
+  it('sends the announcement beside the helm call, and lets it land before the status that tells the result', async () => {
+    const { ctx, helm, writer } = actionContext();
+    const order: string[] = [];
+    const sentOn: (string | undefined)[] = [];
+    let land = (): void => undefined;
+    const patchStatus = writer.patchStatus.bind(writer);
+    writer.patchStatus = (cr, patch) => {
+      const n = writer.statuses.length;
+      order.push(`status ${String(n)} sent`);
+      sentOn.push(cr.metadata.resourceVersion);
+      const written = patchStatus(cr, patch);
+      // The first write (the announcement) lands only when the test says so.
+      if (n > 0) return written;
+      return new Promise((resolve) => {
+        land = () => {
+          if (order.includes('announcement landed')) return;
+          order.push('announcement landed');
+          resolve(written);
+        };
+        // An announcement awaited before helm starts lands on its own (and the order tells).
+        setTimeout(land, 100);
+      });
+    };
+    helm.upgradeInstall = (req) => {
+      order.push('helm started');
+      helm.upgrades.push(req);
+      setImmediate(() => {
+        land();
+      });
+      return Promise.resolve(helmRelease(1));
+    };
+    await deploy(ctx, 'install');
+    assert.deepEqual(order, ['status 0 sent', 'helm started', 'announcement landed', 'status 1 sent']);
+    assert.deepEqual(reconcilingWrites(writer), ["True/Installing/Running 'install' of release ns1/demo (timeout 5m)", '-']);
+    const first = Number(sentOn[0]);
+    assert.deepEqual(sentOn, [String(first), String(first + 1)], 'the result was written on the version the announcement made');
+  });
+
+  it('deploys when the announcement cannot be written, and says so in the log', async () => {
+    const { ctx, helm, writer, logged } = actionContext();
+    const patchStatus = writer.patchStatus.bind(writer);
+    let first = true;
+    writer.patchStatus = (cr, patch) => {
+      if (!first) return patchStatus(cr, patch);
+      first = false;
+      return Promise.reject(new Error('etcdserver: request timed out'));
+    };
+    helm.upgradeResult = helmRelease(1);
+    const result = await deploy(ctx, 'install');
+    assert.equal(result.done, true);
+    assert.equal(helm.upgrades.length, 1);
+    assert.equal(conditionSummary(writtenCondition(writer, 'Deployed')).status, 'True');
+    assert.match(logged(), /could not write Reconciling before the helm call/);
+  });
+
   it('announces an upgrade as UpgradeSuccessful and clears an earlier failure', async () => {
     const failedBefore = { conditions: [{ type: 'ReleaseFailed', status: 'True' as const, reason: 'UpgradeError', message: 'x', lastTransitionTime: '2026-01-01T09:00:00Z' }] };
     const { ctx, helm, events, writer } = actionContext({ cr: webApp({}, failedBefore) });
