@@ -28,6 +28,8 @@ import { ListenError } from '../observe/http-server.js';
 import { ScrapeAuthorizer } from '../observe/scrape-auth.js';
 import { kubeReviewer } from '../kube/reviews.js';
 import type { KubeClient } from '../kube/rest.js';
+import { readServerStart } from '../kube/server-clock.js';
+import type { ServerTimes } from '../core/ports.js';
 import { createLogger, logDestination, type LogFormat, type LogLevel } from '../observe/logger.js';
 import { OperatorMetrics } from '../observe/metrics.js';
 import { residentBytesOf } from '../observe/process-memory.js';
@@ -128,7 +130,6 @@ const HISTORY_MAX = 10;
 
 export async function runOperator(config: RunConfig, io: RunIo, logger?: Logger): Promise<number> {
   const log = logger ?? createLogger(config.logLevel, await logDestination(config.logFormat ?? 'json'));
-  const startedAt = Date.now();
   await raiseFdLimit({ log });
   if (config.ignoredFlags !== undefined && config.ignoredFlags.length > 0) {
     log.warn({ flags: config.ignoredFlags }, 'flags accepted for operator-sdk compatibility have no effect in chartpilot');
@@ -229,7 +230,6 @@ export async function runOperator(config: RunConfig, io: RunIo, logger?: Logger)
       metrics,
       client,
       server: kubeConfig.server,
-      startedAt,
       setReady: (check) => (ready = check),
     });
   } finally {
@@ -248,7 +248,6 @@ interface Operation {
   readonly client: KubeClient;
   /** The API server's URL, for messages. */
   readonly server: string;
-  readonly startedAt: number;
   readonly setReady: (check: () => CheckResult) => void;
 }
 
@@ -503,6 +502,7 @@ async function operateThrough(proxy: ApiProxy, config: RunConfig, io: RunIo, log
       log.error({ err: errorMessage(err) }, 'adopt-existing-releases failed; releases not adopted stay untouched (run chartpilot adopt)');
     }
   }
+  const serverAtStart = await serverTimes(client, config.watchNamespaces, log);
   const manager = new Manager({
     client,
     recordKeys,
@@ -514,7 +514,7 @@ async function operateThrough(proxy: ApiProxy, config: RunConfig, io: RunIo, log
     defaultConcurrency: config.maxConcurrentReconciles,
     helmTimeoutMs: config.helmTimeoutMs,
     historyMax: HISTORY_MAX,
-    processStartedAt: op.startedAt,
+    server: serverAtStart,
     stoppedCalls,
     suppressOverrideValues: config.suppressOverrideValues ?? false,
     stallAfterFailures: config.stallAfterFailures,
@@ -646,4 +646,21 @@ function defaultAnsibleOptions(): AnsibleRunOptions {
   const parsed = parseRunArgs([], {});
   if (!parsed.ok) throw new Error('the default flags do not parse');
   return parsed.options.ansible;
+}
+
+/**
+ * The API server's clocks as this process begins acting, for the lock rule (reconcile/plan.ts).
+ * Without an answer the host's clock stands in and no lock counts as a predecessor's: a crashed
+ * predecessor's locks are then freed only once no helm call could still hold them.
+ */
+async function serverTimes(client: KubeClient, namespaces: readonly string[], log: Logger): Promise<ServerTimes> {
+  try {
+    const start = await readServerStart(client, namespaces[0]);
+    const skewMs = Date.now() - start.clock.now();
+    if (Math.abs(skewMs) > 2000) log.warn({ skewMs }, "this host's clock is off the API server's; release locks are judged on the server's");
+    return { clock: start.clock, startedAtRevision: start.resourceVersion };
+  } catch (err) {
+    log.warn({ err: errorMessage(err) }, "could not read the API server's clock; release locks left by a crash are freed once stale");
+    return { clock: { now: () => Date.now() }, startedAtRevision: undefined };
+  }
 }

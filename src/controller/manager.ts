@@ -15,6 +15,7 @@ import type { ApiResource, KubeObject } from '../kube/types.js';
 import type { EventSink } from '../core/ports.js';
 import { FINALIZERS } from '../reconcile/names.js';
 import { Reconciler } from '../reconcile/reconciler.js';
+import type { ServerTimes } from '../core/ports.js';
 import type { ReconcileTarget } from '../reconcile/target.js';
 import { canonicalJson } from '../lib/json.js';
 import { ScopeMap } from '../dependents/scopes.js';
@@ -61,7 +62,8 @@ export interface ManagerOptions {
   readonly historyMax: number;
   /** `--default-service-account`: what entries without `serviceAccount` run as; undefined = the operator. */
   readonly defaultServiceAccount?: string | undefined;
-  readonly processStartedAt: number;
+  /** The API server's clocks when this process began acting (plan.ts's lock rule reads only these). */
+  readonly server: ServerTimes;
   /** operator-sdk's --suppress-override-values: no OverrideValuesInUse Warning events. */
   readonly suppressOverrideValues?: boolean;
   /** --stall-after-failures (both engines); default 5, 0 = never. */
@@ -282,7 +284,7 @@ export class Manager {
       suppressOverrideValues: opts.suppressOverrideValues,
       stallAfterFailures: opts.stallAfterFailures,
       helmTimeoutMs: opts.helmTimeoutMs,
-      processStartedAt: opts.processStartedAt,
+      server: opts.server,
       stoppedCalls: this.stoppedCalls,
       historyMax: opts.historyMax,
       target: (cr) => this.serveChart(current, cr),

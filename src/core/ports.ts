@@ -32,3 +32,14 @@ export interface ServiceAccountLookup {
   /** Rejects when it cannot tell (e.g. the cache never synced). */
   exists(namespace: string, name: string): Promise<boolean>;
 }
+
+/** The API server's wall time (ms since the epoch), as this host reads it (kube/server-clock.ts). */
+export interface ServerClock {
+  now(): number;
+}
+
+/** The API server's wall time, and its write order (a Secrets resourceVersion) when this process began acting. */
+export interface ServerTimes {
+  readonly clock: ServerClock;
+  readonly startedAtRevision: string | undefined;
+}

@@ -128,13 +128,6 @@ export function createReleaseStore(
       }
       return out;
     },
-    async operationStartedAt(namespace, revision) {
-      const read = await readRecord(client, namespace, revision.secretName);
-      // Only the very version the plan looked at: a record rewritten since says nothing about that one.
-      if (typeof read === 'string' || read.uid !== revision.uid || read.resourceVersion !== revision.resourceVersion) return undefined;
-      const at = read.record.lastDeployed === undefined ? Number.NaN : Date.parse(read.record.lastDeployed);
-      return Number.isNaN(at) ? undefined : at;
-    },
     async deleteRevision(namespace, revision, impersonate) {
       await deleteObject(client, { resource: CoreResources.secret, namespace, name: revision.secretName }, { impersonateUser: impersonate });
     },

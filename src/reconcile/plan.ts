@@ -39,9 +39,17 @@ export interface PlanInput {
   readonly inventory: readonly ObjectRef[];
   /** Whether the release's objects can be looked up at all (no keeper → uninstall-wait cannot wait). */
   readonly canCheckObjects: boolean;
-  readonly now: number;
-  /** When this operator process started: a pending revision older than that is a crash's lock. */
-  readonly processStartedAt: number;
+  /**
+   * The API server's time now (ms since the epoch, as core/ports.ts ServerClock reads it): the lock
+   * rule reads only the server's clock, never this host's, so a skewed host clock changes nothing.
+   */
+  readonly serverNow: number;
+  /**
+   * The cluster's resourceVersion when this process began acting (before its first reconcile),
+   * undefined when it could not be read. A pending revision last written before it cannot be a
+   * call of this process: it is a crashed predecessor's lock.
+   */
+  readonly startedAtRevision: string | undefined;
   /** How long one helm call may run; a pending revision older than that is stale too. */
   readonly helmTimeoutMs: number;
   /**
@@ -65,16 +73,6 @@ export interface Progress {
   readonly remediationFailed: boolean;
   /** Objects of the release still present, once `check-objects-gone` has looked. */
   readonly remaining: readonly ObjectRef[] | undefined;
-  /** When the operation that wrote a pending lock began, once `read-lock-time` has looked. */
-  readonly lockTime?: LockTime | undefined;
-}
-
-/** `read-lock-time`'s finding about one version of one lock record. */
-export interface LockTime {
-  readonly secretName: string;
-  readonly resourceVersion: string | undefined;
-  /** The record's own time of its operation (ms since the epoch); undefined when it has none or is gone. */
-  readonly startedAt: number | undefined;
 }
 
 export const NO_PROGRESS: Progress = { taken: [], failedDeploy: undefined, remediationFailed: false, remaining: undefined };
@@ -85,7 +83,6 @@ export type NonTerminalAction =
   /** A pending-* revision left by a crashed operation: delete that record so Helm can proceed. */
   | { readonly kind: 'unlock'; readonly revision: StoredRevision }
   /** A lock stamped in the second this process started: read from the record when its operation began. */
-  | { readonly kind: 'read-lock-time'; readonly revision: StoredRevision }
   /** No deployed revision, but failed or half-removed ones: clear them, then install. */
   | { readonly kind: 'clear-failed-release' }
   | { readonly kind: 'uninstall' }
@@ -179,7 +176,6 @@ function isNonTerminal(p: Plan): p is NonTerminalAction {
   switch (p.kind) {
     case 'add-finalizer':
     case 'unlock':
-    case 'read-lock-time':
     case 'clear-failed-release':
     case 'uninstall':
     case 'check-objects-gone':
@@ -232,23 +228,15 @@ function decide(input: PlanInput): Plan {
 
   if (PENDING.has(latest.status)) {
     if (leftByStoppedCall(latest, input.revisions, input.stoppedCalls)) return { kind: 'unlock', revision: latest };
+    // Both tests read the API server's clocks alone: its wall time (creationTimestamp against the
+    // server's now) and its write order (resourceVersion). We run one operation per release at a
+    // time, so a lock last written before this process began acting is a crashed predecessor's;
+    // one written since may be a live helm's, and is waited on until no helm call could still run.
     const created = latest.createdAt === undefined ? Number.NaN : Date.parse(latest.createdAt);
-    // Unknown age, or older than any helm call may run, or written before this process started (we
-    // run one operation per release at a time, so only a crashed predecessor can have left it).
     const staleAt = created + input.helmTimeoutMs + PENDING_GRACE_MS;
-    if (Number.isNaN(created) || input.now >= staleAt) return { kind: 'unlock', revision: latest };
-    // creationTimestamp has whole seconds: a record stamped in the second this process started may
-    // be older or younger than it (a live helm's lock). The record's own time of its operation
-    // (helm's clock, to the nanosecond) decides; without one it waits like any younger lock.
-    if (created + 1000 <= input.processStartedAt) return { kind: 'unlock', revision: latest };
-    if (created <= input.processStartedAt) {
-      const known = progress.lockTime;
-      if (known === undefined || known.secretName !== latest.secretName || known.resourceVersion !== latest.resourceVersion) {
-        return { kind: 'read-lock-time', revision: latest };
-      }
-      if (known.startedAt !== undefined && known.startedAt < input.processStartedAt) return { kind: 'unlock', revision: latest };
-    }
-    return { kind: 'wait-pending', retryAfterMs: staleAt - input.now, revision: latest };
+    if (Number.isNaN(created) || input.serverNow >= staleAt) return { kind: 'unlock', revision: latest };
+    if (writtenBefore(latest.resourceVersion, input.startedAtRevision)) return { kind: 'unlock', revision: latest };
+    return { kind: 'wait-pending', retryAfterMs: staleAt - input.serverNow, revision: latest };
   }
 
   if (!input.revisions.some(isGood)) return { kind: 'clear-failed-release' };
@@ -257,6 +245,18 @@ function decide(input: PlanInput): Plan {
     return { kind: 'none', refreshStatus: input.statusRevision !== latest.revision };
   }
   return { kind: 'upgrade' };
+}
+
+const DECIMAL = /^(?:0|[1-9]\d*)$/u;
+
+/**
+ * Whether the record version `rv` was written before the cluster version `start`. Kubernetes
+ * resourceVersions are etcd's revisions, one counter for every write (comparable by the API's
+ * own rule since KEP-5504); one that is not a decimal number proves nothing: fail closed (wait).
+ */
+export function writtenBefore(rv: string | undefined, start: string | undefined): boolean {
+  if (rv === undefined || start === undefined || !DECIMAL.test(rv) || !DECIMAL.test(start)) return false;
+  return BigInt(rv) < BigInt(start);
 }
 
 /** Records our install and upgrade calls create, and so carry their own call label. */

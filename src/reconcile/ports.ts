@@ -144,12 +144,6 @@ export interface ReleaseStore {
    * first look that finds nothing to do, never for acting: helm/startup-records.ts.
    */
   startupRevisions?(namespace: string, release: string): Promise<StoredRevision[] | undefined>;
-  /**
-   * When the operation that wrote `revision` (a pending lock) began, as its record says (helm's
-   * clock, finer than the Secret's creationTimestamp); undefined when it has no time, or the record
-   * is gone or no longer at `revision`'s resourceVersion.
-   */
-  operationStartedAt(namespace: string, revision: StoredRevision): Promise<number | undefined>;
   /** Delete one stored revision (used to clear a crashed operation's pending-* lock), as `impersonate` when given. */
   deleteRevision(namespace: string, revision: StoredRevision, impersonate?: string): Promise<void>;
   /**

@@ -14,7 +14,7 @@ import { fail, remediationFailed, removeFailedInstall, rollback } from './action
 import { chartUnavailable, current, foreignRecords, irreconcilable, noServiceAccount, paused, stuck } from './actions/report.js';
 import { checkObjectsGone, waitObjectsGone } from './actions/uninstall-wait.js';
 import { clearFailedRelease, skipUninstall, uninstallDeleted } from './actions/uninstall.js';
-import { readLockTime, unlock, waitPending } from './actions/unlock.js';
+import { unlock, waitPending } from './actions/unlock.js';
 import { parseCrOptions } from './annotations.js';
 import { fingerprint } from './fingerprint.js';
 import { serviceAccountMissing as saMissing, tenantOf } from '../core/tenant.js';
@@ -132,8 +132,8 @@ export class Reconciler implements Engine {
         foreignRevisions: observed.foreign,
         inventory: ctx.cr.status?.deployedRelease?.inventory ?? [],
         canCheckObjects: this.opts.keeper !== undefined,
-        now: this.opts.clock.now(),
-        processStartedAt: this.opts.processStartedAt,
+        serverNow: this.opts.server.clock.now(),
+        startedAtRevision: this.opts.server.startedAtRevision,
         helmTimeoutMs: this.opts.helmTimeoutMs,
         stoppedCalls: this.opts.stoppedCalls ?? NO_STOPPED_CALLS,
         statusRevision: ctx.cr.status?.deployedRelease?.revision,
@@ -302,7 +302,7 @@ interface Observed {
 }
 
 /** Steps that write only the CR, or nothing, never a release record. */
-const LEAVES_STORAGE: ReadonlySet<Plan['kind']> = new Set(['add-finalizer', 'read-lock-time']);
+const LEAVES_STORAGE: ReadonlySet<Plan['kind']> = new Set(['add-finalizer']);
 
 function hasOurFinalizer(cr: CustomResource): boolean {
   const finalizers = cr.metadata.finalizers ?? [];
@@ -340,9 +340,6 @@ async function run(ctx: ActionContext, next: Plan, revisions: readonly StoredRev
     case 'unlock':
       taken(ctx, next.kind);
       return unlock(ctx, next.revision);
-    case 'read-lock-time':
-      taken(ctx, next.kind);
-      return readLockTime(ctx, next.revision);
     case 'wait-pending':
       return waitPending(ctx, next.revision, next.retryAfterMs);
     case 'clear-failed-release':

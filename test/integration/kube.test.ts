@@ -8,6 +8,8 @@ import { Informer } from '../../src/kube/informer.js';
 import { kubeConnection } from '../../src/kube/kubeconfig.js';
 import { KubeApiError, createKubeClient, loadKubeConfig, type KubeClient, type Query, type WatchHandle } from '../../src/kube/rest.js';
 import type { ApiResource, KubeList, KubeObject, WatchEventType } from '../../src/kube/types.js';
+import { readServerStart } from '../../src/kube/server-clock.js';
+import { writtenBefore } from '../../src/reconcile/plan.js';
 import { newNamespace, testCluster } from './harness.js';
 import { waitFor } from './wait.js';
 
@@ -162,6 +164,28 @@ describe('kube client and informer against the API server', { concurrency: true 
       assert.match((e as KubeApiError).message, /chartpilot-test-nobody.*cannot list/);
       return true;
     });
+  });
+
+  it("reads the API server's clocks at start: its write order (Secrets' resourceVersion) and its time, whatever this host's says", async (t) => {
+    const ns = await newNamespace(t, 'kube-server-clock');
+    const secrets = await client.resourceFor('v1', 'Secret');
+    const secret = (name: string): Promise<KubeObject> => client.request<KubeObject>('POST', client.pathFor(secrets, ns), { body: { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: ns } } });
+    const before = await secret('before');
+    // The monotonic clock is the test's: an hour passes between the read and the second look.
+    let mono = 5_000;
+    const start = await readServerStart(client, ns, () => mono);
+    const after = await secret('after');
+    assert.equal(writtenBefore(before.metadata.resourceVersion, start.resourceVersion), true, `${String(before.metadata.resourceVersion)} < ${String(start.resourceVersion)}`);
+    assert.equal(writtenBefore(after.metadata.resourceVersion, start.resourceVersion), false, `${String(after.metadata.resourceVersion)} ≥ ${String(start.resourceVersion)}`);
+    // creationTimestamp has whole seconds and the clock is good to half a second and the round trip.
+    const created = Date.parse(after.metadata.creationTimestamp ?? '');
+    const offBy = start.clock.now() - created;
+    assert.ok(offBy > -1_500 && offBy < 2_500, `server clock ${String(offBy)} ms from a creationTimestamp made just now`);
+    mono += 3_600_000;
+    const later = start.clock.now() - created;
+    assert.ok(Math.abs(later - offBy - 3_600_000) < 1_000, 'carried on by the monotonic clock alone');
+    const cluster = await readServerStart(client, undefined);
+    assert.ok(writtenBefore(after.metadata.resourceVersion, cluster.resourceVersion) || after.metadata.resourceVersion === cluster.resourceVersion, 'a cluster-wide LIST is as late');
   });
 
   it('server-side apply and metadata-only lists go through request()', async (t) => {

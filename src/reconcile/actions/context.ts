@@ -20,7 +20,7 @@ import type { RecordVersion, ReleaseActions, ReleaseRequestBase, ReleaseKeeperPo
 import { statusMergePatch } from '../../core/merge-patch.js';
 import type { ReconcileOutcome } from '../../core/outcome.js';
 import type { Confinement } from '../../core/confinement.js';
-import type { CrWriter, EventSink, ServiceAccountLookup } from '../../core/ports.js';
+import type { CrWriter, EventSink, ServerTimes, ServiceAccountLookup } from '../../core/ports.js';
 import { nextStatus, onlyRolloutProgress, type Outcome } from '../status.js';
 import type { ChartTrial, ReconcileTarget } from '../target.js';
 
@@ -31,7 +31,11 @@ export interface ReconcilerDeps {
   readonly events: EventSink;
   readonly clock: WallClock;
   readonly helmTimeoutMs: number;
-  readonly processStartedAt: number;
+  /**
+   * The API server's clocks as this process began acting (kube/server-clock.ts): the lock rule
+   * (plan.ts) reads these, never \`clock\`, so a skewed host clock cannot make it free a live lock.
+   */
+  readonly server: ServerTimes;
   /** Helm calls stopped by an operator stopping (see PlanInput.stoppedCalls); none when absent. */
   readonly stoppedCalls?: { has(call: string): boolean } | undefined;
   readonly historyMax: number;

@@ -15,13 +15,6 @@ export async function unlock(ctx: ActionContext, revision: StoredRevision): Prom
   return CONTINUE;
 }
 
-/** Reads when the lock's operation began; the plan then tells a predecessor's lock from a live one. */
-export async function readLockTime(ctx: ActionContext, revision: StoredRevision): Promise<StepResult> {
-  const startedAt = await ctx.deps.releases.operationStartedAt(ctx.namespace, revision);
-  ctx.progress = { ...ctx.progress, lockTime: { secretName: revision.secretName, resourceVersion: revision.resourceVersion, startedAt } };
-  return CONTINUE;
-}
-
 /** The pending revision may belong to a live operation: look again when it would count as stale. */
 export function waitPending(ctx: ActionContext, revision: StoredRevision, retryAfterMs: number): StepResult {
   ctx.log.info({ revision: revision.revision, retryAfterMs }, 'release has an operation in progress');

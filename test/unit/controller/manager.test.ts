@@ -116,7 +116,7 @@ function setup() {
     defaultConcurrency: DEFAULT_CONCURRENCY,
     helmTimeoutMs: 300_000,
     historyMax: 10, chartCopiesDir: COPIES,
-    processStartedAt: world.now - 1_000,
+    server: { clock: { now: () => world.now }, startedAtRevision: '100' },
     queueMetrics: (controller): WorkQueueMetrics => {
       metricsFor.push(controller);
       return {};
@@ -427,7 +427,7 @@ describe('Manager: charts from registries', () => {
     const manager = new Manager({
       recordKeys: new RecordKeys(Buffer.alloc(32, 7)),
       client: new EmptyApi(), helm: new HelmWorld().helm, events: new RecordingEvents(), log: pino({ level: 'silent' }),
-      watchNamespaces: [], defaultReconcilePeriodMs: DEFAULT_PERIOD_MS, defaultConcurrency: 1, helmTimeoutMs: 300_000, historyMax: 10, chartCopiesDir: COPIES, processStartedAt: 0,
+      watchNamespaces: [], defaultReconcilePeriodMs: DEFAULT_PERIOD_MS, defaultConcurrency: 1, helmTimeoutMs: 300_000, historyMax: 10, chartCopiesDir: COPIES, server: { clock: { now: () => 0 }, startedAtRevision: '100' },
       charts: { resolver, defaultRefreshIntervalMs: 60_000, clock },
       createController: (o) => { const c = new RecordingController(o); built.push(c); return c; },
     });
@@ -517,7 +517,7 @@ describe('Manager: Ansible kinds', () => {
       defaultConcurrency: DEFAULT_CONCURRENCY,
       helmTimeoutMs: 300_000,
       historyMax: 10, chartCopiesDir: COPIES,
-      processStartedAt: 0,
+      server: { clock: { now: () => 0 }, startedAtRevision: '100' },
       createController: (o) => {
         const c = new RecordingController(o);
         built.push(c);

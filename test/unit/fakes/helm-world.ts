@@ -105,10 +105,6 @@ export class HelmWorld {
       this.revisionReads++;
       return Promise.resolve(this.history(namespace, release).map(({ values: _v, ...r }) => r));
     },
-    operationStartedAt: (namespace, revision) => {
-      this.calls.push(`operationStartedAt ${namespace} ${revision.revision}`);
-      return Promise.resolve(this.operationStarts.get(revision.secretName));
-    },
     deleteRevision: (namespace, revision) => {
       this.calls.push(`deleteRevision ${namespace} ${revision.revision}`);
       for (const [k, list] of this.releases) {

@@ -116,11 +116,6 @@ export class RecordingStore implements ReleaseStore {
   revisions(): Promise<StoredRevision[]> {
     return Promise.resolve(this.stored);
   }
-  /** When the operation of a record (by Secret name) began, as its record says. */
-  readonly operationStarts = new Map<string, number>();
-  operationStartedAt(_namespace: string, revision: StoredRevision): Promise<number | undefined> {
-    return Promise.resolve(this.operationStarts.get(revision.secretName));
-  }
   deleteRevision(namespace: string, revision: StoredRevision, impersonate?: string): Promise<void> {
     if (this.deleteError !== undefined) return Promise.reject(this.deleteError);
     this.deleted.push({ namespace, revision, impersonate });

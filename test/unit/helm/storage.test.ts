@@ -169,22 +169,6 @@ describe('createReleaseStore', () => {
     await createReleaseStore(storeClient([], 404).client, STORE_OPTS).deleteRevision('shop', rev);
   });
 
-  it('reads when a record\'s operation began, from that version of the record only', async () => {
-    const path = '/api/v1/namespaces/shop/secrets/sh.helm.release.v1.web.v2';
-    const record = (lastDeployed: unknown) => ({
-      metadata: { name: 'sh.helm.release.v1.web.v2', uid: 'u2', resourceVersion: '7' },
-      data: { release: encode({ name: 'web', version: 2, info: { status: 'pending-upgrade', last_deployed: lastDeployed } }) },
-    });
-    const rev = { revision: 2, status: 'pending-upgrade', fingerprint: undefined, ownerKind: undefined, createdAt: '2026-11-22T13:57:57Z', secretName: 'sh.helm.release.v1.web.v2', uid: 'u2', resourceVersion: '7' };
-    const at = (served: unknown, asked = rev) => createReleaseStore(clientServing(served === undefined ? {} : { [path]: served }), STORE_OPTS).operationStartedAt('shop', asked);
-    assert.equal(await at(record('2026-11-22T13:57:57.065566979Z')), Date.parse('2026-11-22T13:57:57.065Z'), 'helm\'s nanoseconds, to the millisecond');
-    assert.equal(await at(record(undefined)), undefined, 'no time');
-    assert.equal(await at(record('soon')), undefined, 'not a time');
-    assert.equal(await at(undefined), undefined, 'gone');
-    assert.equal(await at(record('2026-11-22T13:57:57.065Z'), { ...rev, resourceVersion: '6' }), undefined, 'rewritten since');
-    assert.equal(await at(record('2026-11-22T13:57:57.065Z'), { ...rev, uid: 'u1' }), undefined, 'another record of that name');
-  });
-
   it('ignores labels that are not a Helm revision', () => {
     assert.equal(revisionFromLabels('x', { version: 'abc' }, undefined), undefined);
     assert.equal(revisionFromLabels('x', { version: '0' }, undefined), undefined);

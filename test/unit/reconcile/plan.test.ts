@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { NO_PROGRESS, plan, rollbackTarget, type PlanInput, type Progress } from '../../../src/reconcile/plan.js';
+import { NO_PROGRESS, plan, rollbackTarget, writtenBefore, type PlanInput, type Progress } from '../../../src/reconcile/plan.js';
 import type { StoredRevision } from '../../../src/core/model.js';
 
 const START = Date.parse('2026-01-01T10:00:00Z');
+/** The Secrets' resourceVersion when this process began acting. */
+const STARTED_AT_REVISION = '1000';
 
 function rev(revision: number, status: string, extra: Partial<StoredRevision> = {}): StoredRevision {
   return {
@@ -31,8 +33,8 @@ function input(overrides: Partial<PlanInput> = {}): PlanInput {
     foreignRevisions: [],
     inventory: [],
     canCheckObjects: true,
-    now: START + 10_000,
-    processStartedAt: START,
+    serverNow: START + 10_000,
+    startedAtRevision: STARTED_AT_REVISION,
     helmTimeoutMs: 300_000,
     stoppedCalls: new Set<string>(),
     statusRevision: undefined,
@@ -75,49 +77,47 @@ describe('plan', () => {
     assert.deepEqual(plan(input({ revisions: [rev(1, 'failed')] })), { kind: 'clear-failed-release' });
   });
 
-  it('unlocks a pending revision written before this process started', () => {
-    const pending = rev(2, 'pending-upgrade', { createdAt: new Date(START - 1000).toISOString() });
-    assert.deepEqual(plan(input({ revisions: [rev(1, 'deployed'), pending] })), { kind: 'unlock', revision: pending });
-  });
-
-  describe('a pending revision stamped in the second this process started (creationTimestamp has whole seconds)', () => {
-    const pending = rev(1, 'pending-install', { createdAt: new Date(START).toISOString(), resourceVersion: '42' });
-    const started = START + 500;
-    const known = (startedAt: number | undefined, about: Partial<{ secretName: string; resourceVersion: string }> = {}): Progress => ({
-      ...NO_PROGRESS,
-      taken: ['read-lock-time'],
-      lockTime: { secretName: pending.secretName, resourceVersion: '42', ...about, startedAt },
-    });
-
-    it('first reads from the record when its operation began', () => {
-      assert.deepEqual(plan(input({ revisions: [pending], processStartedAt: started })), { kind: 'read-lock-time', revision: pending });
-    });
-
-    it('unlocks it when that was before this process started, and waits on it otherwise', () => {
-      assert.deepEqual(plan(input({ revisions: [pending], processStartedAt: started, progress: known(START + 499) })), { kind: 'unlock', revision: pending });
-      assert.equal(plan(input({ revisions: [pending], processStartedAt: started, progress: known(START + 500) })).kind, 'wait-pending');
-      assert.equal(plan(input({ revisions: [pending], processStartedAt: started, progress: known(START + 900) })).kind, 'wait-pending');
-      assert.equal(plan(input({ revisions: [pending], processStartedAt: started, progress: known(undefined) })).kind, 'wait-pending', 'a record without a time');
-    });
-
-    it('does not take what was read of another record, or of another version of it, for this one', () => {
-      for (const about of [{ secretName: 'sh.helm.release.v1.demo.v9' }, { resourceVersion: '41' }]) {
-        assert.equal(plan(input({ revisions: [pending], processStartedAt: started, progress: known(START, about) })).kind, 'stuck', JSON.stringify(about));
+  describe('a pending lock, judged on the API server\'s clocks alone', () => {
+    it('unlocks one last written before this process began acting, however young its timestamp', () => {
+      // etcd's order, not the time: a predecessor's lock may be stamped in the very second this process started.
+      for (const rv of ['999', '42', '1']) {
+        const pending = rev(2, 'pending-upgrade', { createdAt: new Date(START + 5_000).toISOString(), resourceVersion: rv });
+        assert.deepEqual(plan(input({ revisions: [rev(1, 'deployed'), pending] })), { kind: 'unlock', revision: pending }, rv);
       }
     });
 
-    it('needs no read when the record is a whole second older than this process, or stale', () => {
-      assert.deepEqual(plan(input({ revisions: [pending], processStartedAt: START + 1000 })), { kind: 'unlock', revision: pending });
-      assert.deepEqual(plan(input({ revisions: [pending], processStartedAt: started, now: START + 330_000 })), { kind: 'unlock', revision: pending });
+    it('waits on one written since, which may be a live helm call of this process', () => {
+      for (const rv of ['1000', '1001', '99999999999999999999']) {
+        const pending = rev(2, 'pending-upgrade', { createdAt: new Date(START - 5_000).toISOString(), resourceVersion: rv });
+        assert.equal(plan(input({ revisions: [rev(1, 'deployed'), pending] })).kind, 'wait-pending', rv);
+      }
+    });
+
+    it('fails closed when the order cannot be told: no resourceVersion, one that is not a number, or no start revision', () => {
+      const at = (resourceVersion: string | undefined, startedAtRevision: string | undefined): string =>
+        plan(input({ revisions: [rev(1, 'pending-install', { createdAt: new Date(START - 5_000).toISOString(), resourceVersion })], startedAtRevision })).kind;
+      assert.equal(at(undefined, STARTED_AT_REVISION), 'wait-pending');
+      assert.equal(at('12ab', STARTED_AT_REVISION), 'wait-pending');
+      assert.equal(at('0999', STARTED_AT_REVISION), 'wait-pending', 'leading zeros are not a resourceVersion');
+      assert.equal(at('999', undefined), 'wait-pending', 'the server could not be read at start');
+      assert.equal(at('999', 'rv-7'), 'wait-pending');
+    });
+
+    it('compares resourceVersions as the numbers they are, past 2^53 too', () => {
+      assert.equal(writtenBefore('999', '1000'), true, 'not as strings');
+      assert.equal(writtenBefore('1000', '999'), false);
+      assert.equal(writtenBefore('1000', '1000'), false);
+      assert.equal(writtenBefore('9007199254740993', '9007199254740994'), true);
+      assert.equal(writtenBefore('9007199254740994', '9007199254740993'), false);
     });
   });
 
   it('waits on a fresh pending revision that may belong to a live operation, then unlocks it once stale', () => {
     const pending = rev(1, 'pending-install', { createdAt: new Date(START + 5_000).toISOString() });
-    const waiting = plan(input({ revisions: [pending], now: START + 10_000 }));
+    const waiting = plan(input({ revisions: [pending], serverNow: START + 10_000 }));
     assert.ok(waiting.kind === 'wait-pending');
     assert.ok(waiting.retryAfterMs > 0 && waiting.retryAfterMs <= 300_000 + 30_000);
-    assert.deepEqual(plan(input({ revisions: [pending], now: START + 5_000 + 330_000 })), { kind: 'unlock', revision: pending });
+    assert.deepEqual(plan(input({ revisions: [pending], serverNow: START + 5_000 + 330_000 })), { kind: 'unlock', revision: pending });
   });
 
   describe('a lock whose helm call an operator stopped on its way out', () => {
@@ -288,7 +288,6 @@ describe('plan', () => {
       again('uninstall', { deleting: true, revisions: [rev(1, 'deployed')] });
       again('clear-failed-release', { revisions: [rev(1, 'failed')] });
       again('unlock', { revisions: [rev(1, 'pending-install', { createdAt: undefined })] });
-      again('read-lock-time', { revisions: [rev(1, 'pending-install', { createdAt: new Date(START).toISOString() })], processStartedAt: START + 500 });
     });
 
     it('lets a healthy multi-step sequence through: finalizer, unlock, clear, install', () => {
@@ -327,8 +326,8 @@ describe('plan: records chartpilot did not write for this CR', () => {
     refuses({ revisions: [rev(2, 'deployed'), forged] });
     // unlock of a stale pending lock
     refuses({ revisions: [rev(1, 'deployed'), rev(3, 'pending-upgrade', { createdAt: new Date(START - 3_600_000).toISOString() })] });
-    // nor reads the time written into a lock made in the second this process started
-    refuses({ revisions: [rev(1, 'deployed'), rev(3, 'pending-upgrade', { createdAt: new Date(START).toISOString() })], processStartedAt: START + 500 });
+    // nor frees a predecessor's lock
+    refuses({ revisions: [rev(1, 'deployed'), rev(3, 'pending-upgrade', { createdAt: new Date(START).toISOString(), resourceVersion: '7' })] });
     // clearing a release that never deployed
     refuses({ revisions: [rev(1, 'failed')] });
     // rollback after a failed upgrade, removal after a failed install

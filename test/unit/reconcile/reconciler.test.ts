@@ -23,6 +23,9 @@ function cr(overrides: Partial<CustomResource['metadata']> = {}, spec: unknown =
   };
 }
 
+/** The Secrets' resourceVersion when the reconciler's process began acting. */
+const STARTED_AT_REVISION = '100';
+
 describe('Reconciler', () => {
   let world: HelmWorld;
   let writer: RecordingWriter;
@@ -39,7 +42,7 @@ describe('Reconciler', () => {
       events,
       clock: { now: () => world.now },
       helmTimeoutMs: 300_000,
-      processStartedAt: world.now - 1000,
+      server: { clock: { now: () => world.now }, startedAtRevision: STARTED_AT_REVISION },
       historyMax: 10,
       target: () => target,
       applyOverrides,
@@ -268,7 +271,7 @@ describe('Reconciler', () => {
   it('unlocks a release left pending by a crash and then upgrades it', async () => {
     world.seed('ns1', 'demo', [
       { revision: 1, status: 'deployed', fingerprint: 'old', ownerKind: target.ownerKind, createdAt: new Date(world.now - 60_000).toISOString(), secretName: 's1', values: {} },
-      { revision: 2, status: 'pending-upgrade', fingerprint: 'x', ownerKind: target.ownerKind, createdAt: new Date(world.now - 30_000).toISOString(), secretName: 's2', values: {} },
+      { revision: 2, status: 'pending-upgrade', fingerprint: 'x', ownerKind: target.ownerKind, createdAt: new Date(world.now - 30_000).toISOString(), secretName: 's2', resourceVersion: '50', values: {} },
     ]);
     await reconciler.reconcile(cr(), log);
     assert.deepEqual(world.calls, ['deleteRevision ns1 2', 'upgradeInstall ns1/demo']);
@@ -280,9 +283,9 @@ describe('Reconciler', () => {
     // Written after this process started and well within the helm timeout: by time alone, a live lock.
     const pending = (call: string) => [
       { revision: 1, status: 'deployed', fingerprint: 'old', ownerKind: target.ownerKind, createdAt: new Date(world.now - 60_000).toISOString(), secretName: 's1', values: {} },
-      { revision: 2, status: 'pending-upgrade', fingerprint: 'x', ownerKind: target.ownerKind, call, createdAt: new Date(world.now - 100).toISOString(), secretName: 's2', values: {} },
+      { revision: 2, status: 'pending-upgrade', fingerprint: 'x', ownerKind: target.ownerKind, call, createdAt: new Date(world.now - 100).toISOString(), secretName: 's2', resourceVersion: '150', values: {} },
     ];
-    const stopped = makeReconciler({ processStartedAt: world.now - 10_000, stoppedCalls: new Set(['0123456789ab-4']) });
+    const stopped = makeReconciler({ stoppedCalls: new Set(['0123456789ab-4']) });
     world.seed('ns1', 'demo', pending('0123456789ab-5'));
     const waited = await stopped.reconcile(cr(), log);
     assert.deepEqual(world.calls, [], 'another call’s lock: wait');
@@ -293,28 +296,25 @@ describe('Reconciler', () => {
     assert.equal(world.history('ns1', 'demo').at(-1)?.status, 'deployed');
   });
 
-  it('reads when a lock stamped in the second the process started began: unlocks a predecessor’s, waits on a younger one', async () => {
-    // creationTimestamp has whole seconds: this record's second holds the process start.
-    const second = Math.floor(world.now / 1000) * 1000 - 1000;
-    const starting = makeReconciler({ processStartedAt: second + 600 });
-    const seed = (): void => {
+  it('judges a lock on the API server\'s clocks: a host clock an hour off frees no live lock and keeps no crash lock', async () => {
+    const seed = (resourceVersion: string): void => {
       world.seed('ns1', 'demo', [
         { revision: 1, status: 'deployed', fingerprint: 'old', ownerKind: target.ownerKind, createdAt: new Date(world.now - 60_000).toISOString(), secretName: 's1', values: {} },
-        { revision: 2, status: 'pending-upgrade', fingerprint: 'x', ownerKind: target.ownerKind, createdAt: new Date(second).toISOString(), secretName: 's2', values: {} },
+        { revision: 2, status: 'pending-upgrade', fingerprint: 'x', ownerKind: target.ownerKind, createdAt: new Date(world.now - 100).toISOString(), secretName: 's2', resourceVersion, values: {} },
       ]);
     };
-    seed();
-    world.operationStarts.set('s2', second + 700);
-    const waited = await starting.reconcile(cr(), log);
-    assert.deepEqual(world.calls, ['operationStartedAt ns1 2'], 'begun after the start: a live lock, left alone');
-    assert.ok(waited.requeueAfterMs !== undefined && waited.requeueAfterMs > 300_000);
-
-    world.calls.length = 0;
-    seed();
-    world.operationStarts.set('s2', second + 500);
-    await starting.reconcile(cr(), log);
-    assert.deepEqual(world.calls, ['operationStartedAt ns1 2', 'deleteRevision ns1 2', 'upgradeInstall ns1/demo']);
-    assert.equal(world.history('ns1', 'demo').at(-1)?.status, 'deployed');
+    for (const skewMs of [3_600_000, -3_600_000]) {
+      // The host's wall clock is off; the server's (what the lock rule reads) is not.
+      const skewed = makeReconciler({ clock: { now: () => world.now + skewMs } });
+      world.calls.length = 0;
+      seed('150');
+      const waited = await skewed.reconcile(cr(), log);
+      assert.deepEqual(world.calls, [], `written since this process began, 100 ms ago on the server: a live lock (host ${String(skewMs)} ms off)`);
+      assert.ok(waited.requeueAfterMs !== undefined && waited.requeueAfterMs > 300_000 && waited.requeueAfterMs <= 330_000, String(waited.requeueAfterMs));
+      seed('50');
+      await skewed.reconcile(cr(), log);
+      assert.deepEqual(world.calls, ['deleteRevision ns1 2', 'upgradeInstall ns1/demo'], `written before: a crashed predecessor's (host ${String(skewMs)} ms off)`);
+    }
   });
 
   it('refuses a name longer than Helm allows and installs nothing', async () => {

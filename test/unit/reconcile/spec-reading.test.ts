@@ -64,7 +64,7 @@ describe('Reconciler with a spec-less cache', () => {
       events,
       clock: { now: () => world.now },
       helmTimeoutMs: 300_000,
-      processStartedAt: world.now - 1000,
+      server: { clock: { now: () => world.now }, startedAtRevision: '100' },
       historyMax: 10,
       target: () => target,
       applyOverrides,

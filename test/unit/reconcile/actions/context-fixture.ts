@@ -100,7 +100,7 @@ export function actionContext(o: FixtureOptions = {}): Fixture {
     events,
     clock: { now: () => NOW },
     helmTimeoutMs: HELM_TIMEOUT_MS,
-    processStartedAt: NOW - 1_000,
+    server: { clock: { now: () => NOW }, startedAtRevision: '100' },
     historyMax: HISTORY_MAX,
     keeper: o.keeper === false ? undefined : keeper,
     suppressOverrideValues: o.suppressOverrideValues,
