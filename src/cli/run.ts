@@ -274,6 +274,10 @@ async function operate(config: RunConfig, io: RunIo, log: Logger, op: Operation)
 
 async function operateThrough(proxy: ApiProxy, config: RunConfig, io: RunIo, log: Logger, op: Operation): Promise<number> {
   const { metrics, lease, client, server } = op;
+  // Read as this process comes up, before it stands by or joins a ring: a lock written while it
+  // stood by may be a live leader's (or anyone's) helm, so only one older than the process itself
+  // counts as a crashed predecessor's.
+  const serverAtStart = await serverTimes(client, config.watchNamespaces, log);
   // Set once the seal key is loaded, before any helm call that acts on a release.
   let recordKeys: RecordKeys | undefined;
   const keys = (): RecordKeys => {
@@ -502,7 +506,6 @@ async function operateThrough(proxy: ApiProxy, config: RunConfig, io: RunIo, log
       log.error({ err: errorMessage(err) }, 'adopt-existing-releases failed; releases not adopted stay untouched (run chartpilot adopt)');
     }
   }
-  const serverAtStart = await serverTimes(client, config.watchNamespaces, log);
   const manager = new Manager({
     client,
     recordKeys,
@@ -649,7 +652,7 @@ function defaultAnsibleOptions(): AnsibleRunOptions {
 }
 
 /**
- * The API server's clocks as this process begins acting, for the lock rule (reconcile/plan.ts).
+ * The API server's clocks as this process starts (before it stands by for leadership), for the lock rule (reconcile/plan.ts).
  * Without an answer the host's clock stands in and no lock counts as a predecessor's: a crashed
  * predecessor's locks are then freed only once no helm call could still hold them.
  */

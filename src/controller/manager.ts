@@ -62,7 +62,7 @@ export interface ManagerOptions {
   readonly historyMax: number;
   /** `--default-service-account`: what entries without `serviceAccount` run as; undefined = the operator. */
   readonly defaultServiceAccount?: string | undefined;
-  /** The API server's clocks when this process began acting (plan.ts's lock rule reads only these). */
+  /** The API server's clocks when this process started (plan.ts's lock rule reads only these). */
   readonly server: ServerTimes;
   /** operator-sdk's --suppress-override-values: no OverrideValuesInUse Warning events. */
   readonly suppressOverrideValues?: boolean;

@@ -38,7 +38,7 @@ export interface ServerClock {
   now(): number;
 }
 
-/** The API server's wall time, and its write order (a Secrets resourceVersion) when this process began acting. */
+/** The API server's wall time, and its write order (a Secrets resourceVersion) when this process started. */
 export interface ServerTimes {
   readonly clock: ServerClock;
   readonly startedAtRevision: string | undefined;

@@ -1,5 +1,5 @@
 /**
- * The API server's clocks, read once when the operator begins acting: its wall time (the `Date`
+ * The API server's clocks, read once as the operator starts, before it stands by for leadership or a shard: its wall time (the `Date`
  * header, whole seconds) carried on with this host's monotonic clock, so a host whose wall clock
  * is off, or steps, reads the server's time all the same; and its write order (the resourceVersion
  * of a consistent LIST of Secrets — comparable between Secrets, KEP-5504) at that moment.

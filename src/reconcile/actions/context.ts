@@ -32,7 +32,7 @@ export interface ReconcilerDeps {
   readonly clock: WallClock;
   readonly helmTimeoutMs: number;
   /**
-   * The API server's clocks as this process began acting (kube/server-clock.ts): the lock rule
+   * The API server's clocks as this process started (kube/server-clock.ts): the lock rule
    * (plan.ts) reads these, never \`clock\`, so a skewed host clock cannot make it free a live lock.
    */
   readonly server: ServerTimes;
