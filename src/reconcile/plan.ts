@@ -45,7 +45,7 @@ export interface PlanInput {
    */
   readonly serverNow: number;
   /**
-   * The cluster's resourceVersion when this process began acting (before its first reconcile),
+   * The cluster's resourceVersion when this process started (before it stood by or reconciled),
    * undefined when it could not be read. A pending revision last written before it cannot be a
    * call of this process: it is a crashed predecessor's lock.
    */
@@ -82,7 +82,6 @@ export type NonTerminalAction =
   | { readonly kind: 'add-finalizer' }
   /** A pending-* revision left by a crashed operation: delete that record so Helm can proceed. */
   | { readonly kind: 'unlock'; readonly revision: StoredRevision }
-  /** A lock stamped in the second this process started: read from the record when its operation began. */
   /** No deployed revision, but failed or half-removed ones: clear them, then install. */
   | { readonly kind: 'clear-failed-release' }
   | { readonly kind: 'uninstall' }
@@ -230,12 +229,12 @@ function decide(input: PlanInput): Plan {
     if (leftByStoppedCall(latest, input.revisions, input.stoppedCalls)) return { kind: 'unlock', revision: latest };
     // Both tests read the API server's clocks alone: its wall time (creationTimestamp against the
     // server's now) and its write order (resourceVersion). We run one operation per release at a
-    // time, so a lock last written before this process began acting is a crashed predecessor's;
+    // time, so a lock last written before this process started is a crashed predecessor's;
     // one written since may be a live helm's, and is waited on until no helm call could still run.
     const created = latest.createdAt === undefined ? Number.NaN : Date.parse(latest.createdAt);
     const staleAt = created + input.helmTimeoutMs + PENDING_GRACE_MS;
     if (Number.isNaN(created) || input.serverNow >= staleAt) return { kind: 'unlock', revision: latest };
-    if (writtenBefore(latest.resourceVersion, input.startedAtRevision)) return { kind: 'unlock', revision: latest };
+    if (writtenBy(latest.resourceVersion, input.startedAtRevision)) return { kind: 'unlock', revision: latest };
     return { kind: 'wait-pending', retryAfterMs: staleAt - input.serverNow, revision: latest };
   }
 
@@ -250,13 +249,15 @@ function decide(input: PlanInput): Plan {
 const DECIMAL = /^(?:0|[1-9]\d*)$/u;
 
 /**
- * Whether the record version `rv` was written before the cluster version `start`. Kubernetes
- * resourceVersions are etcd's revisions, one counter for every write (comparable by the API's
- * own rule since KEP-5504); one that is not a decimal number proves nothing: fail closed (wait).
+ * Whether the record version `rv` was already written when the cluster stood at version `start`
+ * (the start read's own version included: that read saw it, so it predates every write this
+ * process made after). Kubernetes resourceVersions are etcd's revisions, one counter for every
+ * write (comparable by the API's own rule since KEP-5504); one that is not a decimal number proves
+ * nothing: fail closed (wait).
  */
-export function writtenBefore(rv: string | undefined, start: string | undefined): boolean {
+export function writtenBy(rv: string | undefined, start: string | undefined): boolean {
   if (rv === undefined || start === undefined || !DECIMAL.test(rv) || !DECIMAL.test(start)) return false;
-  return BigInt(rv) < BigInt(start);
+  return BigInt(rv) <= BigInt(start);
 }
 
 /** Records our install and upgrade calls create, and so carry their own call label. */
@@ -269,7 +270,7 @@ const CALL_LOCKS = new Set(['pending-install', 'pending-upgrade']);
  * record) may carry a stopped call's label too: those show the label on an older revision, or
  * another status, and are left to the time rule.
  */
-function leftByStoppedCall(latest: StoredRevision, revisions: readonly StoredRevision[], stopped: PlanInput['stoppedCalls']): boolean {
+export function leftByStoppedCall(latest: StoredRevision, revisions: readonly StoredRevision[], stopped: PlanInput['stoppedCalls']): boolean {
   const call = latest.call;
   if (call === undefined || !CALL_LOCKS.has(latest.status) || !stopped.has(call)) return false;
   return !revisions.some((r) => r.revision < latest.revision && r.call === call);

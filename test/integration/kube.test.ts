@@ -9,7 +9,7 @@ import { kubeConnection } from '../../src/kube/kubeconfig.js';
 import { KubeApiError, createKubeClient, loadKubeConfig, type KubeClient, type Query, type WatchHandle } from '../../src/kube/rest.js';
 import type { ApiResource, KubeList, KubeObject, WatchEventType } from '../../src/kube/types.js';
 import { readServerStart } from '../../src/kube/server-clock.js';
-import { writtenBefore } from '../../src/reconcile/plan.js';
+import { writtenBy } from '../../src/reconcile/plan.js';
 import { newNamespace, testCluster } from './harness.js';
 import { waitFor } from './wait.js';
 
@@ -175,8 +175,8 @@ describe('kube client and informer against the API server', { concurrency: true 
     let mono = 5_000;
     const start = await readServerStart(client, ns, () => mono);
     const after = await secret('after');
-    assert.equal(writtenBefore(before.metadata.resourceVersion, start.resourceVersion), true, `${String(before.metadata.resourceVersion)} < ${String(start.resourceVersion)}`);
-    assert.equal(writtenBefore(after.metadata.resourceVersion, start.resourceVersion), false, `${String(after.metadata.resourceVersion)} ≥ ${String(start.resourceVersion)}`);
+    assert.equal(writtenBy(before.metadata.resourceVersion, start.resourceVersion), true, `${String(before.metadata.resourceVersion)} ≤ ${String(start.resourceVersion)}`);
+    assert.equal(writtenBy(after.metadata.resourceVersion, start.resourceVersion), false, `${String(after.metadata.resourceVersion)} > ${String(start.resourceVersion)}`);
     // creationTimestamp has whole seconds and the clock is good to half a second and the round trip.
     const created = Date.parse(after.metadata.creationTimestamp ?? '');
     const offBy = start.clock.now() - created;
@@ -185,7 +185,7 @@ describe('kube client and informer against the API server', { concurrency: true 
     const later = start.clock.now() - created;
     assert.ok(Math.abs(later - offBy - 3_600_000) < 1_000, 'carried on by the monotonic clock alone');
     const cluster = await readServerStart(client, undefined);
-    assert.ok(writtenBefore(after.metadata.resourceVersion, cluster.resourceVersion) || after.metadata.resourceVersion === cluster.resourceVersion, 'a cluster-wide LIST is as late');
+    assert.ok(writtenBy(after.metadata.resourceVersion, cluster.resourceVersion), 'a cluster-wide LIST is as late');
   });
 
   it('server-side apply and metadata-only lists go through request()', async (t) => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { NO_PROGRESS, plan, rollbackTarget, writtenBefore, type PlanInput, type Progress } from '../../../src/reconcile/plan.js';
+import { NO_PROGRESS, plan, rollbackTarget, writtenBy, type PlanInput, type Progress } from '../../../src/reconcile/plan.js';
 import type { StoredRevision } from '../../../src/core/model.js';
 
 const START = Date.parse('2026-01-01T10:00:00Z');
@@ -78,16 +78,16 @@ describe('plan', () => {
   });
 
   describe('a pending lock, judged on the API server\'s clocks alone', () => {
-    it('unlocks one last written before this process began acting, however young its timestamp', () => {
+    it('unlocks one the start read already saw (its own version too), however young its timestamp', () => {
       // etcd's order, not the time: a predecessor's lock may be stamped in the very second this process started.
-      for (const rv of ['999', '42', '1']) {
+      for (const rv of ['1000', '999', '42', '1']) {
         const pending = rev(2, 'pending-upgrade', { createdAt: new Date(START + 5_000).toISOString(), resourceVersion: rv });
         assert.deepEqual(plan(input({ revisions: [rev(1, 'deployed'), pending] })), { kind: 'unlock', revision: pending }, rv);
       }
     });
 
     it('waits on one written since, which may be a live helm call of this process', () => {
-      for (const rv of ['1000', '1001', '99999999999999999999']) {
+      for (const rv of ['1001', '99999999999999999999']) {
         const pending = rev(2, 'pending-upgrade', { createdAt: new Date(START - 5_000).toISOString(), resourceVersion: rv });
         assert.equal(plan(input({ revisions: [rev(1, 'deployed'), pending] })).kind, 'wait-pending', rv);
       }
@@ -104,11 +104,11 @@ describe('plan', () => {
     });
 
     it('compares resourceVersions as the numbers they are, past 2^53 too', () => {
-      assert.equal(writtenBefore('999', '1000'), true, 'not as strings');
-      assert.equal(writtenBefore('1000', '999'), false);
-      assert.equal(writtenBefore('1000', '1000'), false);
-      assert.equal(writtenBefore('9007199254740993', '9007199254740994'), true);
-      assert.equal(writtenBefore('9007199254740994', '9007199254740993'), false);
+      assert.equal(writtenBy('999', '1000'), true, 'not as strings');
+      assert.equal(writtenBy('1000', '999'), false);
+      assert.equal(writtenBy('1001', '1000'), false);
+      assert.equal(writtenBy('9007199254740993', '9007199254740994'), true);
+      assert.equal(writtenBy('9007199254740994', '9007199254740993'), false);
     });
   });
 
