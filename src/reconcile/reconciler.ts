@@ -22,7 +22,8 @@ import type { CustomResource, SpecSummary, StoredRevision } from '../core/model.
 import type { SpecReader } from './ports.js';
 import { summarizeSpec } from '../core/spec-summary.js';
 import { Annotations, FINALIZER, LEGACY_FINALIZER, Reasons, releaseNameProblem } from './names.js';
-import { NO_PROGRESS, plan, type NonTerminalKind, type Plan } from './plan.js';
+import { NO_PROGRESS, plan, type NonTerminalKind, type Plan, type PlanInput } from './plan.js';
+import { planReason } from './plan-reason.js';
 import type { ChartTrial, ReconcileTarget } from './target.js';
 import { canonicalJson } from '../lib/json.js';
 import { MAX_VALUES_BYTES, mergeValues, valuesTooLarge } from './values.js';
@@ -118,7 +119,7 @@ export class Reconciler implements Engine {
       const observed = unchanged ?? (await this.observe(ctx, step === 0));
       const { revisions } = observed;
       unchanged = undefined;
-      const next = plan({
+      const planInput: PlanInput = {
         deleting: ctx.cr.metadata.deletionTimestamp !== undefined,
         hasFinalizer: hasOurFinalizer(ctx.cr),
         paused: ctx.derived.crOptions?.paused ?? false,
@@ -138,8 +139,11 @@ export class Reconciler implements Engine {
         stoppedCalls: this.opts.stoppedCalls ?? NO_STOPPED_CALLS,
         statusRevision: ctx.cr.status?.deployedRelease?.revision,
         progress: ctx.progress,
-      });
-      log.debug({ plan: next.kind, step }, 'planned');
+      };
+      const next = plan(planInput);
+      // What acts on the release is told at info with why; the rest (nothing to do, waits) at debug.
+      if (ACTS.has(next.kind)) log.info({ plan: next.kind, why: planReason(planInput, next), step }, 'planned');
+      else log.debug({ plan: next.kind, why: planReason(planInput, next), step }, 'planned');
       // The start's snapshot of the records serves a first look that finds nothing to do and
       // agrees with the revision the CR's status names (what its last owner saw last); for
       // anything else look again, fresh, before acting.
@@ -301,6 +305,8 @@ interface Observed {
   readonly fromStartup: boolean;
 }
 
+/** Plans that act on the release (logged at info, with why). */
+const ACTS: ReadonlySet<Plan['kind']> = new Set(['unlock', 'clear-failed-release', 'uninstall', 'rollback', 'remove-failed-install', 'install', 'upgrade']);
 /** Steps that write only the CR, or nothing, never a release record. */
 const LEAVES_STORAGE: ReadonlySet<Plan['kind']> = new Set(['add-finalizer']);
 
