@@ -5,7 +5,7 @@
  * unit tests and against the real cluster and helm in integration tests.
  */
 import type { Logger } from 'pino';
-import { ActionContext, end, type ReconcilerDeps, type StatusWriteTimes, type StepResult } from './actions/context.js';
+import { ActionContext, end, failureMessage, type ReconcilerDeps, type StatusWriteTimes, type StepResult } from './actions/context.js';
 import type { Engine } from '../core/engine.js';
 import type { ReconcileOutcome } from '../core/outcome.js';
 import { deploy } from './actions/deploy.js';
@@ -291,7 +291,7 @@ function derivationKey(target: ReconcileTarget): string {
 /** What this reconcile did with the chart it was served. */
 function trialOf(ctx: ActionContext): ChartTrial {
   if (ctx.deployedTarget) return { kind: 'deployed' };
-  if (ctx.failure !== undefined) return { kind: 'failed', message: ctx.failure.message };
+  if (ctx.failure !== undefined) return { kind: 'failed', message: failureMessage(ctx.failure) };
   return { kind: 'untried' };
 }
 

@@ -79,11 +79,23 @@ export type StepResult = { readonly done: false } | { readonly done: true; reado
 export const CONTINUE: StepResult = { done: false };
 export const end = (outcome: ReconcileOutcome = {}): StepResult => ({ done: true, outcome });
 
-/** A deploy that failed in this reconcile; remediation appends to its message. */
+/** A deploy that failed in this reconcile: what helm said, then what remediation did, in order. */
 export interface FailedDeploy {
   readonly action: 'install' | 'upgrade';
   readonly cause: unknown;
-  message: string;
+  /** helm's error, as told to the user. */
+  readonly error: string;
+  readonly remediation: readonly string[];
+}
+
+/** The failure as one sentence: the error, then each remediation step. */
+export function failureMessage(failure: FailedDeploy): string {
+  return [failure.error, ...failure.remediation].join('; ');
+}
+
+/** `failure` with one more remediation step told; the record itself is never changed. */
+export function remediated(failure: FailedDeploy, step: string): FailedDeploy {
+  return { ...failure, remediation: [...failure.remediation, step] };
 }
 
 const ACTING_REASONS = { install: 'Installing', upgrade: 'Upgrading', rollback: 'RollingBack', uninstall: 'Uninstalling' } as const;

@@ -49,7 +49,7 @@ export async function deploy(ctx: ActionContext, action: 'install' | 'upgrade'):
     const errorKind = err instanceof Error && 'kind' in err && typeof err.kind === 'string' ? err.kind : 'unknown';
     ctx.log.warn({ action, errorKind }, 'helm failed');
     const why = forbiddenExplanation(err, derived.tenant) ?? withConflictHint(errorMessage(err));
-    ctx.failure = { action, cause: err, message: `helm ${action} failed: ${why}` };
+    ctx.failure = { action, cause: err, error: `helm ${action} failed: ${why}`, remediation: [] };
     ctx.progress = { ...ctx.progress, failedDeploy: action };
     return CONTINUE;
   }

@@ -6,7 +6,7 @@ import { errorMessage } from '../../lib/errors.js';
 import { Reasons } from '../names.js';
 import { clip } from '../../core/conditions.js';
 import { HelmCallsStopped } from '../ports.js';
-import { CONTINUE, type ActionContext, type FailedDeploy, type StepResult } from './context.js';
+import { CONTINUE, failureMessage, remediated, type ActionContext, type FailedDeploy, type StepResult } from './context.js';
 import { ReconcileFailure } from '../../core/outcome.js';
 
 function failureOf(ctx: ActionContext): FailedDeploy {
@@ -16,7 +16,7 @@ function failureOf(ctx: ActionContext): FailedDeploy {
 
 /** Remediation failed, or reading the release to decide it did: nothing more is tried in this reconcile. */
 export function remediationFailed(ctx: ActionContext, err: unknown): void {
-  failureOf(ctx).message += `; cleaning up after it also failed: ${errorMessage(err)}`;
+  ctx.failure = remediated(failureOf(ctx), `cleaning up after it also failed: ${errorMessage(err)}`);
   ctx.progress = { ...ctx.progress, remediationFailed: true };
 }
 
@@ -31,7 +31,7 @@ export async function rollback(ctx: ActionContext, revision: number): Promise<St
     remediationFailed(ctx, err);
     return CONTINUE;
   }
-  failure.message += `; rolled back to revision ${revision}`;
+  ctx.failure = remediated(failure, `rolled back to revision ${String(revision)}`);
   ctx.deps.events.emit(ctx.cr, 'Normal', Reasons.rollbackSuccessful, `rolled back release ${ctx.name} to revision ${revision} after a failed upgrade`);
   return CONTINUE;
 }
@@ -47,15 +47,16 @@ export async function removeFailedInstall(ctx: ActionContext): Promise<StepResul
     remediationFailed(ctx, err);
     return CONTINUE;
   }
-  failure.message += '; the partial release was uninstalled';
+  ctx.failure = remediated(failure, 'the partial release was uninstalled');
   return CONTINUE;
 }
 
 /** Records the failure (event, ReleaseFailed condition) and fails the reconcile. */
 export async function fail(ctx: ActionContext, action: 'install' | 'upgrade'): Promise<never> {
   const failure = failureOf(ctx);
+  const message = failureMessage(failure);
   const reason = action === 'install' ? Reasons.installError : Reasons.upgradeError;
-  ctx.deps.events.emit(ctx.cr, 'Warning', reason, clip(failure.message));
-  await ctx.writeStatus({ kind: 'failed', reason, message: failure.message, inputs: ctx.derived.desiredFingerprint });
-  throw new ReconcileFailure(reason, failure.message, { cause: failure.cause });
+  ctx.deps.events.emit(ctx.cr, 'Warning', reason, clip(message));
+  await ctx.writeStatus({ kind: 'failed', reason, message, inputs: ctx.derived.desiredFingerprint });
+  throw new ReconcileFailure(reason, message, { cause: failure.cause });
 }

@@ -71,7 +71,7 @@ describe('deploy: the helm request', () => {
     keeper.learnAnswer = false;
     await deploy(ctx, 'install');
     assert.equal(helm.upgrades.length, 1);
-    assert.match(ctx.failure?.message ?? '', /does not serve the kind example\.com\/v1\/Widget/);
+    assert.match(ctx.failure?.error ?? '', /does not serve the kind example\.com\/v1\/Widget/);
   });
 
   it("runs as the namespace's ServiceAccount when the kind names one", async () => {
@@ -282,7 +282,7 @@ describe('deploy: failure', () => {
     helm.upgradeResult = cause;
     const result = await deploy(ctx, 'install');
     assert.deepEqual(result, { done: false });
-    assert.deepEqual(ctx.failure, { action: 'install', cause, message: 'helm install failed: Deployment.apps "web" is invalid: spec.replicas: Invalid value: -1' });
+    assert.deepEqual(ctx.failure, { action: 'install', cause, error: 'helm install failed: Deployment.apps "web" is invalid: spec.replicas: Invalid value: -1', remediation: [] });
     assert.deepEqual(ctx.progress, { taken: ['add-finalizer'], failedDeploy: 'install', remediationFailed: false, remaining: undefined });
     assert.deepEqual(events.events, []);
     assert.deepEqual(reconcilingWrites(writer), ["True/Installing/Running 'install' of release ns1/demo (timeout 5m)"]);
@@ -293,7 +293,7 @@ describe('deploy: failure', () => {
     const { ctx, helm, logged } = actionContext();
     helm.upgradeResult = new Error('exec: helm not found');
     await deploy(ctx, 'upgrade');
-    assert.equal(ctx.failure?.message, 'helm upgrade failed: exec: helm not found');
+    assert.equal(ctx.failure?.error, 'helm upgrade failed: exec: helm not found');
     assert.equal(ctx.progress.failedDeploy, 'upgrade');
     assert.match(logged(), /"errorKind":"unknown"/);
   });

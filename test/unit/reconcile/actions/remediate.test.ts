@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { HelmError } from '../../../../src/helm/types.js';
-import type { FailedDeploy } from '../../../../src/reconcile/actions/context.js';
+import { failureMessage, type FailedDeploy } from '../../../../src/reconcile/actions/context.js';
 import { ReconcileFailure } from '../../../../src/core/outcome.js';
 import { fail, remediationFailed, removeFailedInstall, rollback } from '../../../../src/reconcile/actions/remediate.js';
 import { actionContext, conditionSummary, HELM_TIMEOUT_MS, reconcilingWrites, writtenCondition, type FixtureOptions } from './context-fixture.js';
@@ -10,16 +10,34 @@ const upgradeCause = new HelmError('failed', 'Deployment.apps "web" is invalid',
 const installCause = new HelmError('failed', 'Service "web" is invalid', 'upgrade');
 
 function failedUpgrade(): FailedDeploy {
-  return { action: 'upgrade', cause: upgradeCause, message: 'helm upgrade failed: Deployment.apps "web" is invalid' };
+  return { action: 'upgrade', cause: upgradeCause, error: 'helm upgrade failed: Deployment.apps "web" is invalid', remediation: [] };
 }
 
 function failedInstall(): FailedDeploy {
-  return { action: 'install', cause: installCause, message: 'helm install failed: Service "web" is invalid' };
+  return { action: 'install', cause: installCause, error: 'helm install failed: Service "web" is invalid', remediation: [] };
+}
+
+/** What the context's failure now tells, or '' without one. */
+function told(ctx: ReturnType<typeof actionContext>['ctx']): string {
+  return ctx.failure === undefined ? '' : failureMessage(ctx.failure);
 }
 
 function afterFailed(action: 'install' | 'upgrade', o: FixtureOptions = {}): ReturnType<typeof actionContext> {
   return actionContext({ failure: action === 'install' ? failedInstall() : failedUpgrade(), progress: { failedDeploy: action }, ...o });
 }
+
+describe('the failure record', () => {
+  it('is never changed: each remediation step makes a new one, and the earlier still tells only what it knew', async () => {
+    const { ctx } = afterFailed('upgrade');
+    const before = ctx.failure;
+    await rollback(ctx, 3);
+    assert.notEqual(ctx.failure, before);
+    assert.deepEqual(before?.remediation, []);
+    assert.deepEqual(ctx.failure?.remediation, ['rolled back to revision 3']);
+    remediationFailed(ctx, new Error('secrets is forbidden'));
+    assert.equal(told(ctx), 'helm upgrade failed: Deployment.apps "web" is invalid; rolled back to revision 3; cleaning up after it also failed: secrets is forbidden');
+  });
+});
 
 describe('rollback', () => {
   it('rolls back without replacing objects, notes it on the failure, announces it and continues', async () => {
@@ -27,7 +45,7 @@ describe('rollback', () => {
     const result = await rollback(ctx, 3);
     assert.deepEqual(result, { done: false });
     assert.deepEqual(helm.rollbacks, [{ release: 'demo', namespace: 'ns1', revision: 3, force: false, timeoutMs: HELM_TIMEOUT_MS, impersonate: undefined, signal: undefined, owner: { uid: 'uid-1', confinement: { namespace: 'ns1', allowClusterScoped: false, allowCrossNamespace: false } } }]);
-    assert.equal(ctx.failure?.message, 'helm upgrade failed: Deployment.apps "web" is invalid; rolled back to revision 3');
+    assert.equal(told(ctx), 'helm upgrade failed: Deployment.apps "web" is invalid; rolled back to revision 3');
     assert.deepEqual(events.events, [{ type: 'Normal', reason: 'RollbackSuccessful', message: 'rolled back release demo to revision 3 after a failed upgrade' }]);
     assert.equal(ctx.progress.remediationFailed, false);
     assert.deepEqual(reconcilingWrites(writer), ["True/RollingBack/Running 'rollback' of release ns1/demo (timeout 5m)"], 'only the announcement: fail writes the status, after remediation');
@@ -51,7 +69,7 @@ describe('rollback', () => {
     const { ctx, helm, events } = afterFailed('upgrade');
     helm.rollbackError = new HelmError('failed', 'rollback refused', 'rollback');
     assert.deepEqual(await rollback(ctx, 3), { done: false });
-    assert.equal(ctx.failure?.message, 'helm upgrade failed: Deployment.apps "web" is invalid; cleaning up after it also failed: rollback refused');
+    assert.equal(told(ctx), 'helm upgrade failed: Deployment.apps "web" is invalid; cleaning up after it also failed: rollback refused');
     assert.equal(ctx.progress.remediationFailed, true);
     assert.equal(ctx.progress.failedDeploy, 'upgrade', 'the rest of the progress is kept');
     assert.deepEqual(events.events, []);
@@ -69,7 +87,7 @@ describe('removeFailedInstall', () => {
     const { ctx, helm, events } = afterFailed('install');
     assert.deepEqual(await removeFailedInstall(ctx), { done: false });
     assert.deepEqual(helm.uninstalls, [{ release: 'demo', namespace: 'ns1', timeoutMs: HELM_TIMEOUT_MS, impersonate: undefined, signal: undefined, owner: { uid: 'uid-1', confinement: { namespace: 'ns1', allowClusterScoped: false, allowCrossNamespace: false } } }]);
-    assert.equal(ctx.failure?.message, 'helm install failed: Service "web" is invalid; the partial release was uninstalled');
+    assert.equal(told(ctx), 'helm install failed: Service "web" is invalid; the partial release was uninstalled');
     assert.deepEqual(events.events, []);
   });
 
@@ -77,7 +95,7 @@ describe('removeFailedInstall', () => {
     const { ctx, helm } = afterFailed('install');
     helm.uninstallResult = new Error('context deadline exceeded');
     assert.deepEqual(await removeFailedInstall(ctx), { done: false });
-    assert.equal(ctx.failure?.message, 'helm install failed: Service "web" is invalid; cleaning up after it also failed: context deadline exceeded');
+    assert.equal(told(ctx), 'helm install failed: Service "web" is invalid; cleaning up after it also failed: context deadline exceeded');
     assert.equal(ctx.progress.remediationFailed, true);
   });
 });
@@ -86,7 +104,7 @@ describe('remediationFailed', () => {
   it('appends why to the failure message and marks the remediation failed', () => {
     const { ctx } = afterFailed('upgrade', { progress: { failedDeploy: 'upgrade', taken: ['unlock'] } });
     remediationFailed(ctx, 'secrets is forbidden');
-    assert.equal(ctx.failure?.message, 'helm upgrade failed: Deployment.apps "web" is invalid; cleaning up after it also failed: secrets is forbidden');
+    assert.equal(told(ctx), 'helm upgrade failed: Deployment.apps "web" is invalid; cleaning up after it also failed: secrets is forbidden');
     assert.deepEqual(ctx.progress, { taken: ['unlock'], failedDeploy: 'upgrade', remediationFailed: true, remaining: undefined });
   });
 });
@@ -98,7 +116,7 @@ describe('fail', () => {
   ] as const) {
     it(`records a failed ${action} as ${reason} (event and ReleaseFailed) and throws ReconcileFailure`, async () => {
       const { ctx, events, writer } = afterFailed(action);
-      const message = ctx.failure?.message ?? '';
+      const message = told(ctx);
       await assert.rejects(fail(ctx, action), (err: unknown) => {
         assert.ok(err instanceof ReconcileFailure);
         assert.equal(err.reason, reason);
@@ -121,7 +139,7 @@ describe('fail', () => {
 
   it('clips a very long message in the event and condition, but not in the error', async () => {
     const long = `helm upgrade failed: ${'x'.repeat(10_000)}`;
-    const { ctx, events, writer } = actionContext({ failure: { action: 'upgrade', cause: upgradeCause, message: long } });
+    const { ctx, events, writer } = actionContext({ failure: { action: 'upgrade', cause: upgradeCause, error: long, remediation: [] } });
     await assert.rejects(fail(ctx, 'upgrade'), (err: unknown) => err instanceof Error && err.message === long);
     const event = events.events[0]?.message ?? '';
     assert.equal(event, `${long.slice(0, 7_986)}… (truncated)`);
