@@ -37,7 +37,7 @@ export function planReason(input: PlanInput, next: Plan): string {
       if (latest === undefined) return 'no release yet';
       if (latest.status !== 'deployed') return `the latest ${at} is ${latest.status}`;
       if (latest.fingerprint === undefined) return `${at} carries no fingerprint (written by another tool or an older operator)`;
-      return `the spec, chart or settings changed since ${at} (fingerprint ${latest.fingerprint} → ${input.desiredFingerprint})`;
+      return `the spec, chart or settings changed since ${at}`;
     case 'wait-pending':
       return `revision ${String(next.revision.revision)} is locked (${next.revision.status}) by an operation that may still run`;
     case 'released':

@@ -22,7 +22,7 @@ import type { CustomResource, SpecSummary, StoredRevision } from '../core/model.
 import type { SpecReader } from './ports.js';
 import { summarizeSpec } from '../core/spec-summary.js';
 import { Annotations, FINALIZER, LEGACY_FINALIZER, Reasons, releaseNameProblem } from './names.js';
-import { NO_PROGRESS, plan, type NonTerminalKind, type Plan, type PlanInput } from './plan.js';
+import { latestRevision, NO_PROGRESS, plan, type NonTerminalKind, type Plan, type PlanInput } from './plan.js';
 import { planReason } from './plan-reason.js';
 import type { ChartTrial, ReconcileTarget } from './target.js';
 import { canonicalJson } from '../lib/json.js';
@@ -141,9 +141,8 @@ export class Reconciler implements Engine {
         progress: ctx.progress,
       };
       const next = plan(planInput);
-      // What acts on the release is told at info with why; the rest (nothing to do, waits) at debug.
-      if (ACTS.has(next.kind)) log.info({ plan: next.kind, why: planReason(planInput, next), step }, 'planned');
-      else log.debug({ plan: next.kind, why: planReason(planInput, next), step }, 'planned');
+      const why = planReason(planInput, next);
+      log.debug({ plan: next.kind, why, step }, 'planned');
       // The start's snapshot of the records serves a first look that finds nothing to do and
       // agrees with the revision the CR's status names (what its last owner saw last); for
       // anything else look again, fresh, before acting.
@@ -157,6 +156,10 @@ export class Reconciler implements Engine {
       }
       // The release already holds exactly what this target asks for.
       if (next.kind === 'none') ctx.deployedTarget = true;
+      // What acts on the release is told at info, with why (the fingerprints when it upgrades);
+      // the Reconciling condition of a helm call shows why too.
+      if (ACTS.has(next.kind)) log.info({ plan: next.kind, why, step, ...(next.kind === 'upgrade' ? fingerprints(planInput) : {}) }, 'acting');
+      ctx.why = why;
       const result = await run(ctx, next, revisions);
       if (result.done) return result.outcome;
       if (LEAVES_STORAGE.has(next.kind)) unchanged = observed;
@@ -303,6 +306,11 @@ interface Observed {
   readonly foreign: StoredRevision[];
   /** From the start's snapshot of every record: a first look only (ReleaseStore.startupRevisions). */
   readonly fromStartup: boolean;
+}
+
+/** For the log of an upgrade: the fingerprint the latest revision carries and the one wanted. */
+function fingerprints(input: PlanInput): { fingerprint: { latest: string | undefined; desired: string } } {
+  return { fingerprint: { latest: latestRevision(input.revisions)?.fingerprint, desired: input.desiredFingerprint } };
 }
 
 /** Plans that act on the release (logged at info, with why). */

@@ -106,6 +106,8 @@ export class ActionContext {
   failure: FailedDeploy | undefined;
   /** Set when the release is known to hold this reconcile's target: helm deployed it, or it already did. */
   deployedTarget = false;
+  /** Why the plan chose the step now running (plan-reason.ts), shown beside a helm call it makes. */
+  why: string | undefined;
 
   constructor(
     readonly deps: ReconcilerDeps,
@@ -206,7 +208,8 @@ export class ActionContext {
    * written after the call tells how it went either way.
    */
   async announced<T>(action: 'install' | 'upgrade' | 'rollback' | 'uninstall', call: () => Promise<T>): Promise<T> {
-    const message = runningMessage(action, `release ${this.namespace}/${this.name}`, this.deps.helmTimeoutMs);
+    const running = runningMessage(action, `release ${this.namespace}/${this.name}`, this.deps.helmTimeoutMs);
+    const message = this.why === undefined ? running : `${running}: ${this.why}`;
     const announcing = this.writeStatus({ kind: 'acting', reason: ACTING_REASONS[action], message }).then(
       () => undefined,
       (err: unknown) => {

@@ -86,6 +86,16 @@ describe('Reconciler', () => {
     assert.ok(events.events.some((e) => e.reason === 'InstallSuccessful'));
   });
 
+  it('shows in Reconciling why it installs or upgrades, beside the action and its timeout', async () => {
+    await reconciler.reconcile(cr(), log);
+    await reconciler.reconcile(cr({}, { replicas: 3 }, writer.last), log);
+    const told = writer.statuses.map((st) => st.conditions?.find((c) => c.type === 'Reconciling' && c.status === 'True')?.message).filter((m) => m !== undefined);
+    assert.deepEqual(told, [
+      "Running 'install' of release ns1/demo (timeout 5m): no release of this name yet",
+      "Running 'upgrade' of release ns1/demo (timeout 5m): the spec, chart or settings changed since revision 1",
+    ]);
+  });
+
   it('tells what became of the chart it was served: deployed, found deployed, failed with the CR\'s message, or not tried', async () => {
     const trials: string[] = [];
     const told = makeReconciler({ onChartTrial: (c, t, trial) => trials.push(`${c.metadata.name} ${t.chartDigest} ${trial.kind}${trial.kind === 'failed' ? `: ${trial.message}` : ''}`) });
