@@ -200,10 +200,10 @@ export class AnsibleReconciler implements Engine {
         let current = cr;
         if (next.addFinalizer) current = await this.addFinalizer(current, d);
         log.info({ trigger: next.trigger, why: next.why }, 'ansible run needed');
-        return this.runOnce(current, d, next.trigger, log, signal);
+        return this.runOnce(current, d, next.trigger, next.why, log, signal);
       }
       case 'run-finalizer':
-        return this.runOnce(cr, d, 'finalizer', log, signal);
+        return this.runOnce(cr, d, 'finalizer', 'the resource is being deleted', log, signal);
     }
   }
 
@@ -296,15 +296,16 @@ export class AnsibleReconciler implements Engine {
     if (patch !== undefined) await this.deps.writer.patchStatus(cr, patch);
   }
 
-  /** Runs the role (or the finalizer) once and records the outcome in one status write. */
-  private async runOnce(cr: CustomResource, d: Derived, trigger: RunTrigger | 'finalizer', log: Logger, signal: AbortSignal | undefined): Promise<ReconcileOutcome> {
+  /** Runs the role (or the finalizer) once, Reconciling telling why, and records the outcome in one status write. */
+  private async runOnce(cr: CustomResource, d: Derived, trigger: RunTrigger | 'finalizer', why: string, log: Logger, signal: AbortSignal | undefined): Promise<ReconcileOutcome> {
     const { target } = d;
     const deleting = trigger === 'finalizer';
     const uid = cr.metadata.uid ?? '';
     const full = await this.deps.writer.read(cr);
     const runnable: AnsibleRunnable = deleting ? (target.finalizerRunnable ?? finalizerRunnableOf(target.source) ?? target.source) : target.source;
     const what = runnable.role !== undefined ? `role ${basename(runnable.role)}` : `playbook ${basename(runnable.playbook ?? '')}`;
-    await this.writeStatus(full, d, { kind: 'running', message: runningMessage(deleting ? 'finalizer' : 'run', `${what} for ${cr.metadata.name}`, this.deps.settings.timeoutMs) });
+    const running = runningMessage(deleting ? 'finalizer' : 'run', `${what} for ${cr.metadata.name}`, this.deps.settings.timeoutMs);
+    await this.writeStatus(full, d, { kind: 'running', message: `${running}: ${why}` });
     const extra = deleting ? target.source.finalizer?.vars : undefined;
     const started = this.deps.clock.now();
     let outcome: RunOutcome;

@@ -214,6 +214,20 @@ describe('AnsibleReconciler', () => {
     assert.equal(s.cluster.statusWrites.length, 2, 'and no write');
   });
 
+  it('shows in Reconciling why it runs: the first run, then a changed spec', async () => {
+    const s = setup();
+    await s.reconciler.reconcile(s.cluster.cached(), log);
+    s.cluster.setSpec({ size: 2 });
+    await s.reconciler.reconcile(s.cluster.cached(), log);
+    const running = s.cluster.statusWrites
+      .map((w) => (w['conditions'] as { type: string; status: string; reason: string; message: string }[] | undefined)?.find((c) => c.type === 'Reconciling' && c.reason === 'Running'))
+      .filter((c) => c !== undefined)
+      .map((c) => c.message);
+    assert.equal(running.length, 2);
+    assert.match(running[0] ?? '', /^Running 'run' of role webapp for web \(timeout \S+\): no successful run is recorded$/);
+    assert.match(running[1] ?? '', /: the inputs changed since the last successful run \(spec,/);
+  });
+
   it('a restarted operator runs nothing for a converged CR', async () => {
     const s = setup();
     await s.reconciler.reconcile(s.cluster.cached(), log);
