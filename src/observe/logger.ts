@@ -8,9 +8,13 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 /** `json`: one JSON object a line (for log collectors); `console`: readable lines for a terminal. */
 export type LogFormat = 'json' | 'console';
 
-/** Where `format`'s lines go: stdout as JSON (undefined: pino's own), or through the pretty printer. */
-export async function logDestination(format: LogFormat, colorize = process.stdout.isTTY): Promise<pino.DestinationStream | undefined> {
-  if (format === 'json') return undefined;
+/**
+ * Where `format`'s lines go: stdout as JSON, or through the pretty printer; both written as they
+ * are logged (pino buffers by default), so a SIGKILL or an OOM kill loses no line already logged:
+ * the last ones before a crash are those its reader needs. One write(2) a line, as Go's loggers do.
+ */
+export async function logDestination(format: LogFormat, colorize = process.stdout.isTTY): Promise<pino.DestinationStream> {
+  if (format === 'json') return pino.destination({ dest: 1, sync: true });
   return (await import('./pretty-logs.js')).prettyDestination(colorize);
 }
 
