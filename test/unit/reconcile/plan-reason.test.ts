@@ -1,46 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { NO_PROGRESS, plan, type PlanInput } from '../../../src/reconcile/plan.js';
+import { plan, type PlanInput } from '../../../src/reconcile/plan.js';
 import { planReason } from '../../../src/reconcile/plan-reason.js';
-import type { StoredRevision } from '../../../src/core/model.js';
+import { input, rev, START } from './plan-fixture.js';
 
-const NOW = Date.parse('2026-01-01T10:00:00Z');
-
-function rev(revision: number, status: string, extra: Partial<StoredRevision> = {}): StoredRevision {
-  return {
-    revision,
-    status,
-    fingerprint: 'fp-desired',
-    ownerKind: 'WebApp.apps.example.com',
-    createdAt: new Date(NOW - 60_000).toISOString(),
-    secretName: `sh.helm.release.v1.demo.v${String(revision)}`,
-    ...extra,
-  };
-}
-
-function input(overrides: Partial<PlanInput> = {}): PlanInput {
-  return {
-    deleting: false,
-    hasFinalizer: true,
-    paused: false,
-    uninstallWait: false,
-    problem: undefined,
-    serviceAccountMissing: false,
-    desiredFingerprint: 'fp-desired',
-    ownerKind: 'WebApp.apps.example.com',
-    revisions: [],
-    foreignRevisions: [],
-    inventory: [],
-    canCheckObjects: true,
-    serverNow: NOW,
-    startedAtRevision: '1000',
-    helmTimeoutMs: 300_000,
-    stoppedCalls: new Set<string>(),
-    statusRevision: undefined,
-    progress: NO_PROGRESS,
-    ...overrides,
-  };
-}
+const NOW = START;
 
 /** The plan for `i` and the sentence the reconciler logs with it. */
 function why(i: PlanInput): { kind: string; why: string } {

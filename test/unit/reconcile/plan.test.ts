@@ -1,47 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { NO_PROGRESS, plan, rollbackTarget, writtenBy, type PlanInput, type Progress } from '../../../src/reconcile/plan.js';
-import type { StoredRevision } from '../../../src/core/model.js';
+import { input, rev, START, STARTED_AT_REVISION } from './plan-fixture.js';
 
-const START = Date.parse('2026-01-01T10:00:00Z');
-/** The Secrets' resourceVersion when this process began acting. */
-const STARTED_AT_REVISION = '1000';
-
-function rev(revision: number, status: string, extra: Partial<StoredRevision> = {}): StoredRevision {
-  return {
-    revision,
-    status,
-    fingerprint: 'fp-current',
-    ownerKind: 'WebApp.apps.example.com',
-    createdAt: new Date(START - 60_000).toISOString(),
-    secretName: `sh.helm.release.v1.demo.v${revision}`,
-    ...extra,
-  };
-}
-
-function input(overrides: Partial<PlanInput> = {}): PlanInput {
-  return {
-    deleting: false,
-    hasFinalizer: true,
-    paused: false,
-    uninstallWait: false,
-    problem: undefined,
-    serviceAccountMissing: false,
-    desiredFingerprint: 'fp-current',
-    ownerKind: 'WebApp.apps.example.com',
-    revisions: [],
-    foreignRevisions: [],
-    inventory: [],
-    canCheckObjects: true,
-    serverNow: START + 10_000,
-    startedAtRevision: STARTED_AT_REVISION,
-    helmTimeoutMs: 300_000,
-    stoppedCalls: new Set<string>(),
-    statusRevision: undefined,
-    progress: NO_PROGRESS,
-    ...overrides,
-  };
-}
 
 describe('plan', () => {
   it('adds the finalizer before the first install', () => {
