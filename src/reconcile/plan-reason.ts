@@ -1,6 +1,7 @@
 /**
- * Why the plan chose what it chose, in a sentence for the log (`planned`, with `why`), as the
- * Ansible plan's `why` does: pure, from the same input the plan read.
+ * Why the plan chose what it chose, in a sentence for the log (`acting` and `planned`, as `why`)
+ * and the Reconciling message beside a helm call, as the Ansible plan's `why` is: pure, from the
+ * same input the plan read. It names revisions and states, never values or their fingerprints.
  */
 import { latestRevision, leftByStoppedCall, writtenBy, type Plan, type PlanInput } from './plan.js';
 

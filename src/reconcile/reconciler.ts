@@ -141,7 +141,9 @@ export class Reconciler implements Engine {
         progress: ctx.progress,
       };
       const next = plan(planInput);
-      const why = planReason(planInput, next);
+      const acts = ACTS.has(next.kind);
+      // Built only where it is told: an idle pass at info level builds no sentence.
+      const why = acts || log.isLevelEnabled('debug') ? planReason(planInput, next) : undefined;
       log.debug({ plan: next.kind, why, step }, 'planned');
       // The start's snapshot of the records serves a first look that finds nothing to do and
       // agrees with the revision the CR's status names (what its last owner saw last); for
@@ -158,7 +160,7 @@ export class Reconciler implements Engine {
       if (next.kind === 'none') ctx.deployedTarget = true;
       // What acts on the release is told at info, with why (the fingerprints when it upgrades);
       // the Reconciling condition of a helm call shows why too.
-      if (ACTS.has(next.kind)) log.info({ plan: next.kind, why, step, ...(next.kind === 'upgrade' ? fingerprints(planInput) : {}) }, 'acting');
+      if (acts) log.info({ plan: next.kind, why, step, ...(next.kind === 'upgrade' ? fingerprints(planInput) : {}) }, 'acting');
       ctx.why = why;
       const result = await run(ctx, next, revisions);
       if (result.done) return result.outcome;
