@@ -12,9 +12,8 @@ import type { KubeObject } from '../kube/types.js';
 import type { WallClock } from '../lib/clock.js';
 import { errorMessage } from '../lib/errors.js';
 import { canonicalJson } from '../lib/json.js';
-import { ReconcileFailure } from '../core/outcome.js';
+import { leave, ReconcileFailure, type Exit, type ReconcileOutcome } from '../core/outcome.js';
 import type { Engine } from '../core/engine.js';
-import type { ReconcileOutcome } from '../core/outcome.js';
 import { missingServiceAccountMessage, serviceAccountMissing as saMissing, tenantOf, type Tenant } from '../core/tenant.js';
 import { DEFAULT_STALL_AFTER_FAILURES, runningMessage } from '../core/kstatus.js';
 import type { CustomResource, ObjectRef, Readiness } from '../core/model.js';
@@ -120,6 +119,13 @@ export const AnsibleEventReasons = {
   serviceAccountNotFound: 'ServiceAccountNotFound',
 } as const;
 
+/** The status a reconcile ends with: `change` patched onto `cr`, speaking for `generation` (cr's by default). */
+interface EndStatus {
+  readonly cr: CustomResource;
+  readonly change: StatusChange;
+  readonly generation?: number | undefined;
+}
+
 interface Derived {
   readonly target: AnsibleTarget;
   readonly options: AnsibleCrOptions | undefined;
@@ -166,35 +172,41 @@ export class AnsibleReconciler implements Engine {
       now: this.deps.clock.now(),
     });
     log.debug({ plan: next.kind, ...(next.kind === 'run' ? { trigger: next.trigger } : {}) }, 'planned');
-    return this.act(cached, next, d, observed.readiness, log, signal);
+    // The one exit (core/outcome.ts): the status the step ended with is written here, once.
+    const exit = await this.act(cached, next, d, observed.readiness, log, signal);
+    return leave(exit, async (s) => {
+      await this.writeStatus(s.cr, d, s.change, s.generation);
+      return {};
+    });
   }
 
-  private async act(cr: CustomResource, next: AnsiblePlan, d: Derived, readiness: Readiness | undefined, log: Logger, signal: AbortSignal | undefined): Promise<ReconcileOutcome> {
+  private async act(cr: CustomResource, next: AnsiblePlan, d: Derived, readiness: Readiness | undefined, log: Logger, signal: AbortSignal | undefined): Promise<Exit<EndStatus>> {
     switch (next.kind) {
       case 'released':
-        return {};
+        return { outcome: {} };
       case 'skip-finalizer': {
         const name = d.target.source.finalizer?.name ?? '';
         this.deps.events.emit(cr, 'Warning', AnsibleEventReasons.finalizerSkipped, `finalizer ${name} removed without running it: annotation ${AnsibleAnnotations.skipFinalizer} is "true"`);
         log.warn({ finalizer: name }, 'finalizer skipped by annotation');
         await this.deps.writer.setFinalizers(cr, (cr.metadata.finalizers ?? []).filter((f) => f !== name));
-        return {};
+        return { outcome: {} };
       }
       case 'irreconcilable':
         this.deps.events.emit(cr, 'Warning', AnsibleEventReasons.invalid, next.message);
-        await this.writeStatus(cr, d, { kind: 'problem', reason: AnsibleReasons.invalid, message: next.message });
-        return {};
+        return { outcome: {}, status: { cr, change: { kind: 'problem', reason: AnsibleReasons.invalid, message: next.message } } };
       case 'no-service-account': {
         const message = d.tenant === undefined ? 'no ServiceAccount configured' : missingServiceAccountMessage(d.tenant, 'ansible');
         this.deps.events.emit(cr, 'Warning', AnsibleEventReasons.serviceAccountNotFound, message);
-        await this.writeStatus(cr, d, { kind: 'problem', reason: AnsibleReasons.serviceAccountNotFound, message });
-        throw new ReconcileFailure(AnsibleReasons.serviceAccountNotFound, message);
+        return {
+          outcome: {},
+          status: { cr, change: { kind: 'problem', reason: AnsibleReasons.serviceAccountNotFound, message } },
+          failure: new ReconcileFailure(AnsibleReasons.serviceAccountNotFound, message),
+        };
       }
       case 'current': {
         let current = cr;
         if (next.addFinalizer) current = await this.addFinalizer(current, d);
-        await this.writeStatus(current, d, { kind: 'current', readiness });
-        return requeue([next.nextRunInMs, d.target.recheckPeriodMs > 0 ? d.target.recheckPeriodMs : undefined]);
+        return { outcome: requeue([next.nextRunInMs, d.target.recheckPeriodMs > 0 ? d.target.recheckPeriodMs : undefined]), status: { cr: current, change: { kind: 'current', readiness } } };
       }
       case 'run': {
         let current = cr;
@@ -296,8 +308,11 @@ export class AnsibleReconciler implements Engine {
     if (patch !== undefined) await this.deps.writer.patchStatus(cr, patch);
   }
 
-  /** Runs the role (or the finalizer) once, Reconciling telling why, and records the outcome in one status write. */
-  private async runOnce(cr: CustomResource, d: Derived, trigger: RunTrigger | 'finalizer', why: string, log: Logger, signal: AbortSignal | undefined): Promise<ReconcileOutcome> {
+  /**
+   * Runs the role (or the finalizer) once, Reconciling telling why (written before the run, the
+   * one write not left to the exit), and returns the status recording the outcome.
+   */
+  private async runOnce(cr: CustomResource, d: Derived, trigger: RunTrigger | 'finalizer', why: string, log: Logger, signal: AbortSignal | undefined): Promise<Exit<EndStatus>> {
     const { target } = d;
     const deleting = trigger === 'finalizer';
     const uid = cr.metadata.uid ?? '';
@@ -368,7 +383,7 @@ export class AnsibleReconciler implements Engine {
       if (isNotFound(err)) return undefined;
       throw err;
     });
-    if (after === undefined) return {};
+    if (after === undefined) return { outcome: {} };
     const now = this.deps.clock.now();
     const inventory = nextInventory(d.record?.inventory ?? [], written);
     let readiness: Readiness | undefined;
@@ -387,16 +402,16 @@ export class AnsibleReconciler implements Engine {
     const reason = succeeded ? AnsibleReasons.successful : failureReason(outcome);
     const message = succeeded ? '' : failureMessage(outcome, this.deps.settings.timeoutMs);
     const result = { ...outcome.stats, completion: completionTime(now) };
-    if (!(deleting && succeeded)) {
-      // Patched onto the CR as it is now, but for the generation the run ran with: a spec changed
-      // during the run is not done yet (its run follows), and observedGeneration must not say so.
-      await this.writeStatus(after, d, { kind: 'ran', succeeded, reason, message, result, record, readiness }, full.metadata.generation);
-    }
+    // Patched onto the CR as it is now, but for the generation the run ran with: a spec changed
+    // during the run is not done yet (its run follows), and observedGeneration must not say so.
+    // A finalizer that ran lets the CR go: nothing to record.
+    const status: EndStatus | undefined =
+      deleting && succeeded ? undefined : { cr: after, change: { kind: 'ran', succeeded, reason, message, result, record, readiness }, generation: full.metadata.generation };
 
     if (outcome.result === 'canceled') {
       // The operator is stopping: nothing to retry here; the next start runs it again (nothing was recorded).
       log.info('the run was stopped with the operator; it runs again at the next start');
-      return {};
+      return { outcome: {}, status };
     }
     if (!succeeded) {
       const eventReason = deleting ? AnsibleEventReasons.finalizerFailed : AnsibleEventReasons.runFailed;
@@ -404,17 +419,17 @@ export class AnsibleReconciler implements Engine {
         ? `${message}; the finalizer ${target.source.finalizer?.name ?? ''} stays until a run succeeds (fix the role, or annotate ${AnsibleAnnotations.skipFinalizer}="true" to let the resource go without it)`
         : message;
       this.deps.events.emit(after, 'Warning', eventReason, text);
-      throw new ReconcileFailure(reason, text);
+      return { outcome: {}, status, failure: new ReconcileFailure(reason, text) };
     }
     if (deleting) {
       const name = target.source.finalizer?.name ?? '';
       await this.deps.writer.setFinalizers(after, (after.metadata.finalizers ?? []).filter((f) => f !== name));
       this.forget(uid);
-      return {};
+      return { outcome: {} };
     }
     this.deps.events.emit(after, 'Normal', AnsibleEventReasons.runSuccessful, `ran ${describeRunnable(target.source)} (${trigger}): ok=${outcome.stats.ok} changed=${outcome.stats.changed} skipped=${outcome.stats.skipped}`);
     const periodMs = d.options?.reconcilePeriodMs ?? target.runPeriodMs;
-    return requeue([outcome.requeueAfterMs, periodMs !== undefined && periodMs > 0 ? periodMs : undefined, target.recheckPeriodMs > 0 ? target.recheckPeriodMs : undefined]);
+    return { status, outcome: requeue([outcome.requeueAfterMs, periodMs !== undefined && periodMs > 0 ? periodMs : undefined, target.recheckPeriodMs > 0 ? target.recheckPeriodMs : undefined]) };
   }
 }
 

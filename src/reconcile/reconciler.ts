@@ -163,7 +163,8 @@ export class Reconciler implements Engine {
       if (acts) log.info({ plan: next.kind, why, step, ...(next.kind === 'upgrade' ? fingerprints(planInput) : {}) }, 'acting');
       ctx.why = why;
       const result = await run(ctx, next, revisions);
-      if (result.done) return result.outcome;
+      // The one exit: the status the step ended with is written here, once, on every path.
+      if (result.done) return ctx.finish(result);
       if (LEAVES_STORAGE.has(next.kind)) unchanged = observed;
     }
   }
@@ -337,7 +338,7 @@ async function run(ctx: ActionContext, next: Plan, revisions: readonly StoredRev
     case 'released':
       return end();
     case 'paused':
-      return paused(ctx);
+      return paused();
     case 'irreconcilable':
       return irreconcilable(ctx, next.message, next.message === ctx.derived.problem ? ctx.derived.problemReason : undefined);
     case 'conflict':
@@ -379,7 +380,7 @@ async function run(ctx: ActionContext, next: Plan, revisions: readonly StoredRev
       taken(ctx, next.kind);
       return checkObjectsGone(ctx);
     case 'wait-objects-gone':
-      return waitObjectsGone(ctx, next.remaining);
+      return waitObjectsGone(next.remaining);
     case 'remove-finalizer':
       return removeFinalizer(ctx);
     case 'stuck':

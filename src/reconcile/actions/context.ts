@@ -18,7 +18,7 @@ import { ConditionTypes, Reasons } from '../names.js';
 import type { Progress } from '../plan.js';
 import type { RecordVersion, ReleaseActions, ReleaseRequestBase, ReleaseKeeperPort, ReleaseStore } from '../ports.js';
 import { statusMergePatch } from '../../core/merge-patch.js';
-import type { ReconcileOutcome } from '../../core/outcome.js';
+import { leave, type Exit, type ReconcileFailure, type ReconcileOutcome, type StatusWrite } from '../../core/outcome.js';
 import type { Confinement } from '../../core/confinement.js';
 import type { CrWriter, EventSink, ServerTimes, ServiceAccountLookup } from '../../core/ports.js';
 import { nextStatus, onlyRolloutProgress, type Outcome } from '../status.js';
@@ -68,16 +68,21 @@ export interface ReconcilerDeps {
 /** When each resource's status was last written (by uid), within the pace, oldest first; shared by a kind's reconciles. */
 export type StatusWriteTimes = Map<string, number>;
 
-/** What writeStatus did: `deferredMs` = a rollout-progress change waits; look again after that long. */
-export interface StatusWrite {
-  readonly deferredMs?: number;
-}
-
-/** After an action: observe and plan again, or end the reconcile with this outcome. */
-export type StepResult = { readonly done: false } | { readonly done: true; readonly outcome: ReconcileOutcome };
+/** After an action: observe and plan again, or end the reconcile (the status it writes, its outcome or failure). */
+export type StepResult = { readonly done: false } | Done;
+export type Done = { readonly done: true } & Exit<Outcome>;
 
 export const CONTINUE: StepResult = { done: false };
-export const end = (outcome: ReconcileOutcome = {}): StepResult => ({ done: true, outcome });
+
+/** Ends the reconcile with `outcome`, writing `status` (when given) on the way out. */
+export function end(outcome: ReconcileOutcome = {}, status?: Outcome): Done {
+  return status === undefined ? { done: true, outcome } : { done: true, outcome, status };
+}
+
+/** Ends the reconcile failed (retried with backoff), `status` saying why written first. */
+export function failed(failure: ReconcileFailure, status?: Outcome): Done {
+  return status === undefined ? { done: true, outcome: {}, failure } : { done: true, outcome: {}, status, failure };
+}
 
 /** A deploy that failed in this reconcile: what helm said, then what remediation did, in order. */
 export interface FailedDeploy {
@@ -178,10 +183,19 @@ export class ActionContext {
   }
 
   /**
-   * Writes the status only when it changed, so an idle operator makes no API writes; a change that
-   * only retells a rollout in progress waits out the status pace (see ReconcilerDeps).
+   * The reconcile's one exit (core/outcome.ts leave): the status the last step asked for is
+   * written, then its failure thrown or its outcome returned.
    */
-  async writeStatus(outcome: Outcome): Promise<StatusWrite> {
+  finish(done: Done): Promise<ReconcileOutcome> {
+    return leave(done, (status) => this.writeStatus(status));
+  }
+
+  /**
+   * Writes the status only when it changed, so an idle operator makes no API writes; a change that
+   * only retells a rollout in progress waits out the status pace (see ReconcilerDeps). Private:
+   * actions return the status they want (`end`, `failed`) and `finish` writes it.
+   */
+  private async writeStatus(outcome: Outcome): Promise<StatusWrite> {
     const nowMs = this.deps.clock.now();
     const now = new Date(nowMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
     const status = nextStatus(this.cr.status, outcome, this.cr.metadata.generation, now, { held: this.target.chartChangeHeld, stallAfter: this.deps.stallAfterFailures });

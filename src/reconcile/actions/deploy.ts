@@ -82,8 +82,7 @@ export async function deploy(ctx: ActionContext, action: 'install' | 'upgrade'):
     ctx.log.warn({ err: errorMessage(err) }, 'deployed, but could not inspect the release objects');
     return undefined;
   });
-  await ctx.writeStatus({ kind: 'deployed', action, release, kept });
-  return end(derived.requeue);
+  return end(derived.requeue, { kind: 'deployed', action, release, kept });
 }
 
 /** Helm's message, and after it what to do when another field manager's field made the apply fail. */

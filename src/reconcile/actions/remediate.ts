@@ -1,12 +1,12 @@
 /**
  * After a failed install or upgrade: undo what Helm left behind (the plan chose how), then record
- * why on the CR and fail the reconcile so the queue retries with backoff.
+ * why on the CR (the status the reconcile ends with) and fail so the queue retries with backoff.
  */
 import { errorMessage } from '../../lib/errors.js';
 import { Reasons } from '../names.js';
 import { clip } from '../../core/conditions.js';
 import { HelmCallsStopped } from '../ports.js';
-import { CONTINUE, failureMessage, remediated, type ActionContext, type FailedDeploy, type StepResult } from './context.js';
+import { CONTINUE, failed, failureMessage, remediated, type ActionContext, type Done, type FailedDeploy, type StepResult } from './context.js';
 import { ReconcileFailure } from '../../core/outcome.js';
 
 function failureOf(ctx: ActionContext): FailedDeploy {
@@ -52,11 +52,10 @@ export async function removeFailedInstall(ctx: ActionContext): Promise<StepResul
 }
 
 /** Records the failure (event, ReleaseFailed condition) and fails the reconcile. */
-export async function fail(ctx: ActionContext, action: 'install' | 'upgrade'): Promise<never> {
+export function fail(ctx: ActionContext, action: 'install' | 'upgrade'): Done {
   const failure = failureOf(ctx);
   const message = failureMessage(failure);
   const reason = action === 'install' ? Reasons.installError : Reasons.upgradeError;
   ctx.deps.events.emit(ctx.cr, 'Warning', reason, clip(message));
-  await ctx.writeStatus({ kind: 'failed', reason, message, inputs: ctx.derived.desiredFingerprint });
-  throw new ReconcileFailure(reason, message, { cause: failure.cause });
+  return failed(new ReconcileFailure(reason, message, { cause: failure.cause }), { kind: 'failed', reason, message, inputs: ctx.derived.desiredFingerprint });
 }

@@ -3,8 +3,7 @@ import { forbiddenExplanation, missingServiceAccountMessage } from '../../core/t
 import type { KeepResult, Release, StoredRevision } from '../../core/model.js';
 import { Reasons } from '../names.js';
 import { latestRevision } from '../plan.js';
-import { end, type ActionContext, type StepResult } from './context.js';
-import { type ReconcileOutcome } from '../../core/outcome.js';
+import { end, failed, type ActionContext, type Done } from './context.js';
 import { ReconcileFailure } from '../../core/outcome.js';
 
 /**
@@ -12,7 +11,7 @@ import { ReconcileFailure } from '../../core/outcome.js';
  * status if that changed it. `refreshStatus` fetches the release's details once when the status
  * lacks them (e.g. a CR whose status was wiped).
  */
-export async function current(ctx: ActionContext, revisions: readonly StoredRevision[], refreshStatus: boolean): Promise<StepResult> {
+export async function current(ctx: ActionContext, revisions: readonly StoredRevision[], refreshStatus: boolean): Promise<Done> {
   let release: Release | undefined;
   if (refreshStatus) release = await ctx.deps.helm.status(ctx.call);
   const latest = latestRevision(revisions);
@@ -35,39 +34,31 @@ export async function current(ctx: ActionContext, revisions: readonly StoredRevi
     if (refused === undefined) throw err;
     const message = `cannot keep the release as the chart says: ${refused}`;
     ctx.deps.events.emit(ctx.cr, 'Warning', Reasons.reconcileError, message);
-    await ctx.writeStatus({ kind: 'irreconcilable', message });
-    throw new ReconcileFailure(Reasons.reconcileError, message, { cause: err });
+    return failed(new ReconcileFailure(Reasons.reconcileError, message, { cause: err }), { kind: 'irreconcilable', message });
   }
-  const { deferredMs } = await ctx.writeStatus({ kind: 'current', release, kept });
-  return end(deferredMs === undefined ? ctx.derived.requeue : soonest(ctx.derived.requeue, deferredMs));
+  // A paced write (a rollout still in progress) brings the next look forward (core/outcome.ts leave).
+  return end(ctx.derived.requeue, { kind: 'current', release, kept });
 }
 
-/** The period's requeue, or sooner when a paced status write is waiting. */
-function soonest(requeue: ReconcileOutcome, afterMs: number): ReconcileOutcome {
-  return { requeueAfterMs: Math.min(requeue.requeueAfterMs ?? afterMs, afterMs) };
-}
-
-export async function paused(ctx: ActionContext): Promise<StepResult> {
-  await ctx.writeStatus({ kind: 'paused' });
-  return end();
+export function paused(): Done {
+  return end({}, { kind: 'paused' });
 }
 
 /** The CR cannot be reconciled as it is; retrying cannot help, a change to it (or the chart) will. */
-export async function irreconcilable(ctx: ActionContext, message: string, reason: string = Reasons.reconcileError): Promise<StepResult> {
+export function irreconcilable(ctx: ActionContext, message: string, reason: string = Reasons.reconcileError): Done {
   ctx.deps.events.emit(ctx.cr, 'Warning', reason, message);
-  await ctx.writeStatus({ kind: 'irreconcilable', reason, message });
-  return end();
+  return end({}, { kind: 'irreconcilable', reason, message });
 }
 
 /**
  * Records of the release were not written by chartpilot for this CR: say so (condition, event),
  * touch nothing. Looked at again every period, so deleting a forgery (or adopting) recovers.
  */
-export async function foreignRecords(ctx: ActionContext, message: string): Promise<StepResult> {
+export function foreignRecords(ctx: ActionContext, message: string): Done {
   ctx.deps.events.emit(ctx.cr, 'Warning', Reasons.foreignReleaseRecord, message);
   ctx.log.warn('release records not written by chartpilot for this resource: nothing done');
-  await ctx.writeStatus({ kind: 'irreconcilable', reason: Reasons.foreignReleaseRecord, message });
-  return end(ctx.derived.requeue.requeueAfterMs === undefined ? { requeueAfterMs: FOREIGN_RECHECK_MS } : ctx.derived.requeue);
+  const requeue = ctx.derived.requeue.requeueAfterMs === undefined ? { requeueAfterMs: FOREIGN_RECHECK_MS } : ctx.derived.requeue;
+  return end(requeue, { kind: 'irreconcilable', reason: Reasons.foreignReleaseRecord, message });
 }
 
 /** With periodic re-checks off, a CR held by foreign records still looks again this often. */
@@ -78,11 +69,10 @@ const FOREIGN_RECHECK_MS = 60_000;
  * archive): say so on the CR, touch the release not at all, and fail so the queue retries with
  * backoff. When the chart becomes available the kind's CRs are re-enqueued at once.
  */
-export async function chartUnavailable(ctx: ActionContext, message: string): Promise<never> {
+export function chartUnavailable(ctx: ActionContext, message: string): Done {
   const reason = ctx.target.chartUnavailable?.reason ?? Reasons.chartUnavailable;
   ctx.deps.events.emit(ctx.cr, 'Warning', Reasons.chartUnavailable, message);
-  await ctx.writeStatus({ kind: 'chart-unavailable', reason, message });
-  throw new ReconcileFailure(Reasons.chartUnavailable, message);
+  return failed(new ReconcileFailure(Reasons.chartUnavailable, message), { kind: 'chart-unavailable', reason, message });
 }
 
 /**
@@ -90,16 +80,15 @@ export async function chartUnavailable(ctx: ActionContext, message: string): Pro
  * nothing, and fail so the queue retries with backoff (creating the ServiceAccount also enqueues
  * the namespace's CRs at once).
  */
-export async function noServiceAccount(ctx: ActionContext): Promise<never> {
+export function noServiceAccount(ctx: ActionContext): Done {
   const tenant = ctx.derived.tenant;
   if (tenant === undefined) throw new Error('unreachable: no ServiceAccount is configured');
   const message = missingServiceAccountMessage(tenant, 'helm');
   ctx.deps.events.emit(ctx.cr, 'Warning', Reasons.serviceAccountNotFound, message);
-  await ctx.writeStatus({ kind: 'irreconcilable', reason: Reasons.serviceAccountNotFound, message });
-  throw new ReconcileFailure(Reasons.serviceAccountNotFound, message);
+  return failed(new ReconcileFailure(Reasons.serviceAccountNotFound, message), { kind: 'irreconcilable', reason: Reasons.serviceAccountNotFound, message });
 }
 
 /** An action did not take effect: fail, so the queue retries with backoff. */
-export function stuck(message: string): never {
-  throw new ReconcileFailure(Reasons.reconcileError, message);
+export function stuck(message: string): Done {
+  return failed(new ReconcileFailure(Reasons.reconcileError, message));
 }

@@ -1,6 +1,6 @@
 /** uninstall-wait: the CR stays until every object of its uninstalled release is really gone. */
 import type { ObjectRef } from '../../core/model.js';
-import { CONTINUE, end, type ActionContext, type StepResult } from './context.js';
+import { CONTINUE, end, type ActionContext, type Done, type StepResult } from './context.js';
 
 /** How often uninstall-wait looks again for objects still being deleted. */
 export const UNINSTALL_WAIT_POLL_MS = 2_000;
@@ -14,9 +14,8 @@ export async function checkObjectsGone(ctx: ActionContext): Promise<StepResult> 
 }
 
 /** Says which objects are still there and looks again shortly. */
-export async function waitObjectsGone(ctx: ActionContext, remaining: readonly ObjectRef[]): Promise<StepResult> {
+export function waitObjectsGone(remaining: readonly ObjectRef[]): Done {
   const named = remaining.slice(0, 3).map((i) => `${i.kind} ${i.name}`).join(', ');
   const more = remaining.length > 3 ? ` and ${remaining.length - 3} more` : '';
-  await ctx.writeStatus({ kind: 'uninstalling', message: `release uninstalled; waiting for ${named}${more} to be deleted (uninstall-wait)` });
-  return end({ requeueAfterMs: UNINSTALL_WAIT_POLL_MS });
+  return end({ requeueAfterMs: UNINSTALL_WAIT_POLL_MS }, { kind: 'uninstalling', message: `release uninstalled; waiting for ${named}${more} to be deleted (uninstall-wait)` });
 }

@@ -4,7 +4,7 @@ import { forbiddenExplanation } from '../../core/tenant.js';
 import { Reasons } from '../names.js';
 import { clip } from '../../core/conditions.js';
 import { HelmCallsStopped } from '../ports.js';
-import { CONTINUE, type ActionContext, type StepResult } from './context.js';
+import { CONTINUE, failed, type ActionContext, type StepResult } from './context.js';
 import { ReconcileFailure } from '../../core/outcome.js';
 import { removeFinalizer } from './finalizer.js';
 
@@ -29,8 +29,7 @@ async function uninstall(ctx: ActionContext, why: string): Promise<StepResult> {
     if (err instanceof HelmCallsStopped) throw err; // never started: nothing to record
     const message = `helm uninstall failed: ${forbiddenExplanation(err, ctx.derived.tenant) ?? errorMessage(err)}`;
     deps.events.emit(ctx.cr, 'Warning', Reasons.uninstallError, clip(message));
-    await ctx.writeStatus({ kind: 'failed', reason: Reasons.uninstallError, message, inputs: 'uninstall' });
-    throw new ReconcileFailure(Reasons.uninstallError, message, { cause: err });
+    return failed(new ReconcileFailure(Reasons.uninstallError, message, { cause: err }), { kind: 'failed', reason: Reasons.uninstallError, message, inputs: 'uninstall' });
   }
   return CONTINUE;
 }

@@ -5,7 +5,7 @@ import { current } from '../../../src/reconcile/actions/report.js';
 import { contestMessage, driftCondition, ruleSnippet } from '../../../src/reconcile/drift-report.js';
 import type { Contest, KeepResult } from '../../../src/core/model.js';
 import { nextStatus } from '../../../src/reconcile/status.js';
-import { actionContext, conditionSummary, storedRevision, webApp, writtenCondition } from './actions/context-fixture.js';
+import { actionContext, conditionSummary, storedRevision, webApp, writtenCondition, settle } from './actions/context-fixture.js';
 
 const inventory = [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ns1', name: 'web' }];
 const replicas: Contest = {
@@ -72,21 +72,21 @@ describe('current: drift left in place', () => {
   it('passes the entry’s driftDetection to the keeper', async () => {
     const driftDetection = { mode: 'warn' as const, ignore: [{ paths: ['/spec/replicas'] }] };
     const { ctx, keeper } = actionContext({ target: { driftDetection } });
-    await current(ctx, revisions, false);
+    await settle(ctx, current(ctx, revisions, false));
     assert.deepEqual(keeper.kept[0]?.driftDetection, driftDetection);
   });
 
   it('announces a contest once (when the keeper gives the field up) and writes the Drifted condition', async () => {
     const { ctx, keeper, events, writer } = actionContext();
     keeper.keepResult = kept({ unrepaired: [], contests: [replicas] });
-    await current(ctx, revisions, false);
+    await settle(ctx, current(ctx, revisions, false));
     assert.deepEqual(events.events.map((e) => [e.type, e.reason]), [['Warning', 'DriftContested']]);
     assert.equal(events.events[0]?.message, contestMessage(replicas));
     assert.equal(conditionSummary(writtenCondition(writer, 'Drifted')).reason, 'DriftContested');
 
     const again = actionContext({ cr: webApp({}, writer.last) });
     again.keeper.keepResult = kept({ unrepaired: [], contests: [{ ...replicas, announce: false }] });
-    await current(again.ctx, revisions, false);
+    await settle(again.ctx, current(again.ctx, revisions, false));
     assert.deepEqual(again.events.events, [], 'named in the condition, not announced again');
   });
 
@@ -94,7 +94,7 @@ describe('current: drift left in place', () => {
     const { ctx, keeper, events, writer } = actionContext();
     const webDrift = kept({ unrepaired: [{ object: 'Deployment web', fields: ['spec.replicas'] }], contests: [] });
     keeper.keepResult = webDrift;
-    await current(ctx, revisions, false);
+    await settle(ctx, current(ctx, revisions, false));
     assert.deepEqual(events.events, [
       { type: 'Warning', reason: 'DriftDetected', message: 'differs from the chart and is not set back (driftDetection mode warn): Deployment web (spec.replicas) (revision 4)' },
     ]);
@@ -102,12 +102,12 @@ describe('current: drift left in place', () => {
 
     const same = actionContext({ cr: webApp({}, writer.last) });
     same.keeper.keepResult = webDrift;
-    await current(same.ctx, revisions, false);
+    await settle(same.ctx, current(same.ctx, revisions, false));
     assert.deepEqual(same.events.events, [], 'the condition already says so');
 
     const more = actionContext({ cr: webApp({}, writer.last) });
     more.keeper.keepResult = kept({ unrepaired: [{ object: 'Deployment web', fields: ['spec.replicas', 'spec.paused'] }], contests: [] });
-    await current(more.ctx, revisions, false);
+    await settle(more.ctx, current(more.ctx, revisions, false));
     assert.equal(more.events.events.length, 1, 'something new differs: told');
   });
 });

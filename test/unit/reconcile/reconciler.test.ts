@@ -4,7 +4,7 @@ import pino from 'pino';
 import { applyOverrides } from '../../../src/config/overrides.js';
 import { HelmError } from '../../../src/helm/types.js';
 import { fingerprint } from '../../../src/reconcile/fingerprint.js';
-import { FINALIZER } from '../../../src/reconcile/names.js';
+import { Annotations, FINALIZER } from '../../../src/reconcile/names.js';
 import { HelmCallInterrupted, HelmCallsStopped, type ReleaseKeeperPort } from '../../../src/reconcile/ports.js';
 import { Reconciler, ReconcileFailure, type ReconcilerOptions, type ReconcileTarget } from '../../../src/reconcile/reconciler.js';
 import type { CrStatus, CustomResource } from '../../../src/core/model.js';
@@ -84,6 +84,43 @@ describe('Reconciler', () => {
     assert.equal(deployed.reason, 'InstallSuccessful');
     assert.equal(deployed.message, 'notes for demo');
     assert.ok(events.events.some((e) => e.reason === 'InstallSuccessful'));
+  });
+
+  it('writes status once per reconcile on every path: the Reconciling announcements beside helm calls, then one write at the end', async () => {
+    const announcing = new Set(['Installing', 'Upgrading', 'RollingBack', 'Uninstalling']);
+    const isAnnouncement = (st: CrStatus): boolean => st.conditions?.some((c) => c.type === 'Reconciling' && c.status === 'True' && announcing.has(c.reason)) ?? false;
+    /** The status writes one reconcile made, as announcements (A) and other writes (W), in order. */
+    async function writesOf(reconcile: () => Promise<unknown>): Promise<string> {
+      const before = writer.statuses.length;
+      await reconcile().catch((err: unknown) => {
+        if (!(err instanceof ReconcileFailure)) throw err;
+      });
+      return writer.statuses.slice(before).map((st) => (isAnnouncement(st) ? 'A' : 'W')).join('');
+    }
+    const paths: Record<string, string> = {};
+    paths['install'] = await writesOf(() => reconciler.reconcile(cr({ finalizers: [] }), log));
+    world.failNext = { error: new HelmError('failed', 'Deployment is invalid', 'upgrade'), recorded: true };
+    paths['failed upgrade, rolled back'] = await writesOf(() => reconciler.reconcile(cr({ generation: 2 }, { replicas: 2 }, writer.last), log));
+    paths['upgrade'] = await writesOf(() => reconciler.reconcile(cr({ generation: 3 }, { replicas: 3 }, writer.last), log));
+    paths['current'] = await writesOf(() => reconciler.reconcile(cr({ generation: 3 }, { replicas: 3 }, writer.last), log));
+    paths['paused'] = await writesOf(() => reconciler.reconcile(cr({ generation: 3, annotations: { [Annotations.pauseReconcile]: 'true' } }, { replicas: 3 }, writer.last), log));
+    paths['delete'] = await writesOf(() => reconciler.reconcile(cr({ generation: 3, deletionTimestamp: '2026-01-01T10:01:00Z' }, { replicas: 3 }, writer.last), log));
+    world.failNext = { error: new HelmError('failed', 'Service is invalid', 'upgrade'), recorded: true };
+    paths['failed install, removed'] = await writesOf(() => reconciler.reconcile(cr({ name: 'other', uid: 'uid-2' }), log));
+    paths['irreconcilable'] = await writesOf(() => reconciler.reconcile(cr({ name: 'x'.repeat(60), uid: 'uid-3' }), log));
+    target = { ...target, chartUnavailable: { reason: 'RegistryUnreachable', message: 'registry r is unreachable' } };
+    paths['chart unavailable'] = await writesOf(() => reconciler.reconcile(cr({ name: 'third', uid: 'uid-4' }), log));
+    assert.deepEqual(paths, {
+      install: 'AW',
+      'failed upgrade, rolled back': 'AAW',
+      upgrade: 'AW',
+      current: '',
+      paused: 'W',
+      delete: 'A',
+      'failed install, removed': 'AAW',
+      irreconcilable: 'W',
+      'chart unavailable': 'W',
+    });
   });
 
   it('shows in Reconciling why it installs or upgrades, beside the action and its timeout', async () => {

@@ -3,7 +3,7 @@
  * derived options and values, and recording fakes of every port (test/unit/fakes/reconcile-ports).
  */
 import { applyOverrides } from '../../../../src/config/overrides.js';
-import { ActionContext, type FailedDeploy, type ReconcilerDeps } from '../../../../src/reconcile/actions/context.js';
+import { ActionContext, type FailedDeploy, type ReconcilerDeps, type StepResult } from '../../../../src/reconcile/actions/context.js';
 import { type ReconcileOutcome } from '../../../../src/core/outcome.js';
 import { parseCrOptions, type CrOptions } from '../../../../src/reconcile/annotations.js';
 import type { Condition, CrStatus, CustomResource, StoredRevision } from '../../../../src/core/model.js';
@@ -126,6 +126,15 @@ export function actionContext(o: FixtureOptions = {}): Fixture {
   );
   ctx.failure = o.failure;
   return { ctx, helm, releases, writer, events, keeper, logged: text };
+}
+
+/**
+ * An action's result taken through the reconcile's exit, as the reconciler does: a step that ends
+ * the reconcile has its status written and its failure thrown here, never inside the action.
+ */
+export async function settle(ctx: ActionContext, step: StepResult | Promise<StepResult>): Promise<StepResult> {
+  const result = await step;
+  return result.done ? { done: true, outcome: await ctx.finish(result) } : result;
 }
 
 /** The condition of `type` in the last status written, failing the test when there is none. */

@@ -5,7 +5,7 @@ import { bucketOf } from '../../../../src/lib/uid-bucket.js';
 import { deploy } from '../../../../src/reconcile/actions/deploy.js';
 import type { Readiness } from '../../../../src/core/model.js';
 import { helmRelease } from '../../fakes/reconcile-ports.js';
-import { actionContext, conditionSummary, DESIRED_FINGERPRINT, HELM_TIMEOUT_MS, HISTORY_MAX, PERIOD_MS, reconcilingWrites, webApp, writtenCondition } from './context-fixture.js';
+import { actionContext, conditionSummary, DESIRED_FINGERPRINT, HELM_TIMEOUT_MS, HISTORY_MAX, PERIOD_MS, reconcilingWrites, webApp, writtenCondition, settle } from './context-fixture.js';
 
 const ready: Readiness = { ready: true, failed: false, reason: 'AllResourcesReady', message: 'all 1 resource is ready' };
 const inventory = [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns1', name: 'cfg' }];
@@ -16,7 +16,7 @@ const nonOwned = { 'operator-sdk/primary-resource': 'ns1/demo', 'operator-sdk/pr
 describe('deploy: the helm request', () => {
   it('installs the values with the fingerprint and owner kind on the release record and ownership via post-render', async () => {
     const { ctx, helm } = actionContext({ values: { replicas: 2, image: { tag: '1.2' } }, target: { allowCrossNamespace: true } });
-    await deploy(ctx, 'install');
+    await settle(ctx, deploy(ctx, 'install'));
     assert.deepEqual(helm.upgrades, [
       {
         release: 'demo',
@@ -59,7 +59,7 @@ describe('deploy: the helm request', () => {
       return calls === 1 ? Promise.reject(unknown) : Promise.resolve(helmRelease(1));
     };
     keeper.learnAnswer = true;
-    await deploy(ctx, 'install');
+    await settle(ctx, deploy(ctx, 'install'));
     assert.deepEqual(keeper.learned, [['example.com/v1/Widget']]);
     assert.equal(helm.upgrades.length, 2, 'deployed again once discovery knew the kind');
     assert.equal(ctx.failure, undefined);
@@ -69,14 +69,14 @@ describe('deploy: the helm request', () => {
     const { ctx, helm, keeper } = actionContext();
     helm.upgradeResult = new HelmError('render', 'the cluster does not serve the kind example.com/v1/Widget', 'upgrade', { unknownKinds: ['example.com/v1/Widget'] });
     keeper.learnAnswer = false;
-    await deploy(ctx, 'install');
+    await settle(ctx, deploy(ctx, 'install'));
     assert.equal(helm.upgrades.length, 1);
     assert.match(ctx.failure?.error ?? '', /does not serve the kind example\.com\/v1\/Widget/);
   });
 
   it("runs as the namespace's ServiceAccount when the kind names one", async () => {
     const { ctx, helm } = actionContext({ target: { serviceAccount: 'tenant' } });
-    await deploy(ctx, 'install');
+    await settle(ctx, deploy(ctx, 'install'));
     assert.equal(helm.upgrades[0]?.impersonate, 'system:serviceaccount:ns1:tenant');
   });
 
@@ -89,7 +89,7 @@ describe('deploy: the helm request', () => {
     ] as const;
     for (const c of cases) {
       const { ctx, helm } = actionContext({ options: c.options });
-      await deploy(ctx, c.action);
+      await settle(ctx, deploy(ctx, c.action));
       assert.equal(helm.upgrades[0]?.force, c.force, `${c.action} with ${JSON.stringify(c.options)}`);
     }
   });
@@ -97,22 +97,22 @@ describe('deploy: the helm request', () => {
   it('takes hooks and description from the annotations of the action it runs', async () => {
     const options = { installDisableHooks: true, installDescription: 'first', upgradeDisableHooks: false, upgradeDescription: 'second' };
     const install = actionContext({ options });
-    await deploy(install.ctx, 'install');
+    await settle(install.ctx, deploy(install.ctx, 'install'));
     assert.deepEqual([install.helm.upgrades[0]?.disableHooks, install.helm.upgrades[0]?.description], [true, 'first']);
     const upgrade = actionContext({ options });
-    await deploy(upgrade.ctx, 'upgrade');
+    await settle(upgrade.ctx, deploy(upgrade.ctx, 'upgrade'));
     assert.deepEqual([upgrade.helm.upgrades[0]?.disableHooks, upgrade.helm.upgrades[0]?.description], [false, 'second']);
   });
 
   it('only labels and annotates, owning nothing, without a keeper to tell cluster-scoped kinds', async () => {
     const { ctx, helm } = actionContext({ keeper: false });
-    await deploy(ctx, 'install');
+    await settle(ctx, deploy(ctx, 'install'));
     assert.deepEqual(helm.upgrades[0]?.postRender, { labels: { 'chartpilot.io/owner-uid': 'uid-1', 'chartpilot.io/owner-bucket': String(bucketOf('uid-1')) }, annotations: nonOwned });
   });
 
   it('neither labels nor owns when the resource has no uid', async () => {
     const { ctx, helm } = actionContext({ cr: webApp({ uid: undefined }) });
-    await deploy(ctx, 'install');
+    await settle(ctx, deploy(ctx, 'install'));
     assert.deepEqual(helm.upgrades[0]?.postRender, { labels: {}, annotations: nonOwned });
   });
 });
@@ -122,7 +122,7 @@ describe('deploy: success', () => {
     const { ctx, helm, events, writer, keeper } = actionContext();
     helm.upgradeResult = helmRelease(1, { notes: 'Visit http://demo' });
     keeper.keepResult = { inventory, repaired: [], readiness: ready };
-    const result = await deploy(ctx, 'install');
+    const result = await settle(ctx, deploy(ctx, 'install'));
     assert.deepEqual(result, { done: true, outcome: { requeueAfterMs: PERIOD_MS } });
     assert.deepEqual(events.events, [{ type: 'Normal', reason: 'InstallSuccessful', message: 'installed release demo to revision 1 (chart webapp-0.1.0)' }]);
     // Right after an upgrade the caches still show the old objects: no repair yet.
@@ -195,7 +195,7 @@ describe('deploy: success', () => {
       });
       return Promise.resolve(helmRelease(1));
     };
-    await deploy(ctx, 'install');
+    await settle(ctx, deploy(ctx, 'install'));
     assert.deepEqual(order, ['status 0 sent', 'helm started', 'announcement landed', 'status 1 sent']);
     assert.deepEqual(reconcilingWrites(writer), ["True/Installing/Running 'install' of release ns1/demo (timeout 5m)", '-']);
     const first = Number(sentOn[0]);
@@ -212,7 +212,7 @@ describe('deploy: success', () => {
       return Promise.reject(new Error('etcdserver: request timed out'));
     };
     helm.upgradeResult = helmRelease(1);
-    const result = await deploy(ctx, 'install');
+    const result = await settle(ctx, deploy(ctx, 'install'));
     assert.equal(result.done, true);
     assert.equal(helm.upgrades.length, 1);
     assert.equal(conditionSummary(writtenCondition(writer, 'Deployed')).status, 'True');
@@ -223,7 +223,7 @@ describe('deploy: success', () => {
     const failedBefore = { conditions: [{ type: 'ReleaseFailed', status: 'True' as const, reason: 'UpgradeError', message: 'x', lastTransitionTime: '2026-01-01T09:00:00Z' }] };
     const { ctx, helm, events, writer } = actionContext({ cr: webApp({}, failedBefore) });
     helm.upgradeResult = helmRelease(5);
-    await deploy(ctx, 'upgrade');
+    await settle(ctx, deploy(ctx, 'upgrade'));
     assert.deepEqual(events.events, [{ type: 'Normal', reason: 'UpgradeSuccessful', message: 'upgraded release demo to revision 5 (chart webapp-0.1.0)' }]);
     assert.equal(writtenCondition(writer, 'Deployed').reason, 'UpgradeSuccessful');
     assert.equal(writer.last?.conditions?.some((c) => c.type === 'ReleaseFailed'), false);
@@ -235,7 +235,7 @@ describe('deploy: success', () => {
       target: { overrides: { 'image.repository': secret, 'auth.password': 'hunter2' } },
       values: { image: { repository: secret }, auth: { password: 'hunter2' } },
     });
-    await deploy(ctx, 'install');
+    await settle(ctx, deploy(ctx, 'install'));
     assert.deepEqual(
       events.events.filter((e) => e.reason === 'OverrideValuesInUse'),
       ['image.repository', 'auth.password'].map((key) => ({
@@ -250,14 +250,14 @@ describe('deploy: success', () => {
 
   it('emits no OverrideValuesInUse warnings when told to suppress them', async () => {
     const { ctx, events } = actionContext({ target: { overrides: { 'image.repository': 'mirror/app' } }, suppressOverrideValues: true });
-    await deploy(ctx, 'install');
+    await settle(ctx, deploy(ctx, 'install'));
     assert.deepEqual(events.events.map((e) => e.reason), ['InstallSuccessful']);
   });
 
   it('writes the status without readiness when the release’s objects cannot be inspected', async () => {
     const { ctx, writer, keeper, logged } = actionContext();
     keeper.keepResult = new Error('discovery failed');
-    assert.deepEqual(await deploy(ctx, 'install'), { done: true, outcome: { requeueAfterMs: PERIOD_MS } });
+    assert.deepEqual(await settle(ctx, deploy(ctx, 'install')), { done: true, outcome: { requeueAfterMs: PERIOD_MS } });
     assert.equal(writtenCondition(writer, 'Deployed').status, 'True');
     assert.equal(writer.last?.conditions?.some((c) => c.type === 'Ready'), false);
     assert.equal(writer.last.deployedRelease?.inventory, undefined);
@@ -266,7 +266,7 @@ describe('deploy: success', () => {
 
   it('writes Ready Unknown when readiness is not tracked', async () => {
     const { ctx, writer } = actionContext({ target: { watchDependentResources: false } });
-    await deploy(ctx, 'install');
+    await settle(ctx, deploy(ctx, 'install'));
     assert.deepEqual(conditionSummary(writtenCondition(writer, 'Ready')), {
       status: 'Unknown',
       reason: 'ReadinessNotTracked',
@@ -280,7 +280,7 @@ describe('deploy: failure', () => {
     const { ctx, helm, events, writer, keeper } = actionContext({ progress: { taken: ['add-finalizer'] } });
     const cause = new HelmError('failed', 'Deployment.apps "web" is invalid: spec.replicas: Invalid value: -1', 'upgrade');
     helm.upgradeResult = cause;
-    const result = await deploy(ctx, 'install');
+    const result = await settle(ctx, deploy(ctx, 'install'));
     assert.deepEqual(result, { done: false });
     assert.deepEqual(ctx.failure, { action: 'install', cause, error: 'helm install failed: Deployment.apps "web" is invalid: spec.replicas: Invalid value: -1', remediation: [] });
     assert.deepEqual(ctx.progress, { taken: ['add-finalizer'], failedDeploy: 'install', remediationFailed: false, remaining: undefined });
@@ -292,7 +292,7 @@ describe('deploy: failure', () => {
   it('says "helm upgrade failed" for a failed upgrade, whatever was thrown', async () => {
     const { ctx, helm, logged } = actionContext();
     helm.upgradeResult = new Error('exec: helm not found');
-    await deploy(ctx, 'upgrade');
+    await settle(ctx, deploy(ctx, 'upgrade'));
     assert.equal(ctx.failure?.error, 'helm upgrade failed: exec: helm not found');
     assert.equal(ctx.progress.failedDeploy, 'upgrade');
     assert.match(logged(), /"errorKind":"unknown"/);
@@ -300,7 +300,7 @@ describe('deploy: failure', () => {
 
   it('refuses to deploy a resource the plan should have found irreconcilable', async () => {
     const { ctx, helm } = actionContext({ options: null });
-    await assert.rejects(deploy(ctx, 'install'), /unreachable/);
+    await assert.rejects(settle(ctx, deploy(ctx, 'install')), /unreachable/);
     assert.deepEqual(helm.upgrades, []);
   });
 });

@@ -4,7 +4,7 @@ import { HelmError } from '../../../../src/helm/types.js';
 import { failureMessage, type FailedDeploy } from '../../../../src/reconcile/actions/context.js';
 import { ReconcileFailure } from '../../../../src/core/outcome.js';
 import { fail, remediationFailed, removeFailedInstall, rollback } from '../../../../src/reconcile/actions/remediate.js';
-import { actionContext, conditionSummary, HELM_TIMEOUT_MS, reconcilingWrites, writtenCondition, type FixtureOptions } from './context-fixture.js';
+import { actionContext, conditionSummary, HELM_TIMEOUT_MS, reconcilingWrites, writtenCondition, type FixtureOptions, settle } from './context-fixture.js';
 
 const upgradeCause = new HelmError('failed', 'Deployment.apps "web" is invalid', 'upgrade');
 const installCause = new HelmError('failed', 'Service "web" is invalid', 'upgrade');
@@ -117,7 +117,7 @@ describe('fail', () => {
     it(`records a failed ${action} as ${reason} (event and ReleaseFailed) and throws ReconcileFailure`, async () => {
       const { ctx, events, writer } = afterFailed(action);
       const message = told(ctx);
-      await assert.rejects(fail(ctx, action), (err: unknown) => {
+      await assert.rejects(settle(ctx, fail(ctx, action)), (err: unknown) => {
         assert.ok(err instanceof ReconcileFailure);
         assert.equal(err.reason, reason);
         assert.equal(err.message, message);
@@ -132,7 +132,7 @@ describe('fail', () => {
   it('reports the remediation that followed', async () => {
     const { ctx, events, writer } = afterFailed('upgrade');
     await rollback(ctx, 2);
-    await assert.rejects(fail(ctx, 'upgrade'), /is invalid; rolled back to revision 2$/);
+    await assert.rejects(settle(ctx, fail(ctx, 'upgrade')), /is invalid; rolled back to revision 2$/);
     assert.equal(events.events.at(-1)?.message, 'helm upgrade failed: Deployment.apps "web" is invalid; rolled back to revision 2');
     assert.equal(writtenCondition(writer, 'ReleaseFailed').message, 'helm upgrade failed: Deployment.apps "web" is invalid; rolled back to revision 2');
   });
@@ -140,7 +140,7 @@ describe('fail', () => {
   it('clips a very long message in the event and condition, but not in the error', async () => {
     const long = `helm upgrade failed: ${'x'.repeat(10_000)}`;
     const { ctx, events, writer } = actionContext({ failure: { action: 'upgrade', cause: upgradeCause, error: long, remediation: [] } });
-    await assert.rejects(fail(ctx, 'upgrade'), (err: unknown) => err instanceof Error && err.message === long);
+    await assert.rejects(settle(ctx, fail(ctx, 'upgrade')), (err: unknown) => err instanceof Error && err.message === long);
     const event = events.events[0]?.message ?? '';
     assert.equal(event, `${long.slice(0, 7_986)}… (truncated)`);
     assert.equal(writtenCondition(writer, 'ReleaseFailed').message, event);

@@ -4,7 +4,7 @@ import { ReconcileFailure } from '../../../../src/core/outcome.js';
 import { current, irreconcilable, noServiceAccount, paused, stuck } from '../../../../src/reconcile/actions/report.js';
 import type { KeepResult } from '../../../../src/core/model.js';
 import { helmRelease } from '../../fakes/reconcile-ports.js';
-import { actionContext, conditionSummary, DESIRED_FINGERPRINT, HELM_TIMEOUT_MS, PERIOD_MS, storedRevision, webApp, writtenCondition } from './context-fixture.js';
+import { actionContext, conditionSummary, DESIRED_FINGERPRINT, HELM_TIMEOUT_MS, PERIOD_MS, storedRevision, webApp, writtenCondition, settle } from './context-fixture.js';
 
 const revisions = [storedRevision(2, 'superseded'), storedRevision(4, 'deployed'), storedRevision(3, 'superseded')];
 const inventory = [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ns1', name: 'web' }];
@@ -14,11 +14,24 @@ const notReady: KeepResult = {
   readiness: { ready: false, failed: false, reason: 'DeploymentNotAvailable', message: 'Deployment web: 1 of 2 replicas available' },
 };
 
+describe('report actions leave the status to the reconcile’s exit', () => {
+  it('return the status they want and write none themselves', async () => {
+    const { ctx, writer, keeper } = actionContext();
+    keeper.keepResult = notReady;
+    const done = [await current(ctx, revisions, false), paused(), irreconcilable(ctx, 'bad spec'), noServiceAccount(actionContext({ target: { serviceAccount: 'deployer' } }).ctx)];
+    assert.deepEqual(done.map((d) => d.status?.kind), ['current', 'paused', 'irreconcilable', 'irreconcilable']);
+    assert.deepEqual(done.map((d) => d.failure?.reason), [undefined, undefined, undefined, 'ServiceAccountNotFound']);
+    assert.deepEqual(writer.statuses, []);
+    await settle(ctx, done[0] ?? paused());
+    assert.equal(writer.statuses.length, 1);
+  });
+});
+
 describe('current', () => {
   it('keeps the latest revision with drift repair, writes readiness and ends with the periodic requeue', async () => {
     const { ctx, helm, keeper, writer } = actionContext();
     keeper.keepResult = notReady;
-    const result = await current(ctx, revisions, false);
+    const result = await settle(ctx, current(ctx, revisions, false));
     assert.deepEqual(result, { done: true, outcome: { requeueAfterMs: PERIOD_MS } });
     assert.deepEqual(helm.statusCalls, [], 'no helm process');
     assert.deepEqual(keeper.kept, [
@@ -49,7 +62,7 @@ describe('current', () => {
   it('fetches the release once when the status lacks it', async () => {
     const { ctx, helm, writer } = actionContext();
     helm.statusResult = helmRelease(4, { notes: 'upgraded notes' });
-    await current(ctx, revisions, true);
+    await settle(ctx, current(ctx, revisions, true));
     assert.deepEqual(helm.statusCalls, [{ release: 'demo', namespace: 'ns1', timeoutMs: HELM_TIMEOUT_MS, impersonate: undefined }]);
     assert.deepEqual(writer.last?.deployedRelease, { name: 'demo', namespace: 'ns1', revision: 4, chart: 'webapp', version: '0.1.0', appVersion: '1.0', inventory: [] });
     assert.deepEqual(conditionSummary(writtenCondition(writer, 'Deployed')), { status: 'True', reason: 'UpgradeSuccessful', message: 'upgraded notes' });
@@ -58,25 +71,25 @@ describe('current', () => {
   it('names the latest record’s Secret version to the keeper, so a record just judged is not read again', async () => {
     const { ctx, keeper } = actionContext();
     keeper.keepResult = notReady;
-    await current(ctx, [storedRevision(1, 'superseded', { uid: 'u1', resourceVersion: '7' }), storedRevision(2, 'deployed', { uid: 'u2', resourceVersion: '9' })], false);
+    await settle(ctx, current(ctx, [storedRevision(1, 'superseded', { uid: 'u1', resourceVersion: '7' }), storedRevision(2, 'deployed', { uid: 'u2', resourceVersion: '9' })], false));
     assert.deepEqual(keeper.kept.map((k) => k.recordVersion), [{ uid: 'u2', resourceVersion: '9' }]);
   });
 
   it('writes nothing when the status already says all of it', async () => {
     const first = actionContext();
     first.keeper.keepResult = notReady;
-    await current(first.ctx, revisions, false);
+    await settle(first.ctx, current(first.ctx, revisions, false));
     const settled = first.writer.last;
     const again = actionContext({ cr: webApp({}, settled) });
     again.keeper.keepResult = notReady;
-    await current(again.ctx, revisions, false);
+    await settle(again.ctx, current(again.ctx, revisions, false));
     assert.equal(first.writer.statuses.length, 1);
     assert.deepEqual(again.writer.statuses, [], 'an idle operator makes no API writes');
   });
 
   it('keeps nothing when there is no revision', async () => {
     const { ctx, keeper, writer } = actionContext();
-    await current(ctx, [], false);
+    await settle(ctx, current(ctx, [], false));
     assert.deepEqual(keeper.kept, []);
     assert.equal(writtenCondition(writer, 'Initialized').status, 'True');
   });
@@ -92,7 +105,7 @@ describe('current', () => {
       ],
       readiness: undefined,
     };
-    await current(ctx, revisions, false);
+    await settle(ctx, current(ctx, revisions, false));
     assert.deepEqual(events.events, [
       { type: 'Warning', reason: 'DriftRepaired', message: 'Deployment web had drifted (spec.replicas, a, b, c, d); set it back as the chart says (revision 4 unchanged)' },
       { type: 'Warning', reason: 'DriftRepaired', message: 'ConfigMap cfg was missing; recreated it as the chart says (revision 4 unchanged)' },
@@ -102,7 +115,7 @@ describe('current', () => {
 
   it("reads and repairs as the namespace's ServiceAccount when the kind names one", async () => {
     const { ctx, helm, keeper } = actionContext({ target: { serviceAccount: 'tenant' } });
-    await current(ctx, revisions, true);
+    await settle(ctx, current(ctx, revisions, true));
     assert.equal(helm.statusCalls[0]?.impersonate, 'system:serviceaccount:ns1:tenant');
     assert.equal(keeper.kept[0]?.impersonate, 'system:serviceaccount:ns1:tenant');
   });
@@ -116,7 +129,7 @@ describe('current', () => {
       'cannot keep the release as the chart says: system:serviceaccount:ns1:tenant may not patch configmaps "cfg" in namespace ns1; ' +
       'this release runs as ServiceAccount ns1/tenant: grant it what the chart needs (chartpilot generate rbac --tenant-namespace ns1), ' +
       "or change the resource's spec so the chart does not need it";
-    await assert.rejects(current(ctx, revisions, false), (err: unknown) => err instanceof ReconcileFailure && err.message === expected);
+    await assert.rejects(settle(ctx, current(ctx, revisions, false)), (err: unknown) => err instanceof ReconcileFailure && err.message === expected);
     assert.deepEqual(events.events, [{ type: 'Warning', reason: 'ReconcileError', message: expected }]);
     assert.deepEqual(conditionSummary(writtenCondition(writer, 'Irreconcilable')), { status: 'True', reason: 'ReconcileError', message: expected });
   });
@@ -124,20 +137,20 @@ describe('current', () => {
   it('other keep failures are retried without a condition, as before', async () => {
     const { ctx, keeper, writer } = actionContext();
     keeper.keepResult = new Error('GET /api/v1/namespaces/ns1/configmaps/cfg: no response within 30000 ms');
-    await assert.rejects(current(ctx, revisions, false), /no response/);
+    await assert.rejects(settle(ctx, current(ctx, revisions, false)), /no response/);
     assert.deepEqual(writer.statuses, []);
   });
 
   it('ends without a requeue when the period is 0', async () => {
     const { ctx } = actionContext({ requeue: {} });
-    assert.deepEqual(await current(ctx, [], false), { done: true, outcome: {} });
+    assert.deepEqual(await settle(ctx, current(ctx, [], false)), { done: true, outcome: {} });
   });
 });
 
 describe('paused', () => {
   it('says so in a Paused condition and ends without a requeue', async () => {
     const { ctx, writer, helm } = actionContext();
-    assert.deepEqual(await paused(ctx), { done: true, outcome: {} });
+    assert.deepEqual(await settle(ctx, paused()), { done: true, outcome: {} });
     assert.deepEqual(conditionSummary(writtenCondition(writer, 'Paused')), {
       status: 'True',
       reason: 'ReconcilePaused',
@@ -151,7 +164,7 @@ describe('irreconcilable', () => {
   it('warns with the problem, writes Irreconcilable and ends without a requeue', async () => {
     const { ctx, events, writer } = actionContext();
     const problem = 'spec must be a map of chart values, but it is a list; set spec to an object such as {replicaCount: 2}';
-    assert.deepEqual(await irreconcilable(ctx, problem), { done: true, outcome: {} });
+    assert.deepEqual(await settle(ctx, irreconcilable(ctx, problem)), { done: true, outcome: {} });
     assert.deepEqual(events.events, [{ type: 'Warning', reason: 'ReconcileError', message: problem }]);
     assert.deepEqual(conditionSummary(writtenCondition(writer, 'Irreconcilable')), { status: 'True', reason: 'ReconcileError', message: problem });
   });
@@ -164,7 +177,7 @@ describe('noServiceAccount', () => {
       'ServiceAccount ns1/tenant does not exist: chartpilot runs every Helm action for this resource as system:serviceaccount:ns1:tenant ' +
       "(the watches entry's serviceAccount, or --default-service-account); create it and grant it what the chart needs in namespace ns1 " +
       '(chartpilot generate rbac --tenant-namespace ns1 writes that Role). The deployed release is left as it is';
-    await assert.rejects(noServiceAccount(ctx), (err: unknown) => err instanceof ReconcileFailure && err.reason === 'ServiceAccountNotFound' && err.message === expected);
+    await assert.rejects(settle(ctx, noServiceAccount(ctx)), (err: unknown) => err instanceof ReconcileFailure && err.reason === 'ServiceAccountNotFound' && err.message === expected);
     assert.deepEqual(events.events, [{ type: 'Warning', reason: 'ServiceAccountNotFound', message: expected }]);
     assert.deepEqual(conditionSummary(writtenCondition(writer, 'Irreconcilable')), { status: 'True', reason: 'ServiceAccountNotFound', message: expected });
     assert.deepEqual([helm.upgrades, helm.uninstalls, helm.rollbacks], [[], [], []]);
@@ -172,10 +185,12 @@ describe('noServiceAccount', () => {
 });
 
 describe('stuck', () => {
-  it('fails the reconcile with ReconcileError so the queue retries with backoff', () => {
-    assert.throws(
-      () => stuck('unlock ran but the release did not change as expected; will retry'),
+  it('fails the reconcile with ReconcileError so the queue retries with backoff, writing no status', async () => {
+    const { ctx, writer } = actionContext();
+    await assert.rejects(
+      settle(ctx, stuck('unlock ran but the release did not change as expected; will retry')),
       (err: unknown) => err instanceof ReconcileFailure && err.reason === 'ReconcileError' && err.message === 'unlock ran but the release did not change as expected; will retry',
     );
+    assert.deepEqual(writer.statuses, []);
   });
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { checkObjectsGone, UNINSTALL_WAIT_POLL_MS, waitObjectsGone } from '../../../../src/reconcile/actions/uninstall-wait.js';
 import type { ObjectRef } from '../../../../src/core/model.js';
-import { actionContext, conditionSummary, webApp, writtenCondition } from './context-fixture.js';
+import { actionContext, conditionSummary, webApp, writtenCondition, settle } from './context-fixture.js';
 
 const deployment: ObjectRef = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ns1', name: 'web' };
 const service: ObjectRef = { apiVersion: 'v1', kind: 'Service', namespace: 'ns1', name: 'web' };
@@ -43,7 +43,7 @@ describe('checkObjectsGone', () => {
 describe('waitObjectsGone', () => {
   it('names the remaining objects in the Deployed condition and looks again after the poll interval', async () => {
     const { ctx, writer } = actionContext();
-    const result = await waitObjectsGone(ctx, [deployment, service]);
+    const result = await settle(ctx, waitObjectsGone([deployment, service]));
     assert.equal(UNINSTALL_WAIT_POLL_MS, 2_000);
     assert.deepEqual(result, { done: true, outcome: { requeueAfterMs: 2_000 } });
     assert.deepEqual(conditionSummary(writtenCondition(writer, 'Deployed')), {
@@ -55,7 +55,7 @@ describe('waitObjectsGone', () => {
 
   it('names at most three objects and counts the rest', async () => {
     const { ctx, writer } = actionContext();
-    await waitObjectsGone(ctx, refs(5));
+    await settle(ctx, waitObjectsGone(refs(5)));
     assert.equal(
       writtenCondition(writer, 'Deployed').message,
       'release uninstalled; waiting for ConfigMap cfg-1, ConfigMap cfg-2, ConfigMap cfg-3 and 2 more to be deleted (uninstall-wait)',
@@ -64,7 +64,7 @@ describe('waitObjectsGone', () => {
 
   it('names exactly three objects without a count', async () => {
     const { ctx, writer } = actionContext();
-    await waitObjectsGone(ctx, refs(3));
+    await settle(ctx, waitObjectsGone(refs(3)));
     assert.equal(writtenCondition(writer, 'Deployed').message, 'release uninstalled; waiting for ConfigMap cfg-1, ConfigMap cfg-2, ConfigMap cfg-3 to be deleted (uninstall-wait)');
   });
 });
