@@ -18,7 +18,7 @@ import { createCr, deleteAllCrs, deployedRevisions, installCrd, listCrs, listRel
 import { OPERATOR_NODE_FLAGS } from '../src/cli/node-flags.js';
 import { releaseLabelFlags, uninstallArgs, upgradeArgs } from '../src/helm/argv.js';
 import { dialectFor } from '../src/helm/dialect.js';
-import { ReleaseLabels } from '../src/reconcile/names.js';
+import { ReleaseLabels } from '../src/engines/helm/names.js';
 import { shardLabel } from '../src/controller/sharding/names.js';
 import type { BenchKube } from './kube.js';
 import { metricsPortOf, metricsReaderToken, type MetricsTarget } from './metrics-probe.js';

@@ -525,7 +525,7 @@ export function applicationSpec(tag: string, context: string, base: string, dock
   return { tag, context, dockerfile, inputs: ['watches.yaml', 'charts'], from: [base] };
 }
 
-/** Where the Ansible image has its runtime (src/ansible/runtime.ts looks there second). */
+/** Where the Ansible image has its runtime (src/engines/ansible/runtime.ts looks there second). */
 export const IMAGE_ANSIBLE_RUNTIME = '/opt/chartpilot/ansible';
 
 /**

@@ -8,7 +8,7 @@
  * Pure: it edits the body the proxy will send.
  */
 import { getOwn, isPlainMap, setOwn, type PlainMap } from '../lib/json.js';
-import { ownerLabels, PRIMARY_RESOURCE_ANNOTATION, PRIMARY_RESOURCE_TYPE_ANNOTATION } from '../reconcile/names.js';
+import { ownerLabels, PRIMARY_RESOURCE_ANNOTATION, PRIMARY_RESOURCE_TYPE_ANNOTATION } from '../engines/helm/names.js';
 
 /** The custom resource a run reconciles. */
 export interface SessionOwner {

@@ -652,7 +652,7 @@ function defaultAnsibleOptions(): AnsibleRunOptions {
 }
 
 /**
- * The API server's clocks as this process starts (before it stands by for leadership), for the lock rule (reconcile/plan.ts).
+ * The API server's clocks as this process starts (before it stands by for leadership), for the lock rule (engines/helm/plan.ts).
  * Without an answer the host's clock stands in and no lock counts as a predecessor's: a crashed
  * predecessor's locks are then freed only once no helm call could still hold them.
  */

@@ -7,7 +7,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
-import { tarFiles } from '../config/tar.js';
+import { tarFiles } from './tar.js';
 import { errorMessage } from '../lib/errors.js';
 
 const gunzipAsync = promisify(gunzip);

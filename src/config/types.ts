@@ -75,7 +75,7 @@ export interface AnsibleSource extends AnsibleRunnable {
   readonly snakeCaseParameters: boolean;
   /** `watchAnnotationsChanges` (false): a change of the CR's annotations alone runs the role. */
   readonly watchAnnotationsChanges: boolean;
-  /** `markUnsafe` (false): accepted for ansible-operator compatibility; chartpilot marks spec values unsafe (never templated) always (ansible/extra-vars.ts). */
+  /** `markUnsafe` (false): accepted for ansible-operator compatibility; chartpilot marks spec values unsafe (never templated) always (engines/ansible/extra-vars.ts). */
   readonly markUnsafe: boolean;
   /** `blacklist`: kinds of dependents never watched. */
   readonly blacklist: readonly GroupVersionKind[];

@@ -19,9 +19,9 @@
  * target of a kind, or a chart from a registry that was unavailable) a chart goes to every CR.
  */
 import { canonicalJson } from '../lib/json.js';
-import type { ChartTrial, ReconcileTarget } from '../reconcile/target.js';
+import type { ChartTrial, ReconcileTarget } from '../engines/helm/target.js';
 
-export type { ChartTrial } from '../reconcile/target.js';
+export type { ChartTrial } from '../engines/helm/target.js';
 
 export interface Candidate {
   readonly target: ReconcileTarget;

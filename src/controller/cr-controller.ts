@@ -11,7 +11,7 @@ import type { KubeClient } from '../kube/rest.js';
 import type { ApiResource, KubeObject } from '../kube/types.js';
 import type { Engine } from '../core/engine.js';
 import type { CustomResource } from '../core/model.js';
-import { HelmCallInterrupted, HelmCallsStopped } from '../reconcile/ports.js';
+import { HelmCallInterrupted, HelmCallsStopped } from '../engines/helm/ports.js';
 import { WorkQueue, type AddOptions, type Lane, type WorkQueueMetrics } from '../lib/work-queue.js';
 import { withoutSpec } from './cr-reader.js';
 import { errorMessage } from '../lib/errors.js';

@@ -3,7 +3,7 @@ import type { KubeClient } from '../kube/rest.js';
 import { getObject } from '../kube/objects.js';
 import type { ApiResource, KubeObject } from '../kube/types.js';
 import type { CustomResource } from '../core/model.js';
-import type { SpecReader } from '../reconcile/ports.js';
+import type { SpecReader } from '../engines/helm/ports.js';
 import { summarizeSpec } from '../core/spec-summary.js';
 
 export function createSpecReader(client: KubeClient, resource: ApiResource): SpecReader {

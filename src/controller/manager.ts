@@ -13,18 +13,18 @@ import type { HelmClient } from '../helm/types.js';
 import type { KubeClient } from '../kube/rest.js';
 import type { ApiResource, KubeObject } from '../kube/types.js';
 import type { EventSink } from '../core/ports.js';
-import { FINALIZERS } from '../reconcile/names.js';
-import { Reconciler } from '../reconcile/reconciler.js';
+import { FINALIZERS } from '../engines/helm/names.js';
+import { Reconciler } from '../engines/helm/reconciler.js';
 import type { ServerTimes } from '../core/ports.js';
-import type { ReconcileTarget } from '../reconcile/target.js';
+import type { ReconcileTarget } from '../engines/helm/target.js';
 import { canonicalJson } from '../lib/json.js';
 import { ScopeMap } from '../dependents/scopes.js';
 import type { DependentSelection, SwapDelays } from '../dependents/selection.js';
 import { DependentWatcher, type DependentCacheStats } from '../dependents/watcher.js';
 import { chartDigest } from '../config/chart-digest.js';
 import { ChartSnapshots, type ChartSnapshot } from '../config/chart-snapshots.js';
-import { Reasons } from '../reconcile/names.js';
-import { chartSummary } from '../reconcile/chart-summary.js';
+import { Reasons } from '../engines/helm/names.js';
+import { chartSummary } from '../engines/helm/chart-summary.js';
 import type { CustomResource } from '../core/model.js';
 import { chooseCanary, gone, heldEventMessage, initialRollout, offer, report, serve, type RolloutState, type Transition } from './chart-rollout.js';
 import { systemWallClock, type Clock } from '../lib/clock.js';
@@ -40,11 +40,12 @@ import { limitConcurrentCalls } from '../helm/limited-actions.js';
 import { StoppedCalls } from '../helm/stopped-calls.js';
 import type { ChartState } from '../registry/refresh-plan.js';
 import type { ChartResolver } from '../registry/resolver.js';
-import { AnsibleReconciler, type AnsibleReconcilerDeps, type AnsibleRuns, type RunProxy, type RunSettings } from '../ansible/reconciler.js';
-import type { AnsibleRuntimePaths } from '../ansible/runner.js';
-import { createDependentsView } from '../ansible/dependents-view.js';
-import type { RunTrigger } from '../ansible/plan.js';
-import { finalizerRunnableOf, finalizersOf, type AnsibleTarget } from '../ansible/target.js';
+import { AnsibleReconciler, type AnsibleReconcilerDeps, type RunSettings } from '../engines/ansible/reconciler.js';
+import type { AnsibleRuns, RunProxy } from '../engines/ansible/ports.js';
+import type { AnsibleRuntimePaths } from '../engines/ansible/runner.js';
+import { createDependentsView } from '../engines/ansible/dependents-view.js';
+import type { RunTrigger } from '../engines/ansible/plan.js';
+import { finalizerRunnableOf, finalizersOf, type AnsibleTarget } from '../engines/ansible/target.js';
 import { getDiscoveryDocument } from '../kube/objects.js';
 import { groupVersionPath } from '../kube/resource.js';
 
@@ -663,7 +664,7 @@ function chartName(entry: WatchEntry, chart: ChartState | undefined): string {
   return chart?.kind === 'ready' ? `${entry.remote.reference} ${chart.chart.version}` : entry.remote.reference;
 }
 
-/** Whether two targets are the same in every field (see reconcile/target.ts sameTarget; also for Ansible targets). */
+/** Whether two targets are the same in every field (see engines/helm/target.ts sameTarget; also for Ansible targets). */
 function sameJson(a: ReconcileTarget | AnsibleTarget, b: ReconcileTarget | AnsibleTarget): boolean {
   return canonicalJson(a) === canonicalJson(b);
 }

@@ -1,6 +1,6 @@
 /**
  * The seam between the controller shell (informers, work queue, leader election, shards) and an
- * engine: the Helm one (reconcile/, helm/) or the Ansible one (ansible/). The shell knows nothing
+ * engine: the Helm one (engines/helm/, helm/) or the Ansible one (engines/ansible/). The shell knows nothing
  * else of either: it hands an engine a CR from its cache and requeues as the outcome says.
  */
 import type { Logger } from 'pino';

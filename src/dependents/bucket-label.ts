@@ -10,7 +10,7 @@ import { mergePatchObject } from '../kube/objects.js';
 import type { KubeClient } from '../kube/rest.js';
 import type { ApiResource, KubeObject } from '../kube/types.js';
 import { bucketOf } from '../lib/uid-bucket.js';
-import { OWNER_BUCKET_LABEL, OWNER_UID_LABEL } from '../reconcile/names.js';
+import { OWNER_BUCKET_LABEL, OWNER_UID_LABEL } from '../engines/helm/names.js';
 
 /** The field manager of these writes, so `managedFields` tells who set the label. */
 export const BUCKET_LABEL_MANAGER = 'chartpilot';

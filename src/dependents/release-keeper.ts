@@ -22,7 +22,7 @@ import { findObject } from '../kube/objects.js';
 import type { KubeClient } from '../kube/rest.js';
 import type { KubeObject } from '../kube/types.js';
 import { DEFAULT_DRIFT_DETECTION, type Contest, type DriftDetection, type KeepResult, type ObjectRef, type Readiness, type Repair, type UnrepairedDrift } from '../core/model.js';
-import type { KeepInput, KindScopes, RecordVersion, ReleaseKeeperPort } from '../reconcile/ports.js';
+import type { KeepInput, KindScopes, RecordVersion, ReleaseKeeperPort } from '../engines/helm/ports.js';
 import type { Confinement } from '../core/confinement.js';
 import { isAllowedTarget, type ObjectScope } from '../core/confinement.js';
 import { errorMessage } from '../lib/errors.js';

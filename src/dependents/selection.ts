@@ -12,7 +12,7 @@
  */
 import type { KubeObject } from '../kube/types.js';
 import { BUCKETS } from '../lib/uid-bucket.js';
-import { OWNER_BUCKET_LABEL, OWNER_UID_LABEL } from '../reconcile/names.js';
+import { OWNER_BUCKET_LABEL, OWNER_UID_LABEL } from '../engines/helm/names.js';
 
 export type DependentSelection =
   /** Without --shards: every object with the owner-uid label. */

@@ -20,7 +20,7 @@ import { listObjects } from '../kube/objects.js';
 import type { KubeClient } from '../kube/rest.js';
 import type { ApiResource, KubeObject } from '../kube/types.js';
 import { bucketOf } from '../lib/uid-bucket.js';
-import { OWNER_UID_LABEL } from '../reconcile/names.js';
+import { OWNER_UID_LABEL } from '../engines/helm/names.js';
 import { objectReadiness } from './readiness.js';
 import { ALL_DEPENDENTS, bucketCount, gains, sameSelection, selects, selectorsOf, swapChanges, swapDelay, type DependentSelection, type SwapDelays } from './selection.js';
 import { specHash } from './spec-hash.js';

@@ -5,7 +5,7 @@
  * helm may do there is the layer's to decide, whatever helm reads; the client only passes what
  * was refused on as the call's error.
  */
-import type { ReleaseOwner } from '../reconcile/ports.js';
+import type { ReleaseOwner } from '../engines/helm/ports.js';
 
 export interface GatedCall {
   readonly release: string;

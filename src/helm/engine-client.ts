@@ -15,7 +15,7 @@
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { makeProcessDir } from '../lib/process-dirs.js';
-import { HelmCallInterrupted, HelmCallsStopped } from '../reconcile/ports.js';
+import { HelmCallInterrupted, HelmCallsStopped } from '../engines/helm/ports.js';
 import type { ApiGate, GatedCall } from './api-gate.js';
 import { timedCall, type HelmCallEvent } from './call-log.js';
 import {

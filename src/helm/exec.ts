@@ -4,7 +4,7 @@
  */
 import { execa } from 'execa';
 
-import { HelmCallInterrupted, HelmCallsStopped } from '../reconcile/ports.js';
+import { HelmCallInterrupted, HelmCallsStopped } from '../engines/helm/ports.js';
 import { helmErrorFromStderr } from './errors.js';
 import { HelmError } from './types.js';
 

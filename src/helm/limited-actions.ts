@@ -9,7 +9,7 @@
  * hooks hang until the helm timeout cannot keep another namespace's release from installing.
  */
 import { FairSemaphore } from '../lib/fair-share.js';
-import { HelmCallsStopped, type ReleaseActions } from '../reconcile/ports.js';
+import { HelmCallsStopped, type ReleaseActions } from '../engines/helm/ports.js';
 
 export interface LimitedReleaseActions extends ReleaseActions {
   /** No helm call starts from now on; the running ones finish. */

@@ -6,7 +6,7 @@
  */
 import type { KubeClient } from '../kube/rest.js';
 import type { StoredRevision } from '../core/model.js';
-import type { RecordVersion } from '../reconcile/ports.js';
+import type { RecordVersion } from '../engines/helm/ports.js';
 import { RecordKeys } from './record-mac.js';
 import { isOurRecord } from './record-origin.js';
 import { readRecord, releaseSecretName } from './storage.js';

@@ -7,8 +7,8 @@
  * and that leader adopts it; plan.ts then unlocks a pending record such a call left at once.
  */
 import { randomBytes } from 'node:crypto';
-import { ReleaseLabels } from '../reconcile/names.js';
-import { HelmCallInterrupted, type ReleaseActions } from '../reconcile/ports.js';
+import { ReleaseLabels } from '../engines/helm/names.js';
+import { HelmCallInterrupted, type ReleaseActions } from '../engines/helm/ports.js';
 import { HelmProcessDied } from './exec.js';
 
 /** How many stopped calls are remembered (and handed over): the newest win. */

@@ -1,5 +1,5 @@
 /**
- * The Helm client: the reconciler's `ReleaseActions` (reconcile/ports.ts) plus what only the
+ * The Helm client: the reconciler's `ReleaseActions` (engines/helm/ports.ts) plus what only the
  * command-line tools use (history, template). Request and release shapes are the core's.
  */
 import type { Release, ReleaseStatus } from '../core/model.js';
@@ -12,7 +12,7 @@ import type {
   StatusRequest,
   UninstallRequest,
   UpgradeInstallRequest,
-} from '../reconcile/ports.js';
+} from '../engines/helm/ports.js';
 
 export type { PostRenderOwner, PostRenderSpec, Release, ReleaseRequestBase, ReleaseStatus, RollbackRequest, StatusRequest, UninstallRequest, UpgradeInstallRequest };
 

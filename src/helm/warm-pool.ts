@@ -13,7 +13,7 @@
  * binary text all workers share, so a worker idle for `idleMs` ends, the last one excepted (it
  * answers the next call warm); a wave starts them again, one start per waiting call.
  */
-import { HelmCallInterrupted, HelmCallsStopped } from '../reconcile/ports.js';
+import { HelmCallInterrupted, HelmCallsStopped } from '../engines/helm/ports.js';
 import { helmErrorFromStderr } from './errors.js';
 import { HelmKilledError, HelmProcessDied, KILL_GRACE_MS, type RunOptions, type RunResult } from './exec.js';
 import { HelmError } from './types.js';

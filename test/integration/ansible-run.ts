@@ -5,7 +5,7 @@ import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { repoRoot } from '../../devcluster/paths.js';
-import { findAnsibleRuntime, runtimeEnv, type AnsibleRuntime } from '../../src/ansible/runtime.js';
+import { findAnsibleRuntime, runtimeEnv, type AnsibleRuntime } from '../../src/engines/ansible/runtime.js';
 
 let runtime: Promise<AnsibleRuntime> | undefined;
 

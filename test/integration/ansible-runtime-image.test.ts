@@ -117,7 +117,7 @@ describe('the chartpilot-ansible image', { concurrency: false }, () => {
     // as the build bundles it, and mounted beside the operator's bundle, so it runs in the same
     // layout (its package root /opt/chartpilot) and the image's node.
     const probe = join(work, 'probe');
-    await build({ ...bundleOptions(repoRoot(), 'find-runtime', 'dist/src/ansible/runtime.js', false), outdir: probe, sourcemap: false, logLevel: 'error' });
+    await build({ ...bundleOptions(repoRoot(), 'find-runtime', 'dist/src/engines/ansible/runtime.js', false), outdir: probe, sourcemap: false, logLevel: 'error' });
     const r = await inPod(['--input-type=module', '-e', [
       "const { findAnsibleRuntime } = await import('/opt/chartpilot/dist/bundle/find-runtime.js');",
       'const rt = await findAnsibleRuntime(process.env);',

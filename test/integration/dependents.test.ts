@@ -17,7 +17,7 @@ import { ScopeMap } from '../../src/dependents/scopes.js';
 import { DependentWatcher, type DependentChange } from '../../src/dependents/watcher.js';
 import { createKubeClient, loadKubeConfig, type KubeClient } from '../../src/kube/rest.js';
 import type { KubeObject } from '../../src/kube/types.js';
-import { OWNER_UID_LABEL } from '../../src/reconcile/names.js';
+import { OWNER_UID_LABEL } from '../../src/engines/helm/names.js';
 import { repoRoot } from '../../devcluster/paths.js';
 import { getJson, newNamespace, testCluster, type TestCluster } from './harness.js';
 import { waitFor } from './wait.js';

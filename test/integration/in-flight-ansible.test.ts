@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { stringify } from 'yaml';
-import { objectVarName } from '../../src/ansible/extra-vars.js';
+import { objectVarName } from '../../src/engines/ansible/extra-vars.js';
 import { createObject, deleteObject, findObject, mergePatchObject } from '../../src/kube/objects.js';
 import type { ApiResource, KubeObject } from '../../src/kube/types.js';
 import { installCrd, testKind, type TestKind } from './crd.js';

@@ -9,7 +9,7 @@ import { kubeConnection } from '../../src/kube/kubeconfig.js';
 import { KubeApiError, createKubeClient, loadKubeConfig, type KubeClient, type Query, type WatchHandle } from '../../src/kube/rest.js';
 import type { ApiResource, KubeList, KubeObject, WatchEventType } from '../../src/kube/types.js';
 import { readServerStart } from '../../src/kube/server-clock.js';
-import { writtenBy } from '../../src/reconcile/plan.js';
+import { writtenBy } from '../../src/engines/helm/plan.js';
 import { newNamespace, testCluster } from './harness.js';
 import { waitFor } from './wait.js';
 

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FINALIZER } from '../../src/reconcile/names.js';
+import { FINALIZER } from '../../src/engines/helm/names.js';
 import { condition, crJson, eventsFor, getCr, helmList } from './crs.js';
 import { SAMPLE_CHART, fixtureChart } from './fixtures.js';
 import { newNamespace } from './harness.js';

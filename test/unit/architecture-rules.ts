@@ -19,7 +19,11 @@ export interface ImportEdge {
 /** file (src-relative) → what it imports. */
 export type ImportGraph = ReadonlyMap<string, readonly ImportEdge[]>;
 
-export const folderOf = (f: string): string => f.split('/')[0] ?? f;
+/** A file's layer: its top folder of src/, or for an engine `engines/<name>`. */
+export function folderOf(f: string): string {
+  const [top = f, second] = f.split('/');
+  return top === 'engines' && second !== undefined && f.split('/').length > 2 ? `engines/${second}` : top;
+}
 
 /** A package specifier's package: `node:fs/promises` → `node:fs`, `@a/b/c` → `@a/b`, `x/y` → `x`. */
 export function packageOf(spec: string): string {

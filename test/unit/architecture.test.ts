@@ -2,7 +2,7 @@
  * The layout docs/architecture/overview.md describes, checked on the source with TypeScript's own
  * parser (architecture-rules.ts): every folder is a layer and imports only downward, no folders
  * and no modules import each other in a circle, each layer runs only the packages its list names
- * (the shared core and the Helm engine's decisions: no I/O at all), src/ansible keeps apart from Helm and registries, and Helm's
+ * (the shared core and the Helm engine's decisions: no I/O at all), src/engines/ansible keeps apart from Helm and registries, and Helm's
  * storage format is known only to src/helm. Each rule is also shown failing on the tree with one
  * import added that breaks it.
  */
@@ -17,17 +17,17 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const SRC = join(ROOT, 'src');
 
 /** Bottom first: a folder may import its own modules and those of folders before it. */
-const LAYERS = ['lib', 'core', 'reconcile', 'config', 'kube', 'registry', 'helm', 'dependents', 'observe', 'apiproxy', 'ansible', 'controller', 'generate', 'cli'] as const;
+const LAYERS = ['lib', 'core', 'engines/helm', 'config', 'kube', 'registry', 'helm', 'dependents', 'observe', 'apiproxy', 'engines/ansible', 'controller', 'generate', 'cli'] as const;
 
 /**
  * The Ansible engine's own line: of the layers below it, it uses the shared core (kube,
  * confinement and names, lib, logs and metrics servers, config types, the dependents' watcher and
  * readiness, the proxy) but not Helm or registries, and only the wiring (controller, cli) uses it.
  */
-const ANSIBLE = 'ansible';
-const ANSIBLE_MAY_IMPORT = ['ansible', 'lib', 'core', 'config', 'kube', 'observe', 'dependents', 'apiproxy'];
-const ANSIBLE_IMPORTED_BY = ['ansible', 'controller', 'cli'];
-/** Single modules src/ansible may use beyond those folders: where the project's cache directory is decided. */
+const ANSIBLE = 'engines/ansible';
+const ANSIBLE_MAY_IMPORT = ['engines/ansible', 'lib', 'core', 'config', 'kube', 'observe', 'dependents', 'apiproxy'];
+const ANSIBLE_IMPORTED_BY = ['engines/ansible', 'controller', 'cli'];
+/** Single modules src/engines/ansible may use beyond those folders: where the project's cache directory is decided. */
 const ANSIBLE_MAY_ALSO_IMPORT = ['helm/find-helm.ts'];
 
 /**
@@ -38,7 +38,7 @@ const PACKAGES: Record<(typeof LAYERS)[number], readonly string[]> = {
   lib: ['node:crypto', 'node:fs', 'node:path', 'node:url'],
   // The core decides; hashing is its only computation beyond the language. No I/O, no clock of its own.
   core: ['node:crypto'],
-  reconcile: ['node:crypto'],
+  'engines/helm': ['node:crypto'],
   config: ['node:crypto', 'node:fs', 'node:os', 'node:path', 'node:util', 'node:zlib', 'semver', 'yaml'],
   kube: ['@kubernetes/client-node', 'node:fs', 'node:http', 'node:net', 'node:os', 'node:path', 'undici', 'yaml'],
   registry: ['node:crypto', 'node:fs', 'node:os', 'node:path', 'node:tls', 'undici', 'yaml'],
@@ -48,7 +48,7 @@ const PACKAGES: Record<(typeof LAYERS)[number], readonly string[]> = {
   // reflect-metadata: @peculiar/x509 needs it loaded first (a bare import, which a regex over `from` never saw).
   observe: ['@peculiar/x509', 'chokidar', 'node:crypto', 'node:fs', 'node:http', 'node:http2', 'node:https', 'node:os', 'node:path', 'node:tls', 'pino', 'pino-pretty', 'prom-client', 'reflect-metadata'],
   apiproxy: ['node:crypto', 'node:fs', 'node:https', 'node:os', 'node:stream', 'yaml'],
-  ansible: ['execa', 'node:crypto', 'node:fs', 'node:os', 'node:path', 'node:timers', 'prom-client'],
+  'engines/ansible': ['execa', 'node:crypto', 'node:fs', 'node:os', 'node:path', 'node:timers', 'prom-client'],
   controller: ['chokidar', 'node:crypto', 'node:fs', 'node:os', 'node:path'],
   generate: ['node:fs', 'node:os', 'node:path', 'node:util', 'yaml'],
   cli: ['execa', 'node:crypto', 'node:fs', 'node:net', 'node:os', 'node:path', 'node:util'],
@@ -91,7 +91,7 @@ describe('architecture', () => {
     assert.ok(folderCycles(before).some((c) => c.includes('observe → controller')), folderCycles(before).join('\n'));
   });
 
-  it('keeps src/ansible apart from Helm and registries: it imports only the shared core, and only the wiring imports it', () => {
+  it('keeps src/engines/ansible apart from Helm and registries: it imports only the shared core, and only the wiring imports it', () => {
     const wrong: string[] = [];
     for (const [file, edges] of graph) {
       for (const { target, kind } of edges) {
@@ -111,15 +111,15 @@ describe('architecture', () => {
 
   it('keeps the shared core and the Helm engine decisions free of the edges', () => {
     const outside = [...graph]
-      .filter(([file]) => folderOf(file) === 'core' || folderOf(file) === 'reconcile')
-      .flatMap(([file, edges]) => edges.filter((e) => e.kind === 'module' && !['core', 'reconcile', 'lib'].includes(folderOf(e.target))).map((e) => `${file} → ${e.target}`));
+      .filter(([file]) => folderOf(file) === 'core' || folderOf(file) === 'engines/helm')
+      .flatMap(([file, edges]) => edges.filter((e) => e.kind === 'module' && !['core', 'engines/helm', 'lib'].includes(folderOf(e.target))).map((e) => `${file} → ${e.target}`));
     assert.deepEqual(outside, []);
   });
 
   it('drives both engines through the one seam: the controller shell never names either reconciler', () => {
     const named = [...graph]
       .filter(([file]) => file.startsWith('controller/') && file !== 'controller/manager.ts')
-      .flatMap(([file, edges]) => edges.filter((e) => e.target === 'reconcile/reconciler.ts' || e.target === 'ansible/reconciler.ts').map((e) => `${file} → ${e.target}`));
+      .flatMap(([file, edges]) => edges.filter((e) => e.target === 'engines/helm/reconciler.ts' || e.target === 'engines/ansible/reconciler.ts').map((e) => `${file} → ${e.target}`));
     assert.deepEqual(named, [], 'the shell depends on core/engine.ts; only the wiring (manager.ts) builds engines');
   });
 

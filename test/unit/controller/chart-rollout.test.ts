@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { chooseCanary, gone, initialRollout, offer, report, serve, type RolloutState } from '../../../src/controller/chart-rollout.js';
-import type { ReconcileTarget } from '../../../src/reconcile/target.js';
+import type { ReconcileTarget } from '../../../src/engines/helm/target.js';
 
 const base: ReconcileTarget = {
   ownerKind: 'WebApp.apps.example.com',

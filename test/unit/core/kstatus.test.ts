@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import { statusMergePatch } from '../../../src/core/merge-patch.js';
 import { countFailure, durationText, kstatusVerdict, readFailures, runningMessage } from '../../../src/core/kstatus.js';
 import type { Condition, CrStatus, Readiness, Release } from '../../../src/core/model.js';
-import { nextStatus, type Outcome } from '../../../src/reconcile/status.js';
+import { nextStatus, type Outcome } from '../../../src/engines/helm/status.js';
 import type { StatusVerdict } from '../../../src/core/summary.js';
 
 const NOW = '2026-12-02T10:00:00Z';

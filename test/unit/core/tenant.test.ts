@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { HelmError } from '../../../src/helm/types.js';
 import { forbiddenExplanation, missingServiceAccountMessage, serviceAccountMissing, serviceAccountUser, tenantOf, type Tenant } from '../../../src/core/tenant.js';
-import { TARGET } from '../reconcile/actions/context-fixture.js';
+import { TARGET } from '../engines/helm/actions/context-fixture.js';
 
 describe('identity', () => {
   it('a kind with a ServiceAccount acts as that ServiceAccount of each namespace; without one, as the operator', () => {

@@ -8,7 +8,7 @@ import { KubeApiError } from '../../../src/kube/errors.js';
 import type { KubeClient, RequestOptions } from '../../../src/kube/rest.js';
 import { resourcePath } from '../../../src/kube/resource.js';
 import type { ApiResource, KubeObject } from '../../../src/kube/types.js';
-import type { KeepInput } from '../../../src/reconcile/ports.js';
+import type { KeepInput } from '../../../src/engines/helm/ports.js';
 import type { Confinement } from '../../../src/core/confinement.js';
 import { readReleaseManifest } from '../../../src/helm/storage.js';
 import { capturingLogger } from '../fakes/reconcile-ports.js';

@@ -3,7 +3,7 @@
  * decisions only. Integration tests use the real helm binary against a real API server.
  */
 import { HelmError, type HelmClient, type Release, type UpgradeInstallRequest } from '../../../src/helm/types.js';
-import type { ReleaseStore } from '../../../src/reconcile/ports.js';
+import type { ReleaseStore } from '../../../src/engines/helm/ports.js';
 import type { StoredRevision } from '../../../src/core/model.js';
 
 interface Stored extends StoredRevision {

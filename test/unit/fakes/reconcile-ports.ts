@@ -1,11 +1,11 @@
 /**
- * Narrow recording fakes of the reconcile core's ports (reconcile/ports.ts): each keeps what it
+ * Narrow recording fakes of the reconcile core's ports (engines/helm/ports.ts): each keeps what it
  * was asked and answers what the test set up, so a test can assert the requests an action built,
  * the events it emitted and the status it wrote.
  */
 import { pino, type Logger } from 'pino';
 import type { CrStatus, CustomResource, KeepResult, ObjectRef, Release, StoredRevision } from '../../../src/core/model.js';
-import type { KeepInput, KindScopes, ReleaseActions, ReleaseKeeperPort, ReleaseStore, RollbackRequest, StatusRequest, UninstallRequest, UpgradeInstallRequest } from '../../../src/reconcile/ports.js';
+import type { KeepInput, KindScopes, ReleaseActions, ReleaseKeeperPort, ReleaseStore, RollbackRequest, StatusRequest, UninstallRequest, UpgradeInstallRequest } from '../../../src/engines/helm/ports.js';
 import type { Confinement } from '../../../src/core/confinement.js';
 import type { CrWriter, EventSink, EventType } from '../../../src/core/ports.js';
 

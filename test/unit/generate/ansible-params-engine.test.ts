@@ -1,12 +1,12 @@
 /**
  * The CRD's spec keys (generate's use of config/paramconv.ts specKeyFor) must become the role's
- * options when the engine turns a CR's spec into extra vars (ansible/extra-vars.ts, through the
+ * options when the engine turns a CR's spec into extra vars (engines/ansible/extra-vars.ts, through the
  * same paramconv.ToSnake): checked on many names (a fixed pseudo-random set, so failures repeat),
  * through extraVarsFor itself rather than the shared function, so the engine's use is covered.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { extraVarsFor } from '../../../src/ansible/extra-vars.js';
+import { extraVarsFor } from '../../../src/engines/ansible/extra-vars.js';
 import { specKeyFor, toSnake } from '../../../src/config/paramconv.js';
 import type { AnsibleSource } from '../../../src/config/types.js';
 

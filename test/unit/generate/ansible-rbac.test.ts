@@ -170,7 +170,7 @@ describe('generate crd and sample for an Ansible kind', () => {
     for (const c of crds) {
       const v = c.spec.versions[0];
       assert.ok(v !== undefined);
-      // The summary chartpilot writes (src/ansible/summary.ts), then with -o wide the conditions it comes from.
+      // The summary chartpilot writes (src/engines/ansible/summary.ts), then with -o wide the conditions it comes from.
       assert.deepEqual(v.additionalPrinterColumns.map((col) => [col.name, col.jsonPath, col.priority ?? 0]), [
         ['State', '.status.chartpilot.summary.state', 0],
         ['Reason', '.status.chartpilot.summary.reason', 0],

@@ -14,7 +14,7 @@ import type { ApiGate, GatedCall } from '../../../src/helm/api-gate.js';
 import { createHelmClient, dialectFor, helmTimeoutMs, releaseLabelFlags, SESSION_DIR_PREFIX, type CliHelmClientOptions, type HelmCallEvent } from '../../../src/helm/cli-client.js';
 import { POSTRENDER_PLUGIN_NAME, POSTRENDER_SCRIPT } from '../../../src/helm/postrender/plugin.js';
 import { HelmError, type UpgradeInstallRequest } from '../../../src/helm/types.js';
-import { HelmCallInterrupted, HelmCallsStopped } from '../../../src/reconcile/ports.js';
+import { HelmCallInterrupted, HelmCallsStopped } from '../../../src/engines/helm/ports.js';
 
 const FIXTURES = fileURLToPath(new URL('../../../../test/fixtures/helm/', import.meta.url));
 const FAKE_HELM = join(FIXTURES, 'fake-helm.sh');

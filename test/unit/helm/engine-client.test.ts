@@ -18,7 +18,7 @@ import { createEngineHelmClient, type EngineEvent, type EngineHelmClient } from 
 import { parseAnswer } from '../../../src/helm/engine-process.js';
 import { HelmKilledError, HelmProcessDied } from '../../../src/helm/exec.js';
 import { HelmError, type UpgradeInstallRequest } from '../../../src/helm/types.js';
-import { HelmCallInterrupted, HelmCallsStopped } from '../../../src/reconcile/ports.js';
+import { HelmCallInterrupted, HelmCallsStopped } from '../../../src/engines/helm/ports.js';
 
 const FAKE_ENGINE = fileURLToPath(new URL('../../../../test/fixtures/helm/fake-helm-engine.sh', import.meta.url));
 await chmod(FAKE_ENGINE, 0o755);

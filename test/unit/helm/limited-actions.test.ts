@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { limitConcurrentCalls } from '../../../src/helm/limited-actions.js';
 import type { Release } from '../../../src/core/model.js';
-import { HelmCallsStopped, type ReleaseActions } from '../../../src/reconcile/ports.js';
+import { HelmCallsStopped, type ReleaseActions } from '../../../src/engines/helm/ports.js';
 
 const tick = () => new Promise<void>((r) => setImmediate(r));
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { handOverNote, parseHandOverNote, StoppedCalls } from '../../../src/helm/stopped-calls.js';
 import type { Release } from '../../../src/core/model.js';
-import { HelmCallInterrupted, HelmCallsStopped, type ReleaseActions, type UpgradeInstallRequest } from '../../../src/reconcile/ports.js';
+import { HelmCallInterrupted, HelmCallsStopped, type ReleaseActions, type UpgradeInstallRequest } from '../../../src/engines/helm/ports.js';
 
 const REQ: UpgradeInstallRequest = {
   release: 'web',

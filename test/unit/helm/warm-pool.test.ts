@@ -19,8 +19,8 @@ import { StoppedCalls } from '../../../src/helm/stopped-calls.js';
 import { HelmError } from '../../../src/helm/types.js';
 import { WarmHelmPool, type WarmPoolOptions, type WorkerEvent } from '../../../src/helm/warm-pool.js';
 import { WorkerStartError } from '../../../src/helm/warm-worker.js';
-import { ReleaseLabels } from '../../../src/reconcile/names.js';
-import { HelmCallInterrupted, HelmCallsStopped } from '../../../src/reconcile/ports.js';
+import { ReleaseLabels } from '../../../src/engines/helm/names.js';
+import { HelmCallInterrupted, HelmCallsStopped } from '../../../src/engines/helm/ports.js';
 
 const FIXTURES = fileURLToPath(new URL('../../../../test/fixtures/helm/', import.meta.url));
 const FAKE_HELM = join(FIXTURES, 'fake-helm.sh');

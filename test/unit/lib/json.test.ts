@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { canonicalJson, canonicalJsonOfAnyDepth } from '../../../src/lib/json.js';
 import { stringLeaves } from '../../../src/helm/errors.js';
 import { specHash } from '../../../src/dependents/spec-hash.js';
-import { MAX_VALUES_DEPTH, valuesShapeProblem } from '../../../src/reconcile/values.js';
+import { MAX_VALUES_DEPTH, valuesShapeProblem } from '../../../src/engines/helm/values.js';
 
 function nested(levels: number, leaf: unknown = 'x'): unknown {
   let v = leaf;

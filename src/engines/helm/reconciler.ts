@@ -1,0 +1,389 @@
+/**
+ * One reconcile of one custom resource: derive what the CR asks for, then observe → plan (pure) →
+ * run the planned action, until an action ends the reconcile. The reconciler decides nothing
+ * itself: plan.ts decides, actions/ act through the ports, so this runs unchanged against fakes in
+ * unit tests and against the real cluster and helm in integration tests.
+ */
+import type { Logger } from 'pino';
+import { ActionContext, end, failureMessage, type ReconcilerDeps, type StatusWriteTimes, type StepResult } from './actions/context.js';
+import type { Engine } from '../../core/engine.js';
+import type { ReconcileOutcome } from '../../core/outcome.js';
+import { deploy } from './actions/deploy.js';
+import { addFinalizer, removeFinalizer } from './actions/finalizer.js';
+import { fail, remediationFailed, removeFailedInstall, rollback } from './actions/remediate.js';
+import { chartUnavailable, current, foreignRecords, irreconcilable, noServiceAccount, paused, stuck } from './actions/report.js';
+import { checkObjectsGone, waitObjectsGone } from './actions/uninstall-wait.js';
+import { clearFailedRelease, skipUninstall, uninstallDeleted } from './actions/uninstall.js';
+import { unlock, waitPending } from './actions/unlock.js';
+import { parseCrOptions } from './annotations.js';
+import { fingerprint } from './fingerprint.js';
+import { serviceAccountMissing as saMissing, tenantOf } from '../../core/tenant.js';
+import type { CustomResource, SpecSummary, StoredRevision } from '../../core/model.js';
+import type { SpecReader } from './ports.js';
+import { summarizeSpec } from '../../core/spec-summary.js';
+import { Annotations, FINALIZER, LEGACY_FINALIZER, Reasons, releaseNameProblem } from './names.js';
+import { latestRevision, NO_PROGRESS, plan, type NonTerminalKind, type Plan, type PlanInput } from './plan.js';
+import { planReason } from './plan-reason.js';
+import type { ChartTrial, ReconcileTarget } from './target.js';
+import { canonicalJson } from '../../lib/json.js';
+import { MAX_VALUES_BYTES, mergeValues, valuesTooLarge } from './values.js';
+
+export { ReconcileFailure } from '../../core/outcome.js';
+export type { ReconcilerDeps } from './actions/context.js';
+export type { ReconcileTarget } from './target.js';
+
+export interface ReconcilerOptions extends ReconcilerDeps {
+  /**
+   * The kind's current target for `cr`, read once at the start of each reconcile (hot reload
+   * replaces it; while a changed chart is tried on one CR, that CR is served another than the
+   * rest). Without a CR: the target most CRs are served, for deriving ahead of a reconcile.
+   */
+  readonly target: (cr?: CustomResource) => ReconcileTarget;
+  /** Reads a CR in full when it comes from a cache that keeps only its spec's summary. */
+  readonly specs?: SpecReader | undefined;
+}
+
+/** What a spec gave, kept per CR (uid) so a converged CR is checked without reading its spec again. */
+interface DerivedFromSpec {
+  readonly digest: string;
+  /** What of the target it was derived from (derivationKey): hot reload changes it. */
+  readonly target: string;
+  readonly desiredFingerprint: string;
+  readonly problem: string | undefined;
+  /** The condition reason of `problem`, when it has one of its own (ValuesTooLarge, …). */
+  readonly reason: string | undefined;
+}
+
+export class Reconciler implements Engine {
+  /** Status pacing: when each resource's status was last written. */
+  private readonly statusWrites: StatusWriteTimes = new Map();
+  /** The clamped-period warning last told per resource (uid), so it is told once, not every period. */
+  private readonly periodWarnings = new Map<string, string>();
+  private readonly derived = new Map<string, DerivedFromSpec>();
+
+  constructor(private readonly opts: ReconcilerOptions) {}
+
+  /** The CR with this uid is gone: forget what its spec gave. */
+  forget(uid: string): void {
+    this.derived.delete(uid);
+  }
+
+  /**
+   * A CR seen in full as it arrives (list or watch), before the cache drops its spec: derive its
+   * fingerprint now, so its reconcile needs no GET of the CR. After a restart or failover this is
+   * what makes checking every CR cost no read per CR. Nothing is derived for a spec this process
+   * already derived (a status-only update), nor for one over the size limit (begin refuses it).
+   */
+  sawSpec(cr: CustomResource): void {
+    const uid = cr.metadata.uid ?? '';
+    const summary = cr.specSummary;
+    if (uid === '' || this.opts.specs === undefined || cr.spec === undefined || summary === undefined || summary.digest === '') return;
+    if (summary.bytes > MAX_VALUES_BYTES) return;
+    const target = this.opts.target();
+    const key = derivationKey(target);
+    const known = this.derived.get(uid);
+    if (known !== undefined && known.digest === summary.digest && known.target === key) return;
+    // Kept without the values themselves: memory stays a fingerprint per CR.
+    const { desiredFingerprint, problem, reason } = this.deriveFromSpec(cr.spec, target, uid, summary.digest);
+    this.derived.set(uid, { digest: summary.digest, target: key, desiredFingerprint, problem, reason });
+  }
+
+  private deriveFromSpec(spec: unknown, target: ReconcileTarget, uid: string, digest: string): DerivedFromSpec & { values: Record<string, unknown> | undefined } {
+    // mergeValues measures the spec (depth, size) before anything walks it.
+    const values = mergeValues(spec, target.overrides, this.opts.applyOverrides);
+    const desiredFingerprint = values.ok ? this.desiredFingerprint(target, uid, values.values) : '';
+    return values.ok
+      ? { digest, target: derivationKey(target), values: values.values, desiredFingerprint, problem: undefined, reason: undefined }
+      : { digest, target: derivationKey(target), values: undefined, desiredFingerprint, problem: values.problem, reason: values.reason };
+  }
+
+  /** `signal` aborted → the running helm call is stopped and the reconcile rejects with HelmCallInterrupted. */
+  async reconcile(cached: CustomResource, log: Logger, signal?: AbortSignal): Promise<ReconcileOutcome> {
+    let ctx = await this.begin(cached, log, signal);
+    try {
+      return await this.steps(ctx, log, signal, (next) => {
+        ctx = next;
+      });
+    } finally {
+      this.opts.onChartTrial?.(ctx.cr, ctx.target, trialOf(ctx));
+    }
+  }
+
+  /** observe → plan → run until an action ends the reconcile; `replaced` is told when the context is rebuilt (spec read). */
+  private async steps(first: ActionContext, log: Logger, signal: AbortSignal | undefined, replaced: (ctx: ActionContext) => void): Promise<ReconcileOutcome> {
+    let ctx = first;
+    const serviceAccountMissing = await saMissing(this.opts.serviceAccounts, ctx.derived.tenant);
+    let unchanged: Observed | undefined;
+    for (let step = 0; ; step++) {
+      // A step that does not touch helm's storage leaves what the last look saw; no second LIST.
+      const observed = unchanged ?? (await this.observe(ctx, step === 0));
+      const { revisions } = observed;
+      unchanged = undefined;
+      const planInput: PlanInput = {
+        deleting: ctx.cr.metadata.deletionTimestamp !== undefined,
+        hasFinalizer: hasOurFinalizer(ctx.cr),
+        paused: ctx.derived.crOptions?.paused ?? false,
+        uninstallWait: ctx.derived.crOptions?.uninstallWait ?? false,
+        problem: ctx.derived.problem,
+        chartUnavailable: ctx.target.chartUnavailable?.message,
+        serviceAccountMissing,
+        desiredFingerprint: ctx.derived.desiredFingerprint,
+        ownerKind: ctx.target.ownerKind,
+        revisions,
+        foreignRevisions: observed.foreign,
+        inventory: ctx.cr.status?.deployedRelease?.inventory ?? [],
+        canCheckObjects: this.opts.keeper !== undefined,
+        serverNow: this.opts.server.clock.now(),
+        startedAtRevision: this.opts.server.startedAtRevision,
+        helmTimeoutMs: this.opts.helmTimeoutMs,
+        stoppedCalls: this.opts.stoppedCalls ?? NO_STOPPED_CALLS,
+        statusRevision: ctx.cr.status?.deployedRelease?.revision,
+        progress: ctx.progress,
+      };
+      const next = plan(planInput);
+      const acts = ACTS.has(next.kind);
+      // Built only where it is told: an idle pass at info level builds no sentence.
+      const why = acts || log.isLevelEnabled('debug') ? planReason(planInput, next) : undefined;
+      log.debug({ plan: next.kind, why, step }, 'planned');
+      // The start's snapshot of the records serves a first look that finds nothing to do and
+      // agrees with the revision the CR's status names (what its last owner saw last); for
+      // anything else look again, fresh, before acting.
+      if (observed.fromStartup && !(next.kind === 'none' && !next.refreshStatus)) continue;
+      if ((next.kind === 'install' || next.kind === 'upgrade') && ctx.derived.values === undefined && ctx.derived.problem === undefined) {
+        // Known from the spec's digest so far; helm needs the values themselves: read the CR, plan again.
+        ctx = await this.begin(await this.readSpec(ctx.cr), log, signal, ctx);
+        replaced(ctx);
+        unchanged = observed;
+        continue;
+      }
+      // The release already holds exactly what this target asks for.
+      if (next.kind === 'none') ctx.deployedTarget = true;
+      // What acts on the release is told at info, with why (the fingerprints when it upgrades);
+      // the Reconciling condition of a helm call shows why too.
+      if (acts) log.info({ plan: next.kind, why, step, ...(next.kind === 'upgrade' ? fingerprints(planInput) : {}) }, 'acting');
+      ctx.why = why;
+      const result = await run(ctx, next, revisions);
+      // The one exit: the status the step ended with is written here, once, on every path.
+      if (result.done) return ctx.finish(result);
+      if (LEAVES_STORAGE.has(next.kind)) unchanged = observed;
+    }
+  }
+
+  /**
+   * What the CR asks for, derived once per reconcile (again, keeping `previous`'s target and
+   * progress, once the spec has been read). A CR from the cache has no spec, only its summary: a
+   * spec over the size limit is refused from that alone; one whose digest matches what this
+   * process last derived for the CR reuses that fingerprint (a converged CR costs no read); any
+   * other is read now (one GET).
+   */
+  private async begin(given: CustomResource, log: Logger, signal: AbortSignal | undefined, previous?: ActionContext): Promise<ActionContext> {
+    const target = previous?.target ?? this.opts.target(given);
+    const targetKey = derivationKey(target);
+    const uid = given.metadata.uid ?? '';
+    let cr = given;
+    let summary: SpecSummary | undefined = cr.specSummary;
+    let fromSpec: Omit<DerivedFromSpec, 'digest' | 'target'> & { values: Record<string, unknown> | undefined } | undefined;
+    if (cr.spec === undefined && summary !== undefined && this.opts.specs !== undefined) {
+      const known = this.derived.get(uid);
+      const tooLarge = summary.bytes > MAX_VALUES_BYTES ? valuesTooLarge() : undefined;
+      if (tooLarge !== undefined) fromSpec = { values: undefined, desiredFingerprint: '', problem: tooLarge.message, reason: tooLarge.reason };
+      else if (known !== undefined && summary.digest !== '' && known.digest === summary.digest && known.target === targetKey) {
+        fromSpec = { values: undefined, desiredFingerprint: known.desiredFingerprint, problem: known.problem, reason: known.reason };
+      } else {
+        cr = await this.opts.specs.read(cr);
+        summary = undefined;
+      }
+    }
+    if (fromSpec === undefined) {
+      summary ??= summarizeSpec(cr.spec);
+      const { values, desiredFingerprint, problem, reason } = this.deriveFromSpec(cr.spec, target, uid, summary.digest);
+      fromSpec = { values, desiredFingerprint, problem, reason };
+      if (uid !== '' && this.opts.specs !== undefined) {
+        this.derived.set(uid, { digest: summary.digest, target: targetKey, desiredFingerprint, problem, reason });
+      }
+    }
+    const parsed = parseCrOptions(cr.metadata.annotations);
+    const crOptions = parsed.ok ? parsed.options : undefined;
+    this.warnClampedPeriod(cr, crOptions?.reconcilePeriodClamped, log);
+    const otherProblem = releaseNameProblem(cr.metadata.name) ?? (parsed.ok ? undefined : parsed.problems.join('; '));
+    const problem = otherProblem ?? fromSpec.problem;
+    const problemReason = otherProblem === undefined ? fromSpec.reason : undefined;
+    const period = crOptions?.reconcilePeriodMs ?? target.reconcilePeriodMs;
+    const requeue: ReconcileOutcome = period > 0 ? { requeueAfterMs: period } : {};
+    const tenant = tenantOf(target, cr.metadata.namespace ?? 'default');
+    return new ActionContext(
+      this.opts,
+      target,
+      cr,
+      { crOptions, values: fromSpec.values, problem, problemReason, desiredFingerprint: fromSpec.desiredFingerprint, requeue, tenant },
+      log,
+      previous?.progress ?? NO_PROGRESS,
+      this.statusWrites,
+      signal,
+    );
+  }
+
+  private desiredFingerprint(target: ReconcileTarget, uid: string, values: Record<string, unknown>): string {
+    return fingerprint({
+      chartDigest: target.chartDigest,
+      values,
+      options: {
+        ownerUid: uid,
+        ownerKind: target.ownerKind,
+        allowClusterScoped: target.allowClusterScoped,
+        allowCrossNamespace: target.allowCrossNamespace,
+        // Who renders decides what `lookup` sees, so changing it re-renders every release once:
+        // turning impersonation on replaces what lookups read as the operator with what the
+        // tenant may read, and shows at once a tenant that lacks rights. Absent when unset, so
+        // releases made before this option existed keep their fingerprint.
+        ...(target.serviceAccount === undefined ? {} : { serviceAccount: target.serviceAccount }),
+      },
+    });
+  }
+
+  /** The CR in full (its spec), for a reconcile that started from the cache's summary. */
+  private async readSpec(cr: CustomResource): Promise<CustomResource> {
+    if (this.opts.specs === undefined) throw new Error('no spec reader: a CR without its spec cannot be deployed');
+    return this.opts.specs.read(cr);
+  }
+
+  /** A reconcile-period annotation below the floor was raised to it: a Warning Event, once per value. */
+  private warnClampedPeriod(cr: CustomResource, message: string | undefined, log: Logger): void {
+    const uid = cr.metadata.uid ?? `${cr.metadata.namespace ?? ''}/${cr.metadata.name}`;
+    if (message === undefined) {
+      this.periodWarnings.delete(uid);
+      return;
+    }
+    if (this.periodWarnings.get(uid) === message) return;
+    if (this.periodWarnings.size >= MAX_PERIOD_WARNINGS) this.periodWarnings.clear();
+    this.periodWarnings.set(uid, message);
+    log.warn({ annotation: Annotations.reconcilePeriod }, 'reconcile-period annotation below the minimum; raised to it');
+    this.opts.events.emit(cr, 'Warning', Reasons.reconcilePeriodRaised, message);
+  }
+
+  /**
+   * The release's stored revisions, and which of them chartpilot did not write for this CR. After
+   * a failed deploy, a failure to read them is part of that failure's story (remediation is then
+   * skipped), not a new error.
+   */
+  private async observe(ctx: ActionContext, first: boolean): Promise<Observed> {
+    try {
+      const startup = first ? await this.opts.releases.startupRevisions?.(ctx.namespace, ctx.name) : undefined;
+      const revisions = startup ?? (await this.opts.releases.revisions(ctx.namespace, ctx.name));
+      const foreign = await ctx.foreignRevisions(revisions);
+      return { revisions, foreign, fromStartup: startup !== undefined };
+    } catch (err) {
+      if (ctx.failure === undefined) throw err;
+      remediationFailed(ctx, err);
+      return { revisions: [], foreign: [], fromStartup: false };
+    }
+  }
+}
+
+const NO_STOPPED_CALLS: ReconcilerDeps['stoppedCalls'] & object = { has: () => false };
+
+/** What of a target a spec's derivation (values, fingerprint) depends on: a target that only says more (a held change) derives alike. */
+const derivationKeys = new WeakMap<ReconcileTarget, string>();
+function derivationKey(target: ReconcileTarget): string {
+  let key = derivationKeys.get(target);
+  if (key === undefined) {
+    const { chartDigest, ownerKind, overrides, allowClusterScoped, allowCrossNamespace, serviceAccount } = target;
+    key = canonicalJson({ chartDigest, ownerKind, overrides, allowClusterScoped, allowCrossNamespace, serviceAccount: serviceAccount ?? null });
+    derivationKeys.set(target, key);
+  }
+  return key;
+}
+
+/** What this reconcile did with the chart it was served. */
+function trialOf(ctx: ActionContext): ChartTrial {
+  if (ctx.deployedTarget) return { kind: 'deployed' };
+  if (ctx.failure !== undefined) return { kind: 'failed', message: failureMessage(ctx.failure) };
+  return { kind: 'untried' };
+}
+
+/** Bounds the memory of told warnings; forgetting them all costs one repeated Event per resource. */
+const MAX_PERIOD_WARNINGS = 10_000;
+
+interface Observed {
+  readonly revisions: StoredRevision[];
+  readonly foreign: StoredRevision[];
+  /** From the start's snapshot of every record: a first look only (ReleaseStore.startupRevisions). */
+  readonly fromStartup: boolean;
+}
+
+/** For the log of an upgrade: the fingerprint the latest revision carries and the one wanted. */
+function fingerprints(input: PlanInput): { fingerprint: { latest: string | undefined; desired: string } } {
+  return { fingerprint: { latest: latestRevision(input.revisions)?.fingerprint, desired: input.desiredFingerprint } };
+}
+
+/** Plans that act on the release (logged at info, with why). */
+const ACTS: ReadonlySet<Plan['kind']> = new Set(['unlock', 'clear-failed-release', 'uninstall', 'rollback', 'remove-failed-install', 'install', 'upgrade']);
+/** Steps that write only the CR, or nothing, never a release record. */
+const LEAVES_STORAGE: ReadonlySet<Plan['kind']> = new Set(['add-finalizer']);
+
+function hasOurFinalizer(cr: CustomResource): boolean {
+  const finalizers = cr.metadata.finalizers ?? [];
+  return finalizers.includes(FINALIZER) || finalizers.includes(LEGACY_FINALIZER);
+}
+
+/** Marks a non-terminal action as taken, so the plan never runs it twice in one reconcile. */
+function taken(ctx: ActionContext, kind: NonTerminalKind): void {
+  if (!ctx.progress.taken.includes(kind)) ctx.progress = { ...ctx.progress, taken: [...ctx.progress.taken, kind] };
+}
+
+async function run(ctx: ActionContext, next: Plan, revisions: readonly StoredRevision[]): Promise<StepResult> {
+  switch (next.kind) {
+    case 'none':
+      return current(ctx, revisions, next.refreshStatus);
+    case 'released':
+      return end();
+    case 'paused':
+      return paused();
+    case 'irreconcilable':
+      return irreconcilable(ctx, next.message, next.message === ctx.derived.problem ? ctx.derived.problemReason : undefined);
+    case 'conflict':
+      return irreconcilable(ctx, next.message);
+    case 'foreign-records':
+      return foreignRecords(ctx, next.message);
+    case 'chart-unavailable':
+      return chartUnavailable(ctx, next.message);
+    case 'no-service-account':
+      return noServiceAccount(ctx);
+    case 'skip-uninstall':
+      return skipUninstall(ctx);
+    case 'add-finalizer':
+      taken(ctx, next.kind);
+      return addFinalizer(ctx);
+    case 'unlock':
+      taken(ctx, next.kind);
+      return unlock(ctx, next.revision);
+    case 'wait-pending':
+      return waitPending(ctx, next.revision, next.retryAfterMs);
+    case 'clear-failed-release':
+      taken(ctx, next.kind);
+      return clearFailedRelease(ctx);
+    case 'install':
+    case 'upgrade':
+      return deploy(ctx, next.kind);
+    case 'rollback':
+      taken(ctx, next.kind);
+      return rollback(ctx, next.revision);
+    case 'remove-failed-install':
+      taken(ctx, next.kind);
+      return removeFailedInstall(ctx);
+    case 'fail':
+      return fail(ctx, next.action);
+    case 'uninstall':
+      taken(ctx, next.kind);
+      return uninstallDeleted(ctx);
+    case 'check-objects-gone':
+      taken(ctx, next.kind);
+      return checkObjectsGone(ctx);
+    case 'wait-objects-gone':
+      return waitObjectsGone(next.remaining);
+    case 'remove-finalizer':
+      return removeFinalizer(ctx);
+    case 'stuck':
+      return stuck(next.message);
+  }
+}
