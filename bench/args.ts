@@ -36,6 +36,8 @@ export interface BenchOptions {
   helmMode: 'warm' | 'engine' | 'cli' | undefined;
   /** chartpilot's --helm-workers; undefined: its default (two per CPU, at most one per helm slot). */
   helmWorkers: number | undefined;
+  /** Operators run inside a memory cgroup with this limit (MiB), as a pod's limit runs them; undefined: no limit. */
+  memoryLimitMiB: number | undefined;
 }
 
 /** Every scenario --scenarios may name; `restart` is opt-in. */
@@ -85,6 +87,9 @@ fresh local control plane: create N releases, upgrade all N, idle, delete all N.
                               in the bin dir); floor and chartpilot run chartpilot-helm when it is there
   --helm-workers W            chartpilot's --helm-workers: at most W warm workers (default: its own,
                               two per CPU, never more than the helm slots)
+  --memory-limit-mib M        run each operator (with its helm processes) in a memory cgroup limited to
+                              M MiB, as a pod's memory limit does (128: operator-sdk's scaffolded
+                              limit); the results add the cgroup's peak, working set and OOM kills
   --keep                      keep the scratch dir (logs of every process) after the run
   --render FILE               print the markdown of an earlier results-*.json, run nothing
   --medians A.json,B.json,…   print the medians over earlier runs of one command (run them with the
@@ -136,6 +141,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
         replicas: { type: 'string' },
         'helm-mode': { type: 'string' },
         'helm-workers': { type: 'string' },
+        'memory-limit-mib': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -161,6 +167,9 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
   if (scenarios[0] !== 'create' || new Set(scenarios).size !== scenarios.length) {
     throw new UsageError('--scenarios must start with create (the others need the releases it makes) and name each scenario at most once');
   }
+  if (values['memory-limit-mib'] !== undefined && values.replicas !== undefined && values.replicas !== '1') {
+    throw new UsageError('--memory-limit-mib runs one operator process per contender: it cannot be combined with --replicas');
+  }
   const helmMode = values['helm-mode'];
   if (helmMode !== undefined && helmMode !== 'warm' && helmMode !== 'engine' && helmMode !== 'cli') throw new UsageError(`--helm-mode must be warm, engine or cli, got ${JSON.stringify(helmMode)}`);
   return {
@@ -184,5 +193,6 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
     replicas: positiveInt('replicas', values.replicas, 1),
     helmMode,
     helmWorkers: values['helm-workers'] === undefined ? undefined : positiveInt('helm-workers', values['helm-workers'], 1),
+    memoryLimitMiB: values['memory-limit-mib'] === undefined ? undefined : positiveInt('memory-limit-mib', values['memory-limit-mib'], 0, 16),
   };
 }

@@ -21,6 +21,7 @@ import { dialectFor } from '../src/helm/dialect.js';
 import { ReleaseLabels } from '../src/engines/helm/names.js';
 import { shardLabel } from '../src/controller/sharding/names.js';
 import type { BenchKube } from './kube.js';
+import { createMemoryCgroup, type CgroupFigures } from './memory-cgroup.js';
 import { metricsPortOf, metricsReaderToken, type MetricsTarget } from './metrics-probe.js';
 import { descendants, readStat, statusKiB } from './proc.js';
 import { crLookDue } from './progress.js';
@@ -52,6 +53,8 @@ export interface Env {
   helmMode?: 'warm' | 'engine' | 'cli' | undefined;
   /** chartpilot's --helm-workers; undefined: its default. */
   helmWorkers?: number | undefined;
+  /** Operators run inside a memory cgroup with this limit (MiB); undefined: none. */
+  memoryLimitMiB?: number | undefined;
   /** chartpilot pulls its chart from a registry: the watches entry's chart keys, and what the operator needs to reach it. */
   remoteChart?: {
     readonly entry: Record<string, unknown>;
@@ -116,7 +119,11 @@ export interface Contender {
   shareSnapshots?(): Promise<NamedShare[]>;
   /** chartpilot: where its /metrics is served (HTTPS, token reviewed) and a token allowed to read it. */
   metricsTarget?(): Promise<MetricsTarget>;
+  /** Operators with --memory-limit-mib: their cgroup's figures so far (read before `release`). */
+  cgroupFigures?(): CgroupFigures;
   stop(): Promise<void>;
+  /** After the last stop: removes what outlives restarts (the memory cgroup). */
+  release?(): void;
   logTail(): string;
 }
 
@@ -363,6 +370,8 @@ function operator(env: Env, spec: OperatorSpec): Contender {
   /** Where the current process's log starts in the file (a restart appends to it). */
   let logOffset = 0;
   const crLook: { last: CrLook | undefined } = { last: undefined };
+  // One cgroup for the contender's whole run, restarts included, so its peak covers them all.
+  const cgroup = env.memoryLimitMiB === undefined ? undefined : createMemoryCgroup(`bench-${spec.name}-${String(process.pid)}`, env.memoryLimitMiB);
 
   const logs = (): string => {
     try {
@@ -395,7 +404,9 @@ function operator(env: Env, spec: OperatorSpec): Contender {
       await installCrd(env.kube, spec.kind);
       const fd = openSync(logFile, 'a');
       try {
-        child = spawn(spec.command, [...spec.args(watchesFile), ...(remote?.args ?? [])], {
+        const argv = [...spec.args(watchesFile), ...(remote?.args ?? [])];
+        const run = cgroup === undefined ? { command: spec.command, args: argv } : cgroup.wrap(spec.command, argv);
+        child = spawn(run.command, run.args, {
           cwd: env.dir,
           env: childEnv(env, { WATCH_NAMESPACE: env.namespace, ...spec.extraEnv(wrapper.path), ...remote?.env }),
           stdio: ['ignore', fd, fd],
@@ -463,6 +474,7 @@ function operator(env: Env, spec: OperatorSpec): Contender {
         return [{ name: spec.name, ...await snapshotShare(() => this.metricsTarget?.() ?? Promise.reject(new Error('no metrics'))) }];
       },
     } : {}),
+    ...(cgroup === undefined ? {} : { cgroupFigures: () => cgroup.figures(), release: () => { cgroup.remove(); } }),
     logTail: () => logs().split('\n').slice(-30).join('\n'),
   };
 }

@@ -149,6 +149,7 @@ export function toMarkdown(results: BenchResults): string {
     lines.push('');
   }
   lines.push(...replicaSections(ok));
+  lines.push(...cgroupSection(results.contenders, p.n));
   lines.push('## Overall peak memory');
   lines.push('');
   lines.push('| contender | operator (MiB) | operator + children, RSS summed (MiB) | operator + children, PSS summed (MiB) | RSS after start-up (MiB) | start-up (s) |');
@@ -204,6 +205,26 @@ export function toMarkdown(results: BenchResults): string {
     + 'Ready lag and the per-CR timeline come from the bench\'s watches (when it saw a Deployment available and a CR Ready) and the audit log (when each write took effect).');
   lines.push('');
   return lines.join('\n');
+}
+
+/**
+ * With --memory-limit-mib: each operator's memory cgroup over its whole run, and whether it stayed
+ * inside the limit (every scenario converged, nothing OOM-killed).
+ */
+export function cgroupSection(contenders: readonly ContenderResult[], n: number): string[] {
+  const limited = contenders.filter((c) => c.cgroup !== undefined);
+  if (limited.length === 0) return [];
+  const lines = [`## Inside a memory limit (a cgroup, as a pod's limit), N=${String(n)}`, ''];
+  lines.push('| contender | limit (MiB) | peak charged, page cache included (MiB) | working set at the end (MiB) | limit reached (times) | OOM kills | stayed inside |');
+  lines.push('|---|---:|---:|---:|---:|---:|---|');
+  for (const c of limited) {
+    const g = c.cgroup;
+    if (g === undefined) continue;
+    const inside = g.oomKills === 0 && c.status === 'ok' && c.scenarios.every((s) => s.converged);
+    lines.push(`| ${c.name} | ${fmt(g.limitMiB, 0)} | ${fmt(g.peakMiB)} | ${fmt(g.workingSetMiB)} | ${String(g.limitHits)} | ${String(g.oomKills)} | ${inside ? 'yes' : 'NO'} |`);
+  }
+  lines.push('', 'The kernel enforces the limit: page cache is reclaimed when it is reached, and a process is OOM-killed only when what it holds cannot be. "Limit reached" counts those reclaims; the working set is charged memory less inactive page cache, as kubelet computes it.', '');
+  return lines;
 }
 
 /**

@@ -1,5 +1,6 @@
 /** One contender's measured results: shared by the report and its sections (no import cycle between them). */
 import type { ContenderName, ReplicaFigure } from './contenders.js';
+import type { CgroupFigures } from './memory-cgroup.js';
 import type { RssPeaks } from './proc.js';
 import type { ScenarioResult } from './scenario.js';
 
@@ -15,4 +16,6 @@ export interface ContenderResult {
   overall?: RssPeaks;
   /** chartpilot with --replicas: each replica's CPU (whole run) and peak RSS. */
   replicas?: ReplicaFigure[];
+  /** With --memory-limit-mib: the operator's memory cgroup over the whole run. */
+  cgroup?: CgroupFigures;
 }

@@ -95,6 +95,8 @@ async function runContender(c: Contender, opts: BenchOptions, env: Env, kind: Ki
     // Before stop: a replica's VmHWM is gone once it exits.
     const replicas = c.replicaFigures?.();
     if (replicas !== undefined) result.replicas = replicas;
+    const cgroup = c.cgroupFigures?.();
+    if (cgroup !== undefined) result.cgroup = cgroup;
     const failure = c.failure();
     if (failure !== undefined) {
       result.status = 'failed';
@@ -106,6 +108,7 @@ async function runContender(c: Contender, opts: BenchOptions, env: Env, kind: Ki
     say(`${c.name} failed: ${result.reason}`);
   } finally {
     await c.stop();
+    c.release?.();
     cleanups.pop();
   }
   if (result.scenarios.some((s) => !s.converged)) say(`${c.name}: a scenario did not converge; see the results`);
@@ -242,6 +245,7 @@ async function main(argv: string[]): Promise<number> {
         log: say,
         helmMode: opts.helmMode,
         helmWorkers: opts.helmWorkers,
+        memoryLimitMiB: opts.memoryLimitMiB,
         ...(remoteChart === undefined ? {} : { remoteChart }),
       };
       say(`=== ${name}: N=${opts.n}, concurrency ${opts.concurrency}, chart ${chartInfo.name} ${chartInfo.version}`);
