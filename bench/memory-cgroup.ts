@@ -16,8 +16,6 @@ export interface CgroupFigures {
   readonly workingSetMiB: number | undefined;
   /** Processes the kernel killed for the limit. */
   readonly oomKills: number;
-  /** How often the limit was reached (and reclaim ran): v2 memory.events `max`, v1 memory.failcnt. */
-  readonly limitHits: number;
 }
 
 export interface MemoryCgroup {
@@ -79,7 +77,6 @@ export function figuresOf(version: 1 | 2, limitBytes: number, files: (name: stri
       peakMiB: peak === undefined ? undefined : peak / MiB,
       workingSetMiB: usage === undefined ? undefined : Math.max(0, usage - inactive) / MiB,
       oomKills: events.get('oom_kill') ?? 0,
-      limitHits: events.get('max') ?? 0,
     };
   }
   const usage = num('memory.usage_in_bytes');
@@ -89,8 +86,8 @@ export function figuresOf(version: 1 | 2, limitBytes: number, files: (name: stri
     limitMiB: limitBytes / MiB,
     peakMiB: peak === undefined ? undefined : peak / MiB,
     workingSetMiB: usage === undefined ? undefined : Math.max(0, usage - inactive) / MiB,
+    // Not memory.failcnt: on this machine's kernel it stayed 0 through an OOM kill.
     oomKills: keyedCounts(files('memory.oom_control') ?? '').get('oom_kill') ?? 0,
-    limitHits: num('memory.failcnt') ?? 0,
   };
 }
 

@@ -215,15 +215,15 @@ export function cgroupSection(contenders: readonly ContenderResult[], n: number)
   const limited = contenders.filter((c) => c.cgroup !== undefined);
   if (limited.length === 0) return [];
   const lines = [`## Inside a memory limit (a cgroup, as a pod's limit), N=${String(n)}`, ''];
-  lines.push('| contender | limit (MiB) | peak charged, page cache included (MiB) | working set at the end (MiB) | limit reached (times) | OOM kills | stayed inside |');
-  lines.push('|---|---:|---:|---:|---:|---:|---|');
+  lines.push('| contender | limit (MiB) | peak charged, page cache included (MiB) | working set at the end (MiB) | OOM kills | stayed inside |');
+  lines.push('|---|---:|---:|---:|---:|---|');
   for (const c of limited) {
     const g = c.cgroup;
     if (g === undefined) continue;
     const inside = g.oomKills === 0 && c.status === 'ok' && c.scenarios.every((s) => s.converged);
-    lines.push(`| ${c.name} | ${fmt(g.limitMiB, 0)} | ${fmt(g.peakMiB)} | ${fmt(g.workingSetMiB)} | ${String(g.limitHits)} | ${String(g.oomKills)} | ${inside ? 'yes' : 'NO'} |`);
+    lines.push(`| ${c.name} | ${fmt(g.limitMiB, 0)} | ${fmt(g.peakMiB)} | ${fmt(g.workingSetMiB)} | ${String(g.oomKills)} | ${inside ? 'yes' : 'NO'} |`);
   }
-  lines.push('', 'The kernel enforces the limit: page cache is reclaimed when it is reached, and a process is OOM-killed only when what it holds cannot be. "Limit reached" counts those reclaims; the working set is charged memory less inactive page cache, as kubelet computes it.', '');
+  lines.push('', 'The kernel enforces the limit: page cache is reclaimed when it is reached, and a process is OOM-killed only when what it holds cannot be; the working set is charged memory less inactive page cache, as kubelet computes it.', '');
   return lines;
 }
 

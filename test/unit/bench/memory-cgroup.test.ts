@@ -19,15 +19,14 @@ describe('bench memory cgroup: reading the kernel files', () => {
     assert.equal(memoryHierarchyOf('4:cpu:/x\n', { v1Memory: undefined, v2: undefined }), undefined);
   });
 
-  it('reads v1 figures: peak, working set less inactive page cache, OOM kills, limit hits', () => {
+  it('reads v1 figures: peak, working set less inactive page cache, OOM kills', () => {
     const files: Record<string, string> = {
       'memory.usage_in_bytes': `${String(100 * MiB)}\n`,
       'memory.max_usage_in_bytes': `${String(127 * MiB)}\n`,
       'memory.stat': `cache 1\ninactive_file 5\ntotal_inactive_file ${String(30 * MiB)}\n`,
       'memory.oom_control': 'oom_kill_disable 0\nunder_oom 0\noom_kill 2\n',
-      'memory.failcnt': '17\n',
     };
-    assert.deepEqual(figuresOf(1, 128 * MiB, (f) => files[f]), { limitMiB: 128, peakMiB: 127, workingSetMiB: 70, oomKills: 2, limitHits: 17 });
+    assert.deepEqual(figuresOf(1, 128 * MiB, (f) => files[f]), { limitMiB: 128, peakMiB: 127, workingSetMiB: 70, oomKills: 2 });
   });
 
   it('reads v2 figures, and leaves out what a file does not say', () => {
@@ -36,7 +35,7 @@ describe('bench memory cgroup: reading the kernel files', () => {
       'memory.stat': `anon 1\ninactive_file ${String(4 * MiB)}\n`,
       'memory.events': 'low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n',
     };
-    assert.deepEqual(figuresOf(2, 128 * MiB, (f) => files[f]), { limitMiB: 128, peakMiB: undefined, workingSetMiB: 60, oomKills: 1, limitHits: 3 });
+    assert.deepEqual(figuresOf(2, 128 * MiB, (f) => files[f]), { limitMiB: 128, peakMiB: undefined, workingSetMiB: 60, oomKills: 1 });
     assert.deepEqual([...keyedCounts('a 1\n\nb x\n c  2 \n')], [['a', 1], ['c', 2]]);
   });
 });
@@ -88,13 +87,13 @@ describe('bench memory cgroup: flags and report', () => {
   });
 
   it('says a contender stayed inside only when nothing was killed and every scenario converged', () => {
-    const figures = { limitMiB: 128, peakMiB: 120.4, workingSetMiB: 88.2, oomKills: 0, limitHits: 4 };
+    const figures = { limitMiB: 128, peakMiB: 120.4, workingSetMiB: 88.2, oomKills: 0 };
     const scenario = { converged: true } as ContenderResult['scenarios'][number];
     const inside: ContenderResult = { name: 'chartpilot', status: 'ok', scenarios: [scenario], cgroup: figures };
     const killed: ContenderResult = { name: 'operator-sdk', status: 'failed', scenarios: [], cgroup: { ...figures, oomKills: 1 } };
     const text = cgroupSection([inside, killed, { name: 'floor', status: 'ok', scenarios: [] }], 20).join('\n');
-    assert.match(text, /\| chartpilot \| 128 \| 120\.4 \| 88\.2 \| 4 \| 0 \| yes \|/);
-    assert.match(text, /\| operator-sdk \| 128 \| 120\.4 \| 88\.2 \| 4 \| 1 \| NO \|/);
+    assert.match(text, /\| chartpilot \| 128 \| 120\.4 \| 88\.2 \| 0 \| yes \|/);
+    assert.match(text, /\| operator-sdk \| 128 \| 120\.4 \| 88\.2 \| 1 \| NO \|/);
     assert.doesNotMatch(text, /\| floor \|/);
     assert.deepEqual(cgroupSection([{ name: 'floor', status: 'ok', scenarios: [] }], 20), []);
   });
