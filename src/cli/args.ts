@@ -14,6 +14,7 @@ import { DEFAULT_STALL_AFTER_FAILURES } from '../core/kstatus.js';
 import { METRICS_MAX_CONNECTIONS, METRICS_MAX_PER_PEER } from '../observe/servers.js';
 import { parseBindAddress, type BindAddress } from './bind-address.js';
 import type { LogFormat } from '../observe/logger.js';
+import type { ResourceMetricsDetail } from '../observe/resource-metrics.js';
 import { envHelpLines, flagHelpLines, parseFlags, type EnvDef, type Env, type FlagDef, type FlagValues } from './flag-table.js';
 
 export { parseBindAddress, type BindAddress, type BindAddressResult } from './bind-address.js';
@@ -62,6 +63,8 @@ export interface RunOptions {
   readonly helmMode: 'warm' | 'engine' | 'cli' | undefined;
   /** `--helm-workers`: at most this many warm helm workers; undefined: two per CPU (helm-setup.ts). */
   readonly helmWorkers: number | undefined;
+  /** `--resource-metrics`: which CRs have per-CR series. */
+  readonly resourceMetrics: ResourceMetricsDetail;
   /** `--kubeconfig`; undefined → KUBECONFIG, ~/.kube/config or in-cluster, as usual. */
   readonly kubeconfig: string | undefined;
   /** operator-sdk `--suppress-override-values`: no OverrideValuesInUse Warning events. */
@@ -146,6 +149,15 @@ export const RUN_FLAGS = [
     default: ':8080',
     aliases: [{ name: 'metrics-addr', why: '--metrics-addr is the deprecated spelling' }],
     help: 'Address the metrics endpoint binds to; 0 disables',
+  },
+  {
+    name: 'resource-metrics',
+    type: 'string',
+    placeholder: 'detail',
+    choices: ['attention', 'all'],
+    default: 'attention',
+    example: 'all',
+    help: "Which custom resources have per-resource series: attention, only those not Ready or failed, irreconcilable, paused, drifted (the alerts' and a person's lookups; every resource is counted in chartpilot_resources and chartpilot_releases); all, every resource (about 7 series each)",
   },
   {
     name: 'metrics-max-connections',
@@ -419,6 +431,7 @@ function readRunOptions(f: Flags, env: Env, problems: string[]): RunOptions {
   const helmModeText = f.choice('helm-mode', problems);
   const helmMode = helmModeText === 'warm' || helmModeText === 'engine' || helmModeText === 'cli' ? helmModeText : undefined;
   const helmWorkers = f.string('helm-workers') === undefined ? undefined : wholeNumber(f, 'helm-workers', problems);
+  const resourceMetrics: ResourceMetricsDetail = f.choice('resource-metrics', problems) === 'all' ? 'all' : 'attention';
   const chartRefreshIntervalMs = duration(f, 'chart-refresh-interval', true, problems, PERIOD_FLOORS.chartRefreshIntervalMs);
   const chartCacheDir = f.defaulted('chart-cache-dir') || join(tmpdir(), 'chartpilot-charts');
   const maxConcurrentReconciles = wholeNumber(f, 'max-concurrent-reconciles', problems);
@@ -510,6 +523,7 @@ function readRunOptions(f: Flags, env: Env, problems: string[]): RunOptions {
     helmBin,
     helmMode,
     helmWorkers,
+    resourceMetrics,
     kubeconfig,
     suppressOverrideValues: f.boolean('suppress-override-values'),
     defaultServiceAccount,

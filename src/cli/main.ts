@@ -88,6 +88,7 @@ async function run(argv: readonly string[]): Promise<number> {
         helmBin: o.helmBin,
         helmMode: o.helmMode,
         helmWorkers: o.helmWorkers,
+        resourceMetrics: o.resourceMetrics,
         logLevel: o.logLevel,
         logFormat: o.logFormat,
         shutdownGraceMs: o.gracefulShutdownTimeoutMs,

@@ -32,6 +32,7 @@ import { readServerStart } from '../kube/server-clock.js';
 import type { ServerTimes } from '../core/ports.js';
 import { createLogger, logDestination, type LogFormat, type LogLevel } from '../observe/logger.js';
 import { OperatorMetrics } from '../observe/metrics.js';
+import type { ResourceMetricsDetail } from '../observe/resource-metrics.js';
 import { residentBytesOf } from '../observe/process-memory.js';
 import { startServers, type Servers } from '../observe/servers.js';
 import type { AnsibleRunOptions, BindAddress } from './args.js';
@@ -68,6 +69,8 @@ export interface RunConfig {
   readonly helmMode?: 'warm' | 'engine' | 'cli' | undefined;
   /** --helm-workers; undefined: two warm workers per CPU, at most one per helm slot. */
   readonly helmWorkers?: number | undefined;
+  /** --resource-metrics; undefined: attention (only CRs that need it have per-CR series). */
+  readonly resourceMetrics?: ResourceMetricsDetail | undefined;
   readonly logLevel: LogLevel;
   /** JSON lines (default) or readable ones. */
   readonly logFormat?: LogFormat | undefined;
@@ -171,7 +174,7 @@ export async function runOperator(config: RunConfig, io: RunIo, logger?: Logger)
     shards = { ring: lease.name, namespace: lease.namespace, member: member.name, timings: shardTimings(config.shards.leaseDurationMs), version: config.version ?? 'unknown' };
   }
 
-  const metrics = new OperatorMetrics({ build: { version: config.version ?? 'unknown' } });
+  const metrics = new OperatorMetrics({ build: { version: config.version ?? 'unknown' }, resourceDetail: config.resourceMetrics });
   let kubeConfig;
   try {
     kubeConfig = loadKubeConfig();

@@ -45,14 +45,14 @@ function fleet(): PanelSpec[] {
       title: 'Resources',
       description: 'Custom resources the operator serves',
       w: 4,
-      queries: [{ expr: 'count(count by (kind, namespace, name) (chartpilot_resource_condition))' }],
+      queries: [{ expr: 'sum(chartpilot_resources)' }],
     },
     {
       type: 'stat',
       title: 'Not Ready',
       description: 'Resources whose Ready condition is not True',
       w: 4,
-      queries: [{ expr: 'count(chartpilot_resource_condition{type="Ready", status!="True"} == 1) or vector(0)' }],
+      queries: [{ expr: 'sum(chartpilot_resources{ready=~"False|Unknown"}) or vector(0)' }],
     },
     {
       type: 'stat',
@@ -66,7 +66,7 @@ function fleet(): PanelSpec[] {
       title: 'Resources by Ready status',
       description: 'How many resources are Ready (True), not (False) or unknown',
       w: 12,
-      queries: [{ expr: 'count by (status) (chartpilot_resource_condition{type="Ready"})', legend: 'Ready={{status}}' }],
+      queries: [{ expr: 'sum by (ready) (chartpilot_resources)', legend: 'Ready={{ready}}' }],
     },
     {
       type: 'table',
@@ -86,7 +86,7 @@ function fleet(): PanelSpec[] {
       description: 'Resources per kind, chart and chart version',
       w: 12,
       h: 8,
-      queries: [{ expr: 'count by (kind, chart, chart_version) (chartpilot_release_info)' }],
+      queries: [{ expr: 'sum by (kind, chart, chart_version) (chartpilot_releases)' }],
     },
     {
       type: 'timeseries',
@@ -103,7 +103,7 @@ function oneResource(): PanelSpec[] {
     {
       type: 'state-timeline',
       title: 'Conditions of $namespace/$name',
-      description: 'Each condition and its status over time',
+      description: 'Each condition and its status over time (by default only while the resource needs attention: not Ready, failed, paused…; --resource-metrics all for every resource)',
       w: 24,
       queries: [{ expr: `chartpilot_resource_condition{${ONE}}`, legend: '{{type}}={{status}}' }],
     },
@@ -284,8 +284,9 @@ export function dashboard(o: MonitoringOptions): { title: string; uid: string; p
     templating: {
       list: [
         { name: 'datasource', label: 'Data source', type: 'datasource', query: 'prometheus' },
-        variable('namespace', 'Namespace', 'label_values(chartpilot_resource_condition, namespace)'),
-        variable('name', 'Resource', 'label_values(chartpilot_resource_condition{namespace="$namespace"}, name)'),
+        // resource_created_at_seconds: every CR has it, also those without per-CR series (--resource-metrics attention).
+        variable('namespace', 'Namespace', 'label_values(resource_created_at_seconds, namespace)'),
+        variable('name', 'Resource', 'label_values(resource_created_at_seconds{namespace="$namespace"}, name)'),
       ],
     },
     panels: layout([

@@ -10,7 +10,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Lane, WorkQueueMetrics } from '../lib/work-queue.js';
 import type { HelmCallEvent } from '../helm/cli-client.js';
-import { ResourceMetrics, type ResourceRef } from './resource-metrics.js';
+import { ResourceMetrics, type ResourceMetricsDetail, type ResourceRef } from './resource-metrics.js';
 
 export type { ResourceRef } from './resource-metrics.js';
 
@@ -57,6 +57,8 @@ export interface OperatorMetricsOptions {
   readonly build: BuildInfo;
   /** prom-client's process_* and nodejs_* collectors; default true (tests turn them off). */
   readonly defaultMetrics?: boolean;
+  /** `--resource-metrics`: which CRs have per-CR series (resource-metrics.ts); default attention. */
+  readonly resourceDetail?: ResourceMetricsDetail;
 }
 
 export class OperatorMetrics {
@@ -227,7 +229,7 @@ export class OperatorMetrics {
       buckets: LANE_WAIT_BUCKETS,
       registers,
     });
-    this.resources = new ResourceMetrics(this.registry);
+    this.resources = new ResourceMetrics(this.registry, opts.resourceDetail);
     if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
   }
 

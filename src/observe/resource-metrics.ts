@@ -4,12 +4,22 @@
  * value, a message or a reason, so a CR has a handful of series and no more whatever its status
  * says. Each CR's series go when it goes.
  *
+ * By default (`attention`) only CRs that need attention (resource-state.ts `needsAttention`: not
+ * Ready, or failed, irreconcilable, paused…) have them: those are what the alerts and a person
+ * look up, and 10,000 healthy CRs would otherwise be ~70,000 series no query needs one by one.
+ * Every CR is counted in two small aggregates instead (`chartpilot_resources` by Ready status,
+ * `chartpilot_releases` by chart version). `all` exports every CR's series, as before.
+ *
  * Times are exported as Unix timestamps, not ages: a gauge holding an age would be stale between
  * scrapes, while `time() - chartpilot_release_last_deployed_timestamp_seconds` is exact in
  * Prometheus (Flux and kube-state-metrics do the same).
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { resourceStateOf, type ResourceState } from './resource-state.js';
+import { needsAttention, resourceStateOf, type ResourceState } from './resource-state.js';
+
+/** `--resource-metrics`: which CRs have per-CR series. */
+export type ResourceMetricsDetail = 'attention' | 'all';
+export const RESOURCE_METRICS_DETAILS: readonly ResourceMetricsDetail[] = ['attention', 'all'];
 
 export interface ResourceRef {
   readonly kind: string;
@@ -30,13 +40,30 @@ export class ResourceMetrics {
   private readonly lastDeployed: Gauge<RefLabel>;
   private readonly readyChanged: Gauge<RefLabel>;
   private readonly driftRepairs: Counter<RefLabel | 'object_kind'>;
-  /** What each CR's series say now, to remove exactly those when they change or the CR goes. */
+  private readonly resources: Gauge<'kind' | 'namespace' | 'ready'>;
+  private readonly releases: Gauge<'kind' | 'chart' | 'chart_version'>;
+  /** Every CR's state (exported or not), to move the aggregates and remove exactly its series. */
   private readonly states = new Map<string, ResourceState>();
+  /** The aggregates' counts by their label values (joined by NUL), to drop a series at 0. */
+  private readonly resourceCounts = new Map<string, number>();
+  private readonly releaseCounts = new Map<string, number>();
   /** Object kinds each CR's repairs were counted for. */
   private readonly repairedKinds = new Map<string, Set<string>>();
 
-  constructor(registry: Registry) {
+  constructor(registry: Registry, private readonly detail: ResourceMetricsDetail = 'attention') {
     const registers = [registry];
+    this.resources = new Gauge({
+      name: 'chartpilot_resources',
+      help: 'Custom resources in the cache, by kind, namespace and the status of their Ready condition (None: no Ready condition yet)',
+      labelNames: ['kind', 'namespace', 'ready'],
+      registers,
+    });
+    this.releases = new Gauge({
+      name: 'chartpilot_releases',
+      help: 'Deployed releases of custom resources, by kind, chart and chart version',
+      labelNames: ['kind', 'chart', 'chart_version'],
+      registers,
+    });
     this.condition = new Gauge({
       name: 'chartpilot_resource_condition',
       help: "A custom resource's status conditions (Flux's gotk_reconcile_condition): 1 for the status the condition has; absent conditions have no series",
@@ -81,8 +108,29 @@ export class ResourceMetrics {
     const next = resourceStateOf(status);
     const prev = this.states.get(key);
     if (prev !== undefined && sameState(prev, next)) return;
-    if (prev !== undefined) this.removeState(ref, prev);
+    if (prev !== undefined) this.leave(ref, prev);
     this.states.set(key, next);
+    this.count(ref, next, 1);
+    if (this.exported(next)) this.addState(ref, next);
+  }
+
+  private exported(s: ResourceState): boolean {
+    return this.detail === 'all' || needsAttention(s);
+  }
+
+  /** Moves the aggregates by `delta` for a CR in state `s`. */
+  private count(ref: ResourceRef, s: ResourceState, delta: 1 | -1): void {
+    bump(this.resources, this.resourceCounts, { kind: ref.kind, namespace: ref.namespace, ready: s.conditions.get('Ready') ?? 'None' }, delta);
+    if (s.release !== undefined) bump(this.releases, this.releaseCounts, { kind: ref.kind, chart: s.release.chart, chart_version: s.release.chartVersion }, delta);
+  }
+
+  /** The CR is no longer in state `s`: out of the aggregates, and its series (if any) removed. */
+  private leave(ref: ResourceRef, s: ResourceState): void {
+    this.count(ref, s, -1);
+    if (this.exported(s)) this.removeState(ref, s);
+  }
+
+  private addState(ref: ResourceRef, next: ResourceState): void {
     const labels = refLabels(ref);
     for (const [type, st] of next.conditions) this.condition.labels({ ...labels, type, status: st }).set(1);
     if (next.release !== undefined) {
@@ -107,13 +155,13 @@ export class ResourceMetrics {
   gone(ref: ResourceRef): void {
     const key = refKey(ref);
     const prev = this.states.get(key);
-    if (prev !== undefined) this.removeState(ref, prev);
+    if (prev !== undefined) this.leave(ref, prev);
     this.states.delete(key);
     for (const objectKind of this.repairedKinds.get(key) ?? []) this.driftRepairs.remove({ ...refLabels(ref), object_kind: objectKind });
     this.repairedKinds.delete(key);
   }
 
-  /** How many CRs have series (tests, cardinality). */
+  /** How many CRs are counted (tests, cardinality). */
   get size(): number {
     return this.states.size;
   }
@@ -128,6 +176,19 @@ export class ResourceMetrics {
     }
     this.lastDeployed.remove(labels);
     this.readyChanged.remove(labels);
+  }
+}
+
+/** Adds `delta` to the aggregate series `labels`; a series whose count reaches 0 is removed. */
+function bump<L extends string>(gauge: Gauge<L>, counts: Map<string, number>, labels: Record<L, string>, delta: 1 | -1): void {
+  const key = Object.values<string>(labels).join('\u0000');
+  const n = (counts.get(key) ?? 0) + delta;
+  if (n > 0) {
+    counts.set(key, n);
+    gauge.labels(labels).set(n);
+  } else {
+    counts.delete(key);
+    gauge.remove(labels);
   }
 }
 

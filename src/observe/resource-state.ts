@@ -88,3 +88,21 @@ export function resourceStateOf(status: unknown): ResourceState {
     seconds(record(s['chartpilot'])?.['ranAt']);
   return { conditions, release, lastDeployedAt: deployedAt, readyChangedAt: transitions.get('Ready') };
 }
+
+/**
+ * Conditions that, True, mean someone should look: a failed release or run, something chartpilot
+ * cannot act on, a held or paused change, drift left in place. With Ready=False they are what the
+ * alerts (generate monitoring) fire on.
+ */
+const ATTENTION_CONDITIONS: readonly string[] = ['ReleaseFailed', 'Irreconcilable', 'ChartUnavailable', 'Paused', 'Drifted', 'ChartChangeHeld', 'Failure'];
+
+/**
+ * Whether a CR's state is one an alert or a person needs per-CR series for (`--resource-metrics
+ * attention` exports those CRs' series only): not Ready, or an attention condition True. A CR
+ * being reconciled is not, by itself, one: an upgrade wave must not create and drop every CR's
+ * series.
+ */
+export function needsAttention(state: ResourceState): boolean {
+  if (state.conditions.get('Ready') === 'False') return true;
+  return ATTENTION_CONDITIONS.some((type) => state.conditions.get(type) === 'True');
+}

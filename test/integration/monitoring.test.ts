@@ -9,6 +9,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { execa } from 'execa';
 import { startPrometheus, type Prometheus, type Sample } from '../../devcluster/prometheus.js';
 import type { DashboardPanel } from '../../src/generate/monitoring-dashboard.js';
+import { Annotations } from '../../src/engines/helm/names.js';
 import { condition, crsOf } from './crs.js';
 import { BIN, fixtureChart } from './fixtures.js';
 import type { TestCluster } from './harness.js';
@@ -101,16 +102,23 @@ describe('monitoring with a real Prometheus', () => {
       { timeoutMs: 30_000 },
     );
 
-    // Every dashboard query (variables substituted: this namespace, the good CR) returns data.
+    // Every dashboard query returns data, variables substituted: this namespace and a CR. With the
+    // default --resource-metrics (attention) a CR's own history is there while it needs attention,
+    // so the good CR is paused meanwhile (Paused=True: it needs someone) to show its release.
+    await crs.apply('good', { color: 'blue' }, { [Annotations.pauseReconcile]: 'true' });
+    await crs.until('good', 'Paused', (c) => condition(c, 'Paused')?.status === 'True');
     const dashboard = JSON.parse(dashboardText) as { panels: DashboardPanel[]; templating: { list: { name: string; definition?: string }[] } };
-    const substitute = (expr: string): string => expr.replaceAll('$namespace', ns).replaceAll('$name', 'good');
+    const substitute = (expr: string, name = 'good'): string => expr.replaceAll('$namespace', ns).replaceAll('$name', name);
     const empty: string[] = [];
     await waitFor(
       'every dashboard query to return data',
       async () => {
         empty.length = 0;
         for (const p of dashboard.panels) {
-          for (const target of p.targets ?? []) if ((await prom.query(substitute(target.expr))).length === 0) empty.push(`${p.title}: ${target.expr}`);
+          for (const target of p.targets ?? []) {
+            const found = (await prom.query(substitute(target.expr, 'broken'))).length > 0 || (await prom.query(substitute(target.expr, 'good'))).length > 0;
+            if (!found) empty.push(`${p.title}: ${target.expr}`);
+          }
         }
         // Grafana's label_values(metric, label) is, in PromQL, the label's values among metric's series.
         for (const v of dashboard.templating.list) {
@@ -126,10 +134,21 @@ describe('monitoring with a real Prometheus', () => {
       throw new Error(`${String(err)}\nwithout data:\n${empty.join('\n')}`);
     });
 
-    // At most a few series per CR, from the real endpoint.
-    const perCr = await prom.query(`count by (name) ({namespace="${ns}", __name__=~"chartpilot_.*|resource_created_at_seconds"})`);
+    // Resumed, it needs no attention: its per-CR history goes.
+    await crs.apply('good', { color: 'blue' });
+    await crs.until('good', 'resumed', (c) => condition(c, 'Paused')?.status !== 'True' && condition(c, 'Ready')?.status === 'True');
+    await waitFor('the resumed CR\'s condition series to go', async () => (await prom.query(`chartpilot_resource_condition{namespace="${ns}",name="good"}`)).length === 0, { timeoutMs: 15_000 });
+
+    // At most a few series per CR, from the real endpoint; the Ready one has none but operator-sdk's
+    // resource_created_at_seconds and its drift repairs (a counter, kept whatever its state).
+    const perCr = await prom.query(`count by (name) ({namespace="${ns}", name!="", __name__=~"chartpilot_.*|resource_created_at_seconds"})`);
     t.diagnostic(`series per CR: ${perCr.map((x) => `${x.metric['name'] ?? ''}=${String(x.value)}`).join(', ')}`);
     for (const x of perCr) assert.ok(x.value <= 8, `${x.metric['name'] ?? ''} has ${String(x.value)} series`);
+    assert.equal(perCr.find((x) => x.metric['name'] === 'good')?.value, 2, 'the Ready CR: resource_created_at_seconds and its ConfigMap repairs');
+    const fleet = await prom.query(`chartpilot_resources{namespace="${ns}"}`);
+    t.diagnostic(`chartpilot_resources: ${fleet.map((x) => `ready=${x.metric['ready'] ?? ''}: ${String(x.value)}`).join(', ')}`);
+    assert.equal(fleet.reduce((sum, x) => sum + x.value, 0), 2, 'both CRs counted');
+    assert.equal(fleet.find((x) => x.metric['ready'] === 'True')?.value, 1, 'the good one as Ready');
 
     // Fixed: the CR becomes Ready, the failure series goes and the alert resolves.
     await crs.apply('broken', { color: 'green' });
@@ -140,8 +159,9 @@ describe('monitoring with a real Prometheus', () => {
       async () => !(await prom.alerts()).some((a) => a.labels['alertname'] === 'ReleaseFailed' && a.labels['name'] === 'broken'),
       { timeoutMs: 15_000, intervalMs: 500 },
     );
-    const ready = await prom.query(`chartpilot_resource_condition{namespace="${ns}",name="broken",type="Ready"}`);
-    assert.deepEqual(ready.map((x) => x.metric['status']), ['True']);
+    // Healed, it needs no attention: its per-CR series go, and the count moves to Ready=True.
+    await waitFor('the healed CR\'s condition series to go', async () => (await prom.query(`chartpilot_resource_condition{namespace="${ns}",name="broken"}`)).length === 0, { timeoutMs: 15_000 });
+    await waitFor('both CRs counted Ready', async () => (await prom.query(`chartpilot_resources{namespace="${ns}",ready="True"}`))[0]?.value === 2, { timeoutMs: 15_000 });
 
     // A deleted CR's series go with it.
     await crs.delete('good');

@@ -41,6 +41,7 @@ describe('run arguments', () => {
       helmBin: 'helm',
       helmMode: undefined,
       helmWorkers: undefined,
+      resourceMetrics: 'attention',
       kubeconfig: undefined,
       suppressOverrideValues: false,
       defaultServiceAccount: undefined,
@@ -79,6 +80,8 @@ describe('run arguments', () => {
       '--helm-mode',
       'cli',
       '--helm-workers=3',
+      '--resource-metrics',
+      'all',
       '--chart-refresh-interval',
       '2m',
       '--chart-cache-dir=/var/cache/charts',
@@ -131,6 +134,7 @@ describe('run arguments', () => {
       helmBin: 'helm',
       helmMode: 'cli',
       helmWorkers: 3,
+      resourceMetrics: 'all',
       kubeconfig: '/home/me/.kube/config',
       suppressOverrideValues: true,
       defaultServiceAccount: 'tenant',
@@ -378,6 +382,7 @@ describe('run arguments', () => {
     assert.equal(options(['--helm-mode=warm'], {}).helmMode, 'warm');
     assert.equal(options(['--helm-mode=engine'], {}).helmMode, 'engine');
     assert.deepEqual(problems(['--helm-mode=hot']), ['--helm-mode is "hot"; expected one of engine, warm, cli']);
+    assert.deepEqual(problems(['--resource-metrics=some']), ['--resource-metrics is "some"; expected one of attention, all']);
     assert.deepEqual(problems(['--helm-workers=0']), ['--helm-workers is "0"; expected a whole number of at least 1']);
   });
 
@@ -434,6 +439,8 @@ describe('run arguments', () => {
       'engine when a chartpilot-helm with one is found, else warm when a chartpilot-helm is, else cli',
       '--helm-workers <int>',
       'two per CPU',
+      '--resource-metrics <detail>',
+      'default attention',
       '--zap-log-level <level>',
       '-h, --help',
       'WATCH_NAMESPACE',
