@@ -31,6 +31,8 @@ export interface AnsibleEngineOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Where osdk_metric's metrics are served (the operator's /metrics registry). */
   readonly registry: Registry;
+  /** The operator's metric names served outside `registry` (no role may take them). */
+  readonly reservedMetricNames?: readonly string[];
   /** The operator's API proxy (started by `run`): the runs' only way to the API server. */
   readonly proxy: ApiProxy;
   readonly onRun: AnsibleEngine['onRun'];
@@ -43,7 +45,7 @@ export async function startAnsibleEngine(o: AnsibleEngineOptions): Promise<Start
   });
   o.log.info({ runtime: runtime.dir, source: runtime.source, ansibleCore: runtime.versions.ansibleCore, ansibleRunner: runtime.versions.ansibleRunner }, 'Ansible runtime found');
   const proxy = o.proxy;
-  const userMetrics = await startUserMetricsServer({ registry: o.registry, log: o.log.child({ component: 'osdk-metric' }) }).catch((err: unknown) => {
+  const userMetrics = await startUserMetricsServer({ registry: o.registry, reservedNames: o.reservedMetricNames, log: o.log.child({ component: 'osdk-metric' }) }).catch((err: unknown) => {
     // Roles that never call osdk_metric work without it; say so once.
     o.log.warn({ err: errorMessage(err) }, 'the osdk_metric listener (127.0.0.1:5050) could not start; roles calling operator_sdk.util.osdk_metric will fail');
     return undefined;

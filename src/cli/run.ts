@@ -325,6 +325,7 @@ async function operateThrough(proxy: ApiProxy, config: RunConfig, io: RunIo, log
       log,
       env: io.env,
       registry: metrics.registry,
+      reservedMetricNames: metrics.ownTextFamilies,
       proxy,
       onRun: (gvk, run) => {
         metrics.ansibleRun(gvk, run);

@@ -11,6 +11,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { Lane, WorkQueueMetrics } from '../lib/work-queue.js';
 import type { HelmCallEvent } from '../helm/cli-client.js';
 import { ResourceMetrics, type ResourceMetricsDetail, type ResourceRef } from './resource-metrics.js';
+import { TextGauge } from './text-gauge.js';
 
 export type { ResourceRef } from './resource-metrics.js';
 
@@ -30,6 +31,8 @@ const HELM_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600
 /** Waits a person notices: from immediate to the minutes a wave of installs can take. */
 const LANE_WAIT_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300];
 const KUBE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+const RESOURCE_CREATED_AT = 'resource_created_at_seconds';
 
 /** A custom resource of a watched kind, as resource_created_at_seconds labels it. */
 export interface WatchedResource {
@@ -79,7 +82,8 @@ export class OperatorMetrics {
   private readonly helmDuration: Histogram<'action'>;
   private readonly kubeRequests: Counter<'method' | 'code'>;
   private readonly kubeDuration: Histogram<'method'>;
-  private readonly resourceCreatedAt: Gauge<'name' | 'namespace' | 'group' | 'version' | 'kind'>;
+  /** One series per watched CR: kept as text (text-gauge.ts), outside prom-client's registry. */
+  private readonly resourceCreatedAt: TextGauge<'name' | 'namespace' | 'group' | 'version' | 'kind'>;
   private readonly ansibleResults: Gauge<'GVK' | 'result'>;
   private readonly ansibleReconciles: Histogram<'GVK'>;
   private readonly ansibleRuns: Counter<'GVK' | 'trigger' | 'result'>;
@@ -204,12 +208,7 @@ export class OperatorMetrics {
       registers,
     });
     // operator-sdk's per-CR gauge (operator-lib's ResourceCreatedAt): its e2e tests and dashboards look for it.
-    this.resourceCreatedAt = new Gauge({
-      name: 'resource_created_at_seconds',
-      help: 'Timestamp at which a resource was created',
-      labelNames: ['name', 'namespace', 'group', 'version', 'kind'],
-      registers,
-    });
+    this.resourceCreatedAt = new TextGauge(RESOURCE_CREATED_AT, 'Timestamp at which a resource was created', ['name', 'namespace', 'group', 'version', 'kind']);
     this.registryRequests = new Counter({
       name: 'chartpilot_registry_requests_total',
       help: 'Requests to chart registries (OCI, Helm repositories) by method and outcome (ok, not_modified, unauthorized, not_found, rate_limited, client_error, server_error, unreachable)',
@@ -327,7 +326,7 @@ export class OperatorMetrics {
   /** A watched CR exists: its series holds its creation time (unknown → 0, as operator-sdk reports). */
   resourcePresent(r: WatchedResource): void {
     const created = r.createdAt === undefined ? Number.NaN : Date.parse(r.createdAt);
-    this.resourceCreatedAt.labels(resourceLabels(r)).set(Number.isNaN(created) ? 0 : created / 1000);
+    this.resourceCreatedAt.set(resourceLabels(r), Number.isNaN(created) ? 0 : created / 1000);
   }
 
   /** A watched CR is gone (or no longer watched): its series goes too. */
@@ -466,7 +465,12 @@ export class OperatorMetrics {
 
   /** The Prometheus text exposition of every metric. */
   async render(): Promise<{ contentType: string; body: string }> {
-    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+    return { contentType: this.registry.contentType, body: (await this.registry.metrics()) + this.resourceCreatedAt.render() };
+  }
+
+  /** Metric names served besides the registry's (no role's osdk_metric may take them). */
+  get ownTextFamilies(): readonly string[] {
+    return [RESOURCE_CREATED_AT];
   }
 }
 

@@ -40,6 +40,8 @@ export class UserMetrics {
   constructor(
     private readonly registry: Registry,
     private readonly maxMetrics = DEFAULT_MAX_USER_METRICS,
+    /** Names the operator serves outside the registry. */
+    private readonly reserved: ReadonlySet<string> = new Set(),
   ) {}
 
   /** Applies one osdk_metric post; throws UserMetricError with a message for the role's author. */
@@ -91,7 +93,7 @@ export class UserMetrics {
       if (known.type !== type) throw new UserMetricError(`metric ${name} is a ${known.type}; it cannot be used as a ${type}`);
       return known;
     }
-    if (this.registry.getSingleMetric(name) !== undefined) throw new UserMetricError(`metric ${name} is one of the operator's own; choose another name`);
+    if (this.registry.getSingleMetric(name) !== undefined || this.reserved.has(name)) throw new UserMetricError(`metric ${name} is one of the operator's own; choose another name`);
     if (this.metrics.size >= this.maxMetrics) throw new UserMetricError(`metric ${name} refused: roles may define at most ${this.maxMetrics} metrics`);
     const help = typeof description === 'string' && description !== '' ? description.slice(0, MAX_HELP_LENGTH) : name;
     const opts = { name, help, registers: [this.registry] };
@@ -121,11 +123,13 @@ export interface UserMetricsServerOptions {
   /** On 127.0.0.1; default 5050 (ansible-operator's); 0 = any free port. */
   readonly port?: number | undefined;
   readonly maxMetrics?: number | undefined;
+  /** The operator's own metric names served outside the registry (OperatorMetrics.ownTextFamilies). */
+  readonly reservedNames?: readonly string[] | undefined;
 }
 
 /** Starts the osdk_metric listener on 127.0.0.1. Rejects with a ListenError (e.g. the port is taken). */
 export async function startUserMetricsServer(opts: UserMetricsServerOptions): Promise<RunningServer> {
-  const metrics = new UserMetrics(opts.registry, opts.maxMetrics ?? DEFAULT_MAX_USER_METRICS);
+  const metrics = new UserMetrics(opts.registry, opts.maxMetrics ?? DEFAULT_MAX_USER_METRICS, new Set(opts.reservedNames ?? []));
   const port = opts.port ?? DEFAULT_USER_METRICS_PORT;
   const handler = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (pathOf(req).path !== '/metrics') {

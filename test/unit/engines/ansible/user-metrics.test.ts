@@ -56,6 +56,13 @@ describe('osdk_metric user metrics', () => {
     assert.equal(registry.getSingleMetric('third'), undefined);
   });
 
+  it("refuses the operator's names served outside the registry (resource_created_at_seconds)", () => {
+    const registry = new Registry();
+    const m = new UserMetrics(registry, 10, new Set(['resource_created_at_seconds']));
+    assert.throws(() => { m.apply({ name: 'resource_created_at_seconds', gauge: { set: 1 } }); }, /one of the operator's own/);
+    assert.equal(registry.getSingleMetric('resource_created_at_seconds'), undefined);
+  });
+
   it('listens on 127.0.0.1 for POST /metrics and answers refusals with 400 and the reason', async (t) => {
     const registry = new Registry();
     const server = await startUserMetricsServer({ registry, log, port: 0 });
