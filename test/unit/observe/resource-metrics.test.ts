@@ -35,6 +35,22 @@ function failedStatus(): unknown {
 const web = { kind: 'WebApp', namespace: 'shop', name: 'web' };
 const created = { group: 'demo.example.com', version: 'v1', kind: 'WebApp', namespace: 'shop', name: 'web', createdAt: T0 };
 
+/** `n` CRs in 50 namespaces, Deployed, every tenth not Ready (Initialized too: a type not exported). */
+function fleetOf(m: OperatorMetrics, n: number): void {
+  for (let i = 0; i < n; i++) {
+    const ref = { kind: 'WebApp', namespace: `team-${i % 50}`, name: `app-${i}` };
+    m.resourcePresent({ ...created, namespace: ref.namespace, name: ref.name });
+    m.resourceStatus(ref, {
+      conditions: [
+        { type: 'Initialized', status: 'True', lastTransitionTime: T0 },
+        { type: 'Deployed', status: 'True', lastTransitionTime: T0 },
+        { type: 'Ready', status: i % 10 === 0 ? 'False' : 'True', lastTransitionTime: T1 },
+      ],
+      deployedRelease: { name: ref.name, revision: 1 + (i % 3), chart: 'webapp', version: '1.4.2', appVersion: '2.0', deployedAt: T1 },
+    });
+  }
+}
+
 describe('per-CR series', () => {
   it('exports each condition with its status, the release and the timestamps, and nothing of messages or values', async () => {
     const m = new OperatorMetrics({ build: { version: '1' }, defaultMetrics: false });
@@ -148,17 +164,7 @@ describe('per-CR series', () => {
     const m = new OperatorMetrics({ build: { version: '1' }, defaultMetrics: false });
     const empty = (await m.render()).body.split('\n').filter((l) => l !== '' && !l.startsWith('#')).length;
     const n = 1000;
-    for (let i = 0; i < n; i++) {
-      const ref = { kind: 'WebApp', namespace: `team-${i % 50}`, name: `app-${i}` };
-      m.resourcePresent({ ...created, namespace: ref.namespace, name: ref.name });
-      m.resourceStatus(ref, {
-        conditions: [
-          { type: 'Deployed', status: 'True', lastTransitionTime: T0 },
-          { type: 'Ready', status: i % 10 === 0 ? 'False' : 'True', lastTransitionTime: T1 },
-        ],
-        deployedRelease: { name: ref.name, revision: 1, chart: 'webapp', version: '1.4.2', appVersion: '2.0', deployedAt: T1 },
-      });
-    }
+    fleetOf(m, n);
     const lines = (await m.render()).body.split('\n').filter((l) => l !== '' && !l.startsWith('#')).length;
     // Every CR: resource_created_at_seconds; the 100 not Ready: Deployed, Ready, info, revision, two
     // timestamps (6 each); aggregates: 50 chartpilot_resources (team-0, -10, … -40 hold only the
@@ -203,18 +209,7 @@ describe('per-CR series', () => {
   it('with --resource-metrics all: 7 series per CR, and GET /metrics with 1000 CRs answers well under a second', async () => {
     const m = new OperatorMetrics({ build: { version: '1' }, defaultMetrics: false, resourceDetail: 'all' });
     const n = 1000;
-    for (let i = 0; i < n; i++) {
-      const ref = { kind: 'WebApp', namespace: `team-${i % 50}`, name: `app-${i}` };
-      m.resourcePresent({ ...created, namespace: ref.namespace, name: ref.name });
-      m.resourceStatus(ref, {
-        conditions: [
-          { type: 'Initialized', status: 'True', lastTransitionTime: T0 },
-          { type: 'Deployed', status: 'True', lastTransitionTime: T0 },
-          { type: 'Ready', status: i % 10 === 0 ? 'False' : 'True', lastTransitionTime: T1 },
-        ],
-        deployedRelease: { name: ref.name, revision: 1 + (i % 3), chart: 'webapp', version: '1.4.2', appVersion: '2.0', deployedAt: T1 },
-      });
-    }
+    fleetOf(m, n);
     // What a scrape waits for: GET /metrics on the operator's metrics server (plain HTTP on loopback).
     const server = await startMetricsServer({ host: '127.0.0.1', port: 0, text: '127.0.0.1:0' }, m, { maxConnections: 8, maxPerPeer: 8, timeouts: DEFAULT_TIMEOUTS });
     const wall: number[] = [];
