@@ -19,7 +19,6 @@ import { needsAttention, resourceStateOf, type ResourceState } from './resource-
 
 /** `--resource-metrics`: which CRs have per-CR series. */
 export type ResourceMetricsDetail = 'attention' | 'all';
-export const RESOURCE_METRICS_DETAILS: readonly ResourceMetricsDetail[] = ['attention', 'all'];
 
 export interface ResourceRef {
   readonly kind: string;
