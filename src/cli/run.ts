@@ -517,6 +517,7 @@ async function operateThrough(proxy: ApiProxy, config: RunConfig, io: RunIo, log
     events,
     log,
     watchNamespaces: config.watchNamespaces,
+    operatorNamespace: op.operatorNamespace.namespace,
     defaultReconcilePeriodMs: config.reconcilePeriodMs,
     defaultConcurrency: config.maxConcurrentReconciles,
     helmTimeoutMs: config.helmTimeoutMs,

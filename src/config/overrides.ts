@@ -164,7 +164,8 @@ export function overrideValuesToTree(
 
 type Container = PlainMap | unknown[];
 
-function setPath(root: PlainMap, segments: readonly PathSegment[], value: unknown): void {
+/** Sets `value` at `segments` in `root` (mutated), making maps and lists on the way as `--set` does. */
+export function setPath(root: PlainMap, segments: readonly PathSegment[], value: unknown): void {
   let container: Container = root;
   for (let i = 0; i < segments.length; i++) {
     const seg = segments[i];

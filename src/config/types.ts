@@ -1,4 +1,5 @@
 import type { DriftDetection } from '../core/model.js';
+import type { ValuesFromSettings } from '../core/values-from.js';
 
 /** One validated entry of watches.yaml: a custom resource kind mapped to a chart. */
 export interface WatchEntry {
@@ -45,6 +46,12 @@ export interface WatchEntry {
    * undefined = repair every drifted field (the behaviour before the key existed).
    */
   readonly driftDetection?: DriftDetection | undefined;
+  /**
+   * chartpilot addition (Flux HelmRelease's `valuesFrom`): values read from Secrets and ConfigMaps,
+   * the CR's own (listed in `specField`, which is then not a value) and the platform's; undefined =
+   * the whole spec is the values, as in operator-sdk.
+   */
+  readonly valuesFrom?: ValuesFromSettings | undefined;
   /**
    * Set when the entry maps its kind to an Ansible role or playbook instead of a chart (operator-sdk's
    * ansible-operator keys); `chartPath` is then ''. Everything around the engine (informers, queue,

@@ -13,6 +13,7 @@ import { ANSIBLE_ONLY_KEYS, readAnsibleKeys, type AnsibleKey } from './ansible-e
 import { readRemoteChart, REMOTE_CHART_KEYS, REMOTE_KEY_HINTS, type RemoteChartKey } from './remote-chart-entry.js';
 import { selectorToQuery } from './selector.js';
 import { readDriftDetection } from './drift-entry.js';
+import { readValuesFrom } from './values-from-entry.js';
 import { closest } from './suggest.js';
 import { bool, describeNode, fieldsOf, lineOf, scalarText, type Field, type Where, type YamlContext } from './yaml-nodes.js';
 
@@ -32,6 +33,7 @@ export const KNOWN_KEYS = [
   'allowCrossNamespace',
   'serviceAccount',
   'driftDetection',
+  'valuesFrom',
   ...REMOTE_CHART_KEYS,
   ...ANSIBLE_ONLY_KEYS,
 ] as const;
@@ -200,7 +202,8 @@ export function readEntry(input: EntryInput): EntryResult {
     );
   }
   const engine = sources.length === 1 && sources[0] !== 'chart' ? 'ansible' : 'helm';
-  const foreignKeys: readonly Key[] = engine === 'ansible' ? ['overrideValues', 'dryRunOption', 'driftDetection', ...REMOTE_CHART_KEYS] : ANSIBLE_ONLY_KEYS.filter((k) => k !== 'role' && k !== 'playbook');
+  // valuesFrom: not yet read for Ansible kinds (refused, never silently ignored).
+  const foreignKeys: readonly Key[] = engine === 'ansible' ? ['overrideValues', 'dryRunOption', 'driftDetection', 'valuesFrom', ...REMOTE_CHART_KEYS] : ANSIBLE_ONLY_KEYS.filter((k) => k !== 'role' && k !== 'playbook');
   for (const k of foreignKeys) {
     const f = fields.get(k);
     if (f === undefined) continue;
@@ -246,6 +249,9 @@ export function readEntry(input: EntryInput): EntryResult {
   const driftField = engine === 'helm' ? fields.get('driftDetection') : undefined;
   const driftDetection = driftField === undefined ? undefined : readDriftDetection({ ctx, field: driftField, where: (line) => where(driftField, line) }, problems);
 
+  const valuesFromField = engine === 'helm' ? fields.get('valuesFrom') : undefined;
+  const valuesFrom = valuesFromField === undefined ? undefined : readValuesFrom({ ctx, field: valuesFromField, where: (line) => where(valuesFromField, line) }, problems);
+
   const chartField = fields.get('chart');
   const result = {
     gvk: version === undefined || kind === undefined ? undefined : { group, version, kind },
@@ -277,6 +283,7 @@ export function readEntry(input: EntryInput): EntryResult {
       allowCrossNamespace,
       serviceAccount,
       ...(driftDetection === undefined ? {} : { driftDetection }),
+      ...(valuesFrom === undefined ? {} : { valuesFrom }),
       ...(remote === undefined ? {} : { remote }),
       ...(ansible === undefined ? {} : { ansible }),
     },

@@ -14,7 +14,7 @@ import { at, gvkText, readEntry, type EntryResult } from './watch-entry.js';
 import { deref, describeNode, lineOf, type YamlContext } from './yaml-nodes.js';
 
 export { applyOverrides, overrideValuesToTree } from './overrides.js';
-export { deepMerge } from './merge.js';
+export { deepMerge } from '../lib/deep-merge.js';
 
 export type LoadResult = { ok: true; entries: WatchEntry[] } | { ok: false; problems: string[] };
 

@@ -33,6 +33,7 @@ import { createCrWriter } from '../kube/cr-writer.js';
 import { createSpecReader } from './cr-reader.js';
 import { CrController, keyOf, type CrControllerOptions, type ShardHooks } from './cr-controller.js';
 import { ReleaseKeeper } from '../dependents/release-keeper.js';
+import { ReferencedObjects } from './referenced-values.js';
 import { ServiceAccountCache } from './service-accounts.js';
 import type { WorkQueueMetrics } from '../lib/work-queue.js';
 import { ChartTracker } from './chart-tracker.js';
@@ -57,6 +58,8 @@ export interface ManagerOptions {
   readonly events: EventSink;
   readonly log: Logger;
   readonly watchNamespaces: readonly string[];
+  /** Where the operator runs: the watches entries' own valuesFrom references are read there. */
+  readonly operatorNamespace: string;
   readonly defaultReconcilePeriodMs: number;
   readonly defaultConcurrency: number;
   readonly helmTimeoutMs: number;
@@ -159,6 +162,7 @@ export async function targetFor(entry: WatchEntry, defaultPeriodMs: number, defa
     allowCrossNamespace: entry.allowCrossNamespace,
     serviceAccount: entry.serviceAccount ?? defaultServiceAccount,
     ...(entry.driftDetection === undefined ? {} : { driftDetection: entry.driftDetection }),
+    ...(entry.valuesFrom === undefined ? {} : { valuesFrom: entry.valuesFrom }),
   };
 }
 
@@ -180,6 +184,8 @@ export class Manager {
   private readonly keeper: ReleaseKeeper;
   /** Which ServiceAccounts exist: watched only once a kind runs as one. */
   private readonly serviceAccounts: ServiceAccountCache;
+  /** Secrets and ConfigMaps that kinds with valuesFrom read values from: watched once one is referenced. */
+  private readonly referenced: ReferencedObjects;
 
   private readonly statusPaceMs: number;
   private readonly stoppedCalls: StoppedCalls;
@@ -243,6 +249,12 @@ export class Manager {
         for (const r of this.running.values()) r.controller.hintsCovered(`${namespace}/${release}`);
       },
     });
+    this.referenced = new ReferencedObjects({
+      client: opts.client,
+      namespaces: opts.watchNamespaces,
+      operatorNamespace: opts.operatorNamespace,
+      log: opts.log.child({ controller: 'references' }),
+    });
     this.serviceAccounts = new ServiceAccountCache({
       client: opts.client,
       namespaces: opts.watchNamespaces,
@@ -299,6 +311,10 @@ export class Manager {
       statusPaceMs: this.statusPaceMs,
       // The cache keeps no specs; a reconcile reads one when it must derive values from it.
       specs: createSpecReader(opts.client, resource),
+      // A referenced object changed: its CRs look again (a retry's backoff still holds).
+      valuesSources: this.referenced.forKind(key, (crKey) => {
+        controller.enqueue(crKey, { respectBackoff: true });
+      }),
     });
     const createController = opts.createController ?? ((o: CrControllerOptions) => new CrController(o));
     const controller = createController({
@@ -324,6 +340,7 @@ export class Manager {
         // Gone from this replica's cache: deleted (its finalizer ran, or someone removed it) or
         // handed to another shard. Its release's parsed objects and contests would stay for ever.
         this.keeper.forget(gone_.metadata.namespace ?? 'default', gone_.metadata.name);
+        reconciler.forgetReferences(keyOf(gone_));
         if (current.rollout !== undefined) this.applyRollout(running, gone(current.rollout, keyOf(gone_)));
       }),
     });
@@ -654,6 +671,7 @@ export class Manager {
     await Promise.all(all.map((k) => this.remove(k, drainTimeoutMs)));
     await this.dependents.stop();
     await this.serviceAccounts.stop();
+    await this.referenced.stop();
     await this.snapshots.dispose();
   }
 }

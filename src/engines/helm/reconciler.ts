@@ -17,7 +17,9 @@ import { clearFailedRelease, skipUninstall, uninstallDeleted } from './actions/u
 import { unlock, waitPending } from './actions/unlock.js';
 import { parseCrOptions } from './annotations.js';
 import { fingerprint } from './fingerprint.js';
-import { serviceAccountMissing as saMissing, tenantOf } from '../../core/tenant.js';
+import { serviceAccountMissing as saMissing, tenantOf, type Tenant } from '../../core/tenant.js';
+import type { ValuesReference, ValuesSources } from '../../core/values-from.js';
+import { createHash } from 'node:crypto';
 import type { CustomResource, SpecSummary, StoredRevision } from '../../core/model.js';
 import type { SpecReader } from './ports.js';
 import { summarizeSpec } from '../../core/spec-summary.js';
@@ -41,6 +43,8 @@ export interface ReconcilerOptions extends ReconcilerDeps {
   readonly target: (cr?: CustomResource) => ReconcileTarget;
   /** Reads a CR in full when it comes from a cache that keeps only its spec's summary. */
   readonly specs?: SpecReader | undefined;
+  /** Reads what a kind's `valuesFrom` references (entries without it never ask). */
+  readonly valuesSources?: ValuesSources | undefined;
 }
 
 /** What a spec gave, kept per CR (uid) so a converged CR is checked without reading its spec again. */
@@ -48,11 +52,22 @@ interface DerivedFromSpec {
   readonly digest: string;
   /** What of the target it was derived from (derivationKey): hot reload changes it. */
   readonly target: string;
+  /** With `valuesFrom`: the fingerprint of the spec's part, which what the references hold completes (withReferenced). */
   readonly desiredFingerprint: string;
   readonly problem: string | undefined;
   /** The condition reason of `problem`, when it has one of its own (ValuesTooLarge, …). */
   readonly reason: string | undefined;
+  /** The references the spec lists in the entry's valuesFrom.specField (names only, no values). */
+  readonly references: readonly ValuesReference[];
 }
+
+/** What begin derives from a spec it has in full: the values of the spec's part, too. */
+type FromSpec = Omit<DerivedFromSpec, 'digest' | 'target'> & {
+  /** The spec without its references field; undefined when only the digest was known. */
+  readonly spec: unknown;
+  /** The spec's values (without those of references); undefined when only the digest was known or there is a problem. */
+  readonly values: Record<string, unknown> | undefined;
+};
 
 export class Reconciler implements Engine {
   /** Status pacing: when each resource's status was last written. */
@@ -66,6 +81,11 @@ export class Reconciler implements Engine {
   /** The CR with this uid is gone: forget what its spec gave. */
   forget(uid: string): void {
     this.derived.delete(uid);
+  }
+
+  /** The CR with this queue key left this replica: its references are no longer watched for it. */
+  forgetReferences(key: string): void {
+    this.opts.valuesSources?.forget(key);
   }
 
   /**
@@ -84,17 +104,27 @@ export class Reconciler implements Engine {
     const known = this.derived.get(uid);
     if (known !== undefined && known.digest === summary.digest && known.target === key) return;
     // Kept without the values themselves: memory stays a fingerprint per CR.
-    const { desiredFingerprint, problem, reason } = this.deriveFromSpec(cr.spec, target, uid, summary.digest);
-    this.derived.set(uid, { digest: summary.digest, target: key, desiredFingerprint, problem, reason });
+    const { desiredFingerprint, problem, reason, references } = this.deriveFromSpec(cr.spec, target, uid);
+    this.derived.set(uid, { digest: summary.digest, target: key, desiredFingerprint, problem, reason, references });
   }
 
-  private deriveFromSpec(spec: unknown, target: ReconcileTarget, uid: string, digest: string): DerivedFromSpec & { values: Record<string, unknown> | undefined } {
+  private deriveFromSpec(given: unknown, target: ReconcileTarget, uid: string): FromSpec {
+    let spec = given;
+    let references: readonly ValuesReference[] = [];
+    const sources = this.opts.valuesSources;
+    if (target.valuesFrom !== undefined && sources !== undefined) {
+      // The references field is not a value; what it names is read on each reconcile.
+      const split = sources.split(spec, target.valuesFrom);
+      if (!split.ok) return { spec: undefined, values: undefined, desiredFingerprint: '', problem: split.problem, reason: split.reason, references };
+      spec = split.spec;
+      references = split.references;
+    }
     // mergeValues measures the spec (depth, size) before anything walks it.
     const values = mergeValues(spec, target.overrides, this.opts.applyOverrides);
     const desiredFingerprint = values.ok ? this.desiredFingerprint(target, uid, values.values) : '';
     return values.ok
-      ? { digest, target: derivationKey(target), values: values.values, desiredFingerprint, problem: undefined, reason: undefined }
-      : { digest, target: derivationKey(target), values: undefined, desiredFingerprint, problem: values.problem, reason: values.reason };
+      ? { spec, values: values.values, desiredFingerprint, problem: undefined, reason: undefined, references }
+      : { spec, values: undefined, desiredFingerprint, problem: values.problem, reason: values.reason, references };
   }
 
   /** `signal` aborted → the running helm call is stopped and the reconcile rejects with HelmCallInterrupted. */
@@ -182,13 +212,13 @@ export class Reconciler implements Engine {
     const uid = given.metadata.uid ?? '';
     let cr = given;
     let summary: SpecSummary | undefined = cr.specSummary;
-    let fromSpec: Omit<DerivedFromSpec, 'digest' | 'target'> & { values: Record<string, unknown> | undefined } | undefined;
+    let fromSpec: FromSpec | undefined;
     if (cr.spec === undefined && summary !== undefined && this.opts.specs !== undefined) {
       const known = this.derived.get(uid);
       const tooLarge = summary.bytes > MAX_VALUES_BYTES ? valuesTooLarge() : undefined;
-      if (tooLarge !== undefined) fromSpec = { values: undefined, desiredFingerprint: '', problem: tooLarge.message, reason: tooLarge.reason };
+      if (tooLarge !== undefined) fromSpec = { spec: undefined, values: undefined, desiredFingerprint: '', problem: tooLarge.message, reason: tooLarge.reason, references: [] };
       else if (known !== undefined && summary.digest !== '' && known.digest === summary.digest && known.target === targetKey) {
-        fromSpec = { values: undefined, desiredFingerprint: known.desiredFingerprint, problem: known.problem, reason: known.reason };
+        fromSpec = { spec: undefined, values: undefined, desiredFingerprint: known.desiredFingerprint, problem: known.problem, reason: known.reason, references: known.references };
       } else {
         cr = await this.opts.specs.read(cr);
         summary = undefined;
@@ -196,31 +226,69 @@ export class Reconciler implements Engine {
     }
     if (fromSpec === undefined) {
       summary ??= summarizeSpec(cr.spec);
-      const { values, desiredFingerprint, problem, reason } = this.deriveFromSpec(cr.spec, target, uid, summary.digest);
-      fromSpec = { values, desiredFingerprint, problem, reason };
+      fromSpec = this.deriveFromSpec(cr.spec, target, uid);
       if (uid !== '' && this.opts.specs !== undefined) {
-        this.derived.set(uid, { digest: summary.digest, target: targetKey, desiredFingerprint, problem, reason });
+        const { desiredFingerprint, problem, reason, references } = fromSpec;
+        this.derived.set(uid, { digest: summary.digest, target: targetKey, desiredFingerprint, problem, reason, references });
       }
     }
+    const namespace = cr.metadata.namespace ?? 'default';
+    const tenant = tenantOf(target, namespace);
+    const withSources = fromSpec.problem === undefined ? await this.readReferences(cr, target, fromSpec, tenant) : undefined;
+    const derivedValues = withSources?.values ?? fromSpec.values;
     const parsed = parseCrOptions(cr.metadata.annotations);
     const crOptions = parsed.ok ? parsed.options : undefined;
     this.warnClampedPeriod(cr, crOptions?.reconcilePeriodClamped, log);
     const otherProblem = releaseNameProblem(cr.metadata.name) ?? (parsed.ok ? undefined : parsed.problems.join('; '));
-    const problem = otherProblem ?? fromSpec.problem;
-    const problemReason = otherProblem === undefined ? fromSpec.reason : undefined;
+    const problem = otherProblem ?? fromSpec.problem ?? withSources?.problem;
+    const problemReason = otherProblem === undefined ? (fromSpec.reason ?? withSources?.reason) : undefined;
     const period = crOptions?.reconcilePeriodMs ?? target.reconcilePeriodMs;
     const requeue: ReconcileOutcome = period > 0 ? { requeueAfterMs: period } : {};
-    const tenant = tenantOf(target, cr.metadata.namespace ?? 'default');
     return new ActionContext(
       this.opts,
       target,
       cr,
-      { crOptions, values: fromSpec.values, problem, problemReason, desiredFingerprint: fromSpec.desiredFingerprint, requeue, tenant },
+      {
+        crOptions,
+        values: derivedValues,
+        problem,
+        problemReason,
+        problemRetry: otherProblem === undefined && withSources?.retry === true,
+        desiredFingerprint: withSources?.desiredFingerprint ?? fromSpec.desiredFingerprint,
+        requeue,
+        tenant,
+      },
       log,
       previous?.progress ?? NO_PROGRESS,
       this.statusWrites,
       signal,
     );
+  }
+
+  /**
+   * For a kind with `valuesFrom`: what the references hold, read now, completing the spec's
+   * fingerprint (and its values, when the spec is at hand). Not read for a CR being deleted
+   * (uninstalling needs no values, and a missing reference must not hold a deletion back) nor
+   * while its ServiceAccount is missing (that is what the CR then says).
+   */
+  private async readReferences(cr: CustomResource, target: ReconcileTarget, fromSpec: FromSpec, tenant: Tenant | undefined): Promise<
+    | { readonly desiredFingerprint: string; readonly values: Record<string, unknown> | undefined; readonly problem?: undefined; readonly reason?: undefined; readonly retry?: undefined }
+    | { readonly desiredFingerprint: string; readonly values: undefined; readonly problem: string; readonly reason: string; readonly retry: boolean }
+    | undefined
+  > {
+    const sources = this.opts.valuesSources;
+    const settings = target.valuesFrom;
+    if (sources === undefined || settings === undefined || cr.metadata.deletionTimestamp !== undefined) return undefined;
+    if (await saMissing(this.opts.serviceAccounts, tenant)) return undefined;
+    const namespace = cr.metadata.namespace ?? 'default';
+    const read = await sources.read({ key: `${namespace}/${cr.metadata.name}`, namespace, references: fromSpec.references, settings, tenant });
+    if (!read.ok) return { desiredFingerprint: '', values: undefined, problem: read.problem, reason: read.reason, retry: read.retry };
+    const desiredFingerprint = withReferenced(fromSpec.desiredFingerprint, read.digest);
+    if (fromSpec.values === undefined) return { desiredFingerprint, values: undefined };
+    const merged = mergeValues(fromSpec.spec, target.overrides, this.opts.applyOverrides, read);
+    // The spec alone merged, so only what the references add can fail here (too large together).
+    if (!merged.ok) return { desiredFingerprint: '', values: undefined, problem: merged.problem, reason: merged.reason ?? Reasons.reconcileError, retry: false };
+    return { desiredFingerprint, values: merged.values };
   }
 
   private desiredFingerprint(target: ReconcileTarget, uid: string, values: Record<string, unknown>): string {
@@ -282,13 +350,21 @@ export class Reconciler implements Engine {
 
 const NO_STOPPED_CALLS: ReconcilerDeps['stoppedCalls'] & object = { has: () => false };
 
+/**
+ * A kind with `valuesFrom`: the spec part's fingerprint completed by the digest of exactly the
+ * referenced keys, so a change of one of them upgrades the release and nothing else does.
+ */
+function withReferenced(specFingerprint: string, referencedDigest: string): string {
+  return createHash('sha256').update(`${specFingerprint}\n${referencedDigest}`).digest('hex').slice(0, 40);
+}
+
 /** What of a target a spec's derivation (values, fingerprint) depends on: a target that only says more (a held change) derives alike. */
 const derivationKeys = new WeakMap<ReconcileTarget, string>();
 function derivationKey(target: ReconcileTarget): string {
   let key = derivationKeys.get(target);
   if (key === undefined) {
-    const { chartDigest, ownerKind, overrides, allowClusterScoped, allowCrossNamespace, serviceAccount } = target;
-    key = canonicalJson({ chartDigest, ownerKind, overrides, allowClusterScoped, allowCrossNamespace, serviceAccount: serviceAccount ?? null });
+    const { chartDigest, ownerKind, overrides, allowClusterScoped, allowCrossNamespace, serviceAccount, valuesFrom } = target;
+    key = canonicalJson({ chartDigest, ownerKind, overrides, allowClusterScoped, allowCrossNamespace, serviceAccount: serviceAccount ?? null, valuesFrom: valuesFrom ?? null });
     derivationKeys.set(target, key);
   }
   return key;

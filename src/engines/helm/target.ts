@@ -1,6 +1,7 @@
 /** What a watches entry resolves to for the reconciler; replaced as a whole when the chart or entry changes. */
 import { canonicalJson } from '../../lib/json.js';
 import type { DriftDetection } from '../../core/model.js';
+import type { ValuesFromSettings } from '../../core/values-from.js';
 
 export interface ReconcileTarget {
   /** `Kind.group` of the watched kind. */
@@ -30,6 +31,8 @@ export interface ReconcileTarget {
   readonly serviceAccount: string | undefined;
   /** The entry's drift mode and ignore rules; undefined = repair every drifted field. */
   readonly driftDetection?: DriftDetection | undefined;
+  /** The entry's values from Secrets and ConfigMaps; undefined = the whole spec is the values. */
+  readonly valuesFrom?: ValuesFromSettings | undefined;
   /**
    * The kind's chart changed and the change failed on the first CR it was tried on: this CR is
    * served the last good chart (chartPath, chartDigest above) and its status says why (condition

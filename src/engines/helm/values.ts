@@ -1,63 +1,14 @@
-/** The values a release gets: the CR's spec, with the operator's overrides on top. */
+/** The values a release gets: the CR's spec, with values from references around it and the operator's overrides on top. */
 import { isPlainMap, type PlainMap } from '../../lib/json.js';
+import { valuesShapeProblem } from '../../core/values-shape.js';
+import { deepMerge } from '../../lib/deep-merge.js';
+
+export { MAX_VALUES_BYTES, MAX_VALUES_DEPTH, ValuesReasons, valuesShapeProblem, valuesTooLarge } from '../../core/values-shape.js';
 
 export type MergedValues =
   | { readonly ok: true; readonly values: Record<string, unknown> }
   /** `reason`: a condition reason of its own (ValuesTooDeep, ValuesTooLarge); else the default one. */
   | { readonly ok: false; readonly problem: string; readonly reason?: string };
-
-/**
- * Deepest nesting of maps and lists a spec may have. Real charts' values stay far below it (and
- * 200 levels are known to deploy); a deeper one would only be there to exhaust the stack of the
- * recursive walks after this check (merge, fingerprint, JSON for helm), which were measured to
- * handle 3000 levels: a margin of three.
- */
-export const MAX_VALUES_DEPTH = 1000;
-/** Largest spec, as JSON: Helm's release record (a Secret, at most 1 MiB) holds the values too. */
-export const MAX_VALUES_BYTES = 1024 * 1024;
-
-export const ValuesReasons = { tooDeep: 'ValuesTooDeep', tooLarge: 'ValuesTooLarge' } as const;
-
-/** The problem of a spec over MAX_VALUES_BYTES (also told from the CR cache's size alone, unread). */
-export function valuesTooLarge(): { readonly reason: string; readonly message: string } {
-  return {
-    reason: ValuesReasons.tooLarge,
-    message: `spec is larger than ${String(MAX_VALUES_BYTES / 1024)} KiB as JSON; chartpilot does not process values that large (Helm's release record could not hold them): move bulk data into a ConfigMap or Secret the chart references`,
-  };
-}
-
-/**
- * Why `value` cannot be processed (too deep or too large), or undefined. Iterative, so a spec
- * nested thousands of levels is measured without recursion; stops as soon as a limit is passed.
- * The size is the length of its JSON, counted without escapes (close enough for a limit).
- */
-export function valuesShapeProblem(value: unknown): { readonly reason: string; readonly message: string } | undefined {
-  const stack: { readonly v: unknown; readonly depth: number }[] = [{ v: value, depth: 0 }];
-  let bytes = 0;
-  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
-    const { v, depth } = item;
-    if (typeof v === 'string') bytes += v.length + 3;
-    else if (typeof v !== 'object' || v === null) bytes += String(v).length + 1;
-    else {
-      if (depth >= MAX_VALUES_DEPTH) {
-        return {
-          reason: ValuesReasons.tooDeep,
-          message: `spec is nested more than ${String(MAX_VALUES_DEPTH)} levels deep (maps and lists); chartpilot does not process values that deep: flatten the spec`,
-        };
-      }
-      bytes += 2;
-      if (Array.isArray(v)) for (const x of v as unknown[]) stack.push({ v: x, depth: depth + 1 });
-      else {
-        for (const [k, x] of Object.entries(v)) {
-          bytes += k.length + 3;
-          stack.push({ v: x, depth: depth + 1 });
-        }
-      }
-    }
-    if (bytes > MAX_VALUES_BYTES) return valuesTooLarge();
-  }
-  return undefined;
-}
 
 export type ApplyOverrides = (spec: PlainMap, overrides: Readonly<Record<string, string>>) => PlainMap;
 
@@ -67,13 +18,21 @@ function describe(v: unknown): string {
   return `a ${typeof v}`;
 }
 
+/** Values read from Secrets and ConfigMaps: under the spec (the CR's references) and over it (the entry's). */
+export interface ValuesLayers {
+  readonly below: PlainMap;
+  readonly above: PlainMap;
+}
+
 /**
  * A missing spec means "the chart's defaults"; anything but a map cannot be Helm values.
  * Overrides are applied the way `helm --set` applies them (operator-sdk does the same), so they
- * win over the spec key by key; `apply` carries those semantics in from config/.
+ * win over the spec key by key; `apply` carries those semantics in from config/. Values from
+ * references merge under the spec (`below`) and over it (`above`), under the overrides.
  */
-export function mergeValues(spec: unknown, overrides: Readonly<Record<string, string>>, apply: ApplyOverrides): MergedValues {
-  if (spec === undefined || spec === null) return { ok: true, values: apply({}, overrides) };
+export function mergeValues(spec: unknown, overrides: Readonly<Record<string, string>>, apply: ApplyOverrides, layers?: ValuesLayers): MergedValues {
+  const layered = (values: PlainMap): PlainMap => (layers === undefined ? values : deepMerge(deepMerge(layers.below, values), layers.above));
+  if (spec === undefined || spec === null) return { ok: true, values: apply(layered({}), overrides) };
   // Before anything walks the spec: every walk after this one may recurse.
   const shape = valuesShapeProblem(spec);
   if (shape !== undefined) return { ok: false, problem: shape.message, reason: shape.reason };
@@ -83,5 +42,5 @@ export function mergeValues(spec: unknown, overrides: Readonly<Record<string, st
       problem: `spec must be a map of chart values, but it is ${describe(spec)}; set spec to an object such as {replicaCount: 2}`,
     };
   }
-  return { ok: true, values: apply(spec, overrides) };
+  return { ok: true, values: apply(layered(spec), overrides) };
 }

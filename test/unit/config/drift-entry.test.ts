@@ -1,31 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseWatches, type LoadResult } from '../../../src/config/watches.js';
-import type { WatchEntry } from '../../../src/config/types.js';
+import { entry, parse, problems } from './entry-fixture.js';
 
-function parse(text: string): Promise<LoadResult> {
-  return parseWatches(text, '/opt/helm', {}, () => Promise.resolve(undefined));
-}
-
-const HEAD = `- group: demo.example.com
-  version: v1alpha1
-  kind: Web
-  chart: helm-charts/web
-`;
-
-async function entry(drift: string): Promise<WatchEntry> {
-  const r = await parse(HEAD + drift);
-  assert.ok(r.ok, r.ok ? '' : r.problems.join('\n'));
-  const [e] = r.entries;
-  assert.ok(e);
-  return e;
-}
-
-async function problems(drift: string): Promise<string[]> {
-  const r = await parse(HEAD + drift);
-  if (r.ok) assert.fail('expected problems');
-  return r.problems;
-}
 
 describe('watches.yaml driftDetection', () => {
   it('is absent unless given: the entry repairs every drifted field, as before', async () => {

@@ -112,6 +112,7 @@ function setup() {
     events,
     log: pino({ level: 'silent' }),
     watchNamespaces: ['ns1'],
+    operatorNamespace: 'operators',
     defaultReconcilePeriodMs: DEFAULT_PERIOD_MS,
     defaultConcurrency: DEFAULT_CONCURRENCY,
     helmTimeoutMs: 300_000,
@@ -427,7 +428,7 @@ describe('Manager: charts from registries', () => {
     const manager = new Manager({
       recordKeys: new RecordKeys(Buffer.alloc(32, 7)),
       client: new EmptyApi(), helm: new HelmWorld().helm, events: new RecordingEvents(), log: pino({ level: 'silent' }),
-      watchNamespaces: [], defaultReconcilePeriodMs: DEFAULT_PERIOD_MS, defaultConcurrency: 1, helmTimeoutMs: 300_000, historyMax: 10, chartCopiesDir: COPIES, server: { clock: { now: () => 0 }, startedAtRevision: '100' },
+      watchNamespaces: [], operatorNamespace: 'operators', defaultReconcilePeriodMs: DEFAULT_PERIOD_MS, defaultConcurrency: 1, helmTimeoutMs: 300_000, historyMax: 10, chartCopiesDir: COPIES, server: { clock: { now: () => 0 }, startedAtRevision: '100' },
       charts: { resolver, defaultRefreshIntervalMs: 60_000, clock },
       createController: (o) => { const c = new RecordingController(o); built.push(c); return c; },
     });
@@ -513,6 +514,7 @@ describe('Manager: Ansible kinds', () => {
       events: new RecordingEvents(),
       log: pino({ level: 'silent' }),
       watchNamespaces: ['ns1'],
+      operatorNamespace: 'operators',
       defaultReconcilePeriodMs: DEFAULT_PERIOD_MS,
       defaultConcurrency: DEFAULT_CONCURRENCY,
       helmTimeoutMs: 300_000,

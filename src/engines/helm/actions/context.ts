@@ -127,6 +127,8 @@ export class ActionContext {
       readonly problem: string | undefined;
       /** The condition reason for `problem` when it has one of its own (ValuesTooDeep, …). */
       readonly problemReason?: string | undefined;
+      /** The problem may pass with no change anyone watches (RBAC granted later): look again at the period. */
+      readonly problemRetry?: boolean | undefined;
       readonly desiredFingerprint: string;
       /** Requeue after a successful reconcile (the CR's period annotation, else the entry's). */
       readonly requeue: ReconcileOutcome;

@@ -47,7 +47,7 @@ export function paused(): Done {
 /** The CR cannot be reconciled as it is; retrying cannot help, a change to it (or the chart) will. */
 export function irreconcilable(ctx: ActionContext, message: string, reason: string = Reasons.reconcileError): Done {
   ctx.deps.events.emit(ctx.cr, 'Warning', reason, message);
-  return end({}, { kind: 'irreconcilable', reason, message });
+  return end(ctx.derived.problemRetry === true && message === ctx.derived.problem ? ctx.derived.requeue : {}, { kind: 'irreconcilable', reason, message });
 }
 
 /**

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { deepMerge } from '../../../src/config/merge.js';
+import { deepMerge } from '../../../src/lib/deep-merge.js';
 
 describe('deepMerge', () => {
   it('maps merge recursively and the override wins', () => {

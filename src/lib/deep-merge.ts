@@ -3,7 +3,7 @@
  * anything else (lists, scalars, null) in `override` replaces what `base` had — the same rule as
  * operator-sdk's mergeMaps, so the chart sees the values it would have seen there.
  */
-import { clonePlain, getOwn, isPlainMap, setOwn, type PlainMap } from '../lib/json.js';
+import { clonePlain, getOwn, isPlainMap, setOwn, type PlainMap } from './json.js';
 
 /** Returns a new object; neither input is mutated and the result shares no maps or lists with them. */
 export function deepMerge(base: PlainMap, override: PlainMap): PlainMap {
