@@ -12,12 +12,16 @@ import { ChartProblem, loadChartInfo, type ChartInfo } from './chart-meta.js';
 import { InputError } from './errors.js';
 import { crdNames, kindProblem, type CrdNames } from './kind-names.js';
 import { structuralSpecSchema, type Schema } from './schema.js';
+import type { ValuesFromSettings } from '../core/values-from.js';
+import { MAX_REFERENCES } from '../config/values-from.js';
 
 export interface CrdEntry extends GroupVersionKind {
   /** Absolute path of the chart directory or .tgz ('' for an Ansible entry). */
   readonly chartPath: string;
   /** Set for a kind served by an Ansible role or playbook. */
   readonly ansible?: AnsibleSource | undefined;
+  /** The entry's valuesFrom: its specField is a list of references, not a value. */
+  readonly valuesFrom?: ValuesFromSettings | undefined;
 }
 
 export interface GeneratedCrd {
@@ -160,7 +164,7 @@ export async function generateCrds(entries: readonly CrdEntry[]): Promise<CrdRes
       }
       const chart = charts.get(e.chartPath);
       if (chart === undefined) throw new Error(`chart ${e.chartPath} was not loaded`);
-      const { schema, notes: versionNotes } = specSchema(chart);
+      const { schema, notes: versionNotes } = withReferences(specSchema(chart), e.valuesFrom?.specField, chart);
       notes.push(...versionNotes.map((line) => `${prefix}${line}`));
       return {
         name: e.version,
@@ -232,6 +236,46 @@ function specSchema(chart: ChartInfo): { schema: Schema; notes: readonly string[
       ...rest,
     },
     notes: converted.notes,
+  };
+}
+
+/**
+ * The entry's valuesFrom.specField: a list of references, checked by the API server as far as a
+ * schema can (the operator checks the rest, such as a reference into another namespace).
+ * `namespace` is in the schema even where the entry refuses it, so that it is refused with a
+ * reason rather than pruned and read in the CR's own namespace.
+ */
+function withReferences(spec: { schema: Schema; notes: readonly string[] }, field: string | undefined, chart: ChartInfo): { schema: Schema; notes: readonly string[] } {
+  if (field === undefined) return spec;
+  const properties = (spec.schema['properties'] ?? {}) as Record<string, Schema>;
+  const notes = [...spec.notes];
+  if (Object.hasOwn(properties, field)) notes.push(`spec.${field}: the chart's values have this key, but valuesFrom.specField takes it: CRs list references there and the chart never sees it`);
+  const reference: Schema = {
+    type: 'object',
+    required: ['kind', 'name'],
+    properties: {
+      kind: { type: 'string', enum: ['Secret', 'ConfigMap'] },
+      name: { type: 'string', maxLength: 253, description: 'The Secret or ConfigMap, in the resource\'s namespace.' },
+      namespace: { type: 'string', maxLength: 63, description: 'Another namespace: refused unless the watches entry sets valuesFrom.allowCrossNamespace.' },
+      valuesKey: { type: 'string', maxLength: 253, description: 'The data key; default values.yaml.' },
+      targetPath: { type: 'string', maxLength: 1024, description: 'Where the key\'s text goes, as one string (a Helm --set path such as db.password); without it the key holds YAML values merged at the root.' },
+      optional: { type: 'boolean', description: 'A missing object or key is skipped instead of holding the release back.' },
+    },
+  };
+  return {
+    schema: {
+      ...spec.schema,
+      properties: {
+        ...properties,
+        [field]: {
+          description: `Values from Secrets and ConfigMaps, merged under the rest of the spec in order (chart ${chart.name} never sees this field).`,
+          type: 'array',
+          maxItems: MAX_REFERENCES,
+          items: reference,
+        },
+      },
+    },
+    notes,
   };
 }
 

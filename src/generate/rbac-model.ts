@@ -1,6 +1,7 @@
 /** What RBAC generation works from (the plan: the charts' kinds, found by rbac-plan.ts) and its options. */
 import type { Document } from 'yaml';
 import type { RenderedRole } from './manifest-kinds.js';
+import type { ValuesFromSettings } from '../core/values-from.js';
 
 /** A watched custom resource kind, with the resource name the API serves it under. */
 export interface WatchedResource {
@@ -11,6 +12,8 @@ export interface WatchedResource {
   readonly serviceAccount?: string | undefined;
   /** Served by an Ansible role or playbook (no Helm release storage). */
   readonly ansible?: boolean | undefined;
+  /** The entry's valuesFrom: what its CRs and the entry itself reference. */
+  readonly valuesFrom?: ValuesFromSettings | undefined;
 }
 
 /** One kind a chart (or an Ansible role's tasks) creates, resolved to its resource. */

@@ -15,6 +15,7 @@ import { groupOf, guessResource, tableLookup, tableLookupByKind, type ResourceIn
 import { READ_VERBS } from './rbac-rules.js';
 import { errorMessage } from '../lib/errors.js';
 import type { TaskKind, TaskScan } from './ansible-tasks.js';
+import type { ValuesFromSettings } from '../core/values-from.js';
 
 export interface PlanEntry extends GroupVersionKind {
   readonly chartPath: string;
@@ -26,6 +27,7 @@ export interface PlanEntry extends GroupVersionKind {
   readonly serviceAccount?: string | undefined;
   /** Set for a kind served by an Ansible role or playbook (then chartPath is ''). */
   readonly ansible?: AnsibleSource | undefined;
+  readonly valuesFrom?: ValuesFromSettings | undefined;
 }
 
 export interface Resolved {
@@ -102,7 +104,7 @@ export async function planRbac(entries: readonly PlanEntry[], samples: Samples, 
   for (const entry of entries) {
     // Who creates this chart's objects, on everything planned for it (absent: the operator).
     const runsAs = entry.serviceAccount === undefined ? {} : { serviceAccount: entry.serviceAccount };
-    watched.push({ group: entry.group, kind: entry.kind, plural: await deps.resolver.watchedPlural(entry), ...runsAs, ...(entry.ansible === undefined ? {} : { ansible: true }) });
+    watched.push({ group: entry.group, kind: entry.kind, plural: await deps.resolver.watchedPlural(entry), ...runsAs, ...(entry.ansible === undefined ? {} : { ansible: true }), ...(entry.valuesFrom === undefined ? {} : { valuesFrom: entry.valuesFrom }) });
     if (entry.ansible !== undefined) {
       if (deps.scanAnsible === undefined) throw new Error('planRbac: an Ansible entry needs deps.scanAnsible');
       const scan = await deps.scanAnsible(entry.ansible);

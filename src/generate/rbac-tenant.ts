@@ -32,6 +32,10 @@ function tenantRules(plan: RbacPlan, serviceAccount: string): CommentedRule[] {
           },
         ]
       : []),
+    // The CR's valuesFrom references are read as the tenant: what it may not read, no CR can reference.
+    ...(watched.some((w) => w.valuesFrom?.specField !== undefined)
+      ? [{ rule: { apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['get'] }, why: 'valuesFrom: the Secrets and ConfigMaps CRs take values from, read as this ServiceAccount' }]
+      : []),
   ];
   for (const group of [...new Set(watched.map((w) => w.group))].sort(byText)) {
     const plurals = watched.filter((w) => w.group === group).map((w) => `${w.plural}/finalizers`).sort(byText);

@@ -38,6 +38,12 @@ function operatorRules(plan: RbacPlan, clusterWide: boolean): CommentedRule[] {
       : { rule: { apiGroups: [''], resources: ['secrets'], verbs: [...STORAGE_VERBS] }, why: "Helm's release storage (one Secret per revision, in the CR's namespace)" },
     { rule: { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] }, why: 'events on the custom resources (InstallSuccessful, UpgradeError, ...)' },
   );
+  if (plan.watched.some((w) => w.valuesFrom?.specField !== undefined)) {
+    rules.push({
+      rule: { apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: [...READ_VERBS] },
+      why: "valuesFrom: read what CRs reference (as the operator where a kind has no ServiceAccount) and watch it (metadata only) so a change upgrades at once",
+    });
+  }
   if (tenants.length > 0) {
     rules.push(
       {
@@ -155,6 +161,7 @@ export function buildRbac(plan: RbacPlan, opts: RbacOptions): RbacOutput {
     ),
     bindingDoc('RoleBinding', leader, opts.namespace, 'Role', operator, labels),
     ...sealKeyDocuments(opts, operator, labels),
+    ...platformReferenceDocuments(plan, opts, operator, labels),
     ...tenants.documents,
   );
   const pullSecrets = [...new Set(opts.pullSecrets ?? [])].sort(byText);
@@ -166,6 +173,29 @@ export function buildRbac(plan: RbacPlan, opts: RbacOptions): RbacOutput {
     );
   }
   return { documents, warnings };
+}
+
+/**
+ * valuesFrom references of the watches entries themselves: read in the operator's namespace, the
+ * named objects only; list and watch cannot be limited to names, and tell only metadata here.
+ */
+function platformReferenceDocuments(plan: RbacPlan, opts: RbacOptions, operator: { name: string; namespace: string }, labels: Record<string, string>): Document[] {
+  const refs = plan.watched.flatMap((w) => w.valuesFrom?.references ?? []);
+  if (refs.length === 0) return [];
+  const rules: CommentedRule[] = [];
+  for (const [kind, resource] of [['Secret', 'secrets'], ['ConfigMap', 'configmaps']] as const) {
+    const names = [...new Set(refs.filter((r) => r.kind === kind).map((r) => r.name))].sort(byText);
+    if (names.length === 0) continue;
+    rules.push(
+      { rule: { apiGroups: [''], resources: [resource], resourceNames: names, verbs: ['get'] }, why: `valuesFrom.references: the ${kind}s the watches entries read values from` },
+      { rule: { apiGroups: [''], resources: [resource], verbs: ['list', 'watch'] }, why: `valuesFrom.references: watch them, so a change upgrades the kinds' releases at once` },
+    );
+  }
+  const name = `${opts.name}-values-from`;
+  return [
+    roleDoc('Role', name, opts.namespace, rules, labels, " valuesFrom: the watches entries' own references, in the operator namespace."),
+    bindingDoc('RoleBinding', name, opts.namespace, 'Role', operator, labels),
+  ];
 }
 
 /**

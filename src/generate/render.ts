@@ -127,6 +127,7 @@ export async function renderRbac(o: RbacRenderOptions, env: Env): Promise<{ yaml
     allowClusterScoped: e.allowClusterScoped,
     serviceAccount: e.serviceAccount ?? o.defaultServiceAccount,
     ...(e.ansible === undefined ? {} : { ansible: e.ansible }),
+    ...(e.valuesFrom === undefined ? {} : { valuesFrom: e.valuesFrom }),
   }));
   const tenantNamespaces = o.tenantNamespaces ?? [];
   if (tenantNamespaces.length > 0 && planEntries.every((e) => e.serviceAccount === undefined)) {

@@ -108,6 +108,23 @@ describe('generateCrds', () => {
     assert.equal(spec['properties'], undefined);
   });
 
+  it("gives valuesFrom.specField a schema of references, beside the chart's own values", async () => {
+    const valuesFrom = { specField: 'valuesFrom', allowCrossNamespace: false, references: [] };
+    for (const chartPath of [TINY, WEBAPP]) {
+      const [crd] = await crds([{ group: 'x.example.com', version: 'v1', kind: 'Ref', chartPath, valuesFrom }]);
+      assert.ok(crd);
+      const spec = versions(crd)[0]?.schema.openAPIV3Schema.properties['spec'] as { properties: Record<string, { type: string; maxItems: number; items: { required: string[]; properties: Record<string, { enum?: string[] }> } }> };
+      const field = spec.properties['valuesFrom'];
+      assert.ok(field, chartPath);
+      assert.equal(field.type, 'array');
+      assert.equal(field.maxItems, 32);
+      assert.deepEqual(field.items.required, ['kind', 'name']);
+      assert.deepEqual(field.items.properties['kind']?.enum, ['Secret', 'ConfigMap']);
+      assert.ok(field.items.properties['namespace'], 'kept, so that a refused namespace is told, not pruned');
+      if (chartPath === WEBAPP) assert.ok(spec.properties['replicaCount'], "the chart's values stay");
+    }
+  });
+
   it('reads values.schema.json from a packaged chart', async () => {
     const dir = await tempTree('crd-tgz', {});
     const archive = join(dir, 'packed-0.1.0.tgz');

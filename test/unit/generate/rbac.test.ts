@@ -161,6 +161,45 @@ describe('buildRbac', () => {
   });
 });
 
+describe('buildRbac for kinds with valuesFrom', () => {
+  const WEB = { group: 'demo.example.com', kind: 'WebApp', plural: 'webapps' };
+  const refs = [
+    { kind: 'Secret' as const, name: 'platform-db', valuesKey: 'password', optional: false },
+    { kind: 'ConfigMap' as const, name: 'platform-defaults', valuesKey: 'values.yaml', optional: false },
+  ];
+
+  it("lets the operator read and watch what CRs reference, and get the entry's own references in its namespace", () => {
+    const plan: RbacPlan = { ...BASE, watched: [{ ...WEB, valuesFrom: { specField: 'valuesFrom', allowCrossNamespace: false, references: refs } }] };
+    const { docs } = objects(plan, { roleNamespaces: ['team-a'] });
+    const rules = rulesOf(docs, 'Role', 'op-manager', 'team-a');
+    for (const v of ['get', 'list', 'watch']) assert.ok(grants(rules, '', 'configmaps', v) && grants(rules, '', 'secrets', v), v);
+    assert.deepEqual(rulesOf(docs, 'Role', 'op-values-from', 'op-system'), [
+      { apiGroups: [''], resources: ['secrets'], resourceNames: ['platform-db'], verbs: ['get'] },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['list', 'watch'] },
+      { apiGroups: [''], resources: ['configmaps'], resourceNames: ['platform-defaults'], verbs: ['get'] },
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'watch'] },
+    ]);
+    assert.ok(docs.some((d) => d.kind === 'RoleBinding' && d.metadata.name === 'op-values-from' && d.metadata.namespace === 'op-system'));
+  });
+
+  it('grants nothing more for entries without valuesFrom, and the watch only where CRs may reference', () => {
+    const without = objects(BASE).docs;
+    assert.ok(!grants(rulesOf(without, 'ClusterRole', 'op-manager'), '', 'secrets', 'watch'));
+    assert.ok(!without.some((d) => d.metadata.name === 'op-values-from'));
+    const platformOnly: RbacPlan = { ...BASE, watched: [{ ...WEB, valuesFrom: { specField: undefined, allowCrossNamespace: false, references: refs } }] };
+    const docs = objects(platformOnly).docs;
+    assert.ok(!grants(rulesOf(docs, 'ClusterRole', 'op-manager'), '', 'secrets', 'watch'), "no CR can reference: only the entry's objects are read");
+    assert.ok(docs.some((d) => d.metadata.name === 'op-values-from'));
+  });
+
+  it("lets a tenant's ServiceAccount get what its CRs reference", () => {
+    const plan: RbacPlan = { ...BASE, watched: [{ ...WEB, serviceAccount: 'tenant', valuesFrom: { specField: 'valuesFrom', allowCrossNamespace: false, references: [] } }] };
+    const { docs } = objects(plan, { tenantNamespaces: ['team-a'] });
+    const rules = rulesOf(docs, 'Role', 'op-tenant-tenant', 'team-a');
+    assert.ok(grants(rules, '', 'configmaps', 'get') && grants(rules, '', 'secrets', 'get'));
+  });
+});
+
 describe('buildRbac for kinds that run as a tenant', () => {
   const TENANT: RbacPlan = {
     ...BASE,
