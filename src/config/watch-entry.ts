@@ -202,8 +202,7 @@ export function readEntry(input: EntryInput): EntryResult {
     );
   }
   const engine = sources.length === 1 && sources[0] !== 'chart' ? 'ansible' : 'helm';
-  // valuesFrom: not yet read for Ansible kinds (refused, never silently ignored).
-  const foreignKeys: readonly Key[] = engine === 'ansible' ? ['overrideValues', 'dryRunOption', 'driftDetection', 'valuesFrom', ...REMOTE_CHART_KEYS] : ANSIBLE_ONLY_KEYS.filter((k) => k !== 'role' && k !== 'playbook');
+  const foreignKeys: readonly Key[] = engine === 'ansible' ? ['overrideValues', 'dryRunOption', 'driftDetection', ...REMOTE_CHART_KEYS] : ANSIBLE_ONLY_KEYS.filter((k) => k !== 'role' && k !== 'playbook');
   for (const k of foreignKeys) {
     const f = fields.get(k);
     if (f === undefined) continue;
@@ -249,7 +248,7 @@ export function readEntry(input: EntryInput): EntryResult {
   const driftField = engine === 'helm' ? fields.get('driftDetection') : undefined;
   const driftDetection = driftField === undefined ? undefined : readDriftDetection({ ctx, field: driftField, where: (line) => where(driftField, line) }, problems);
 
-  const valuesFromField = engine === 'helm' ? fields.get('valuesFrom') : undefined;
+  const valuesFromField = fields.get('valuesFrom');
   const valuesFrom = valuesFromField === undefined ? undefined : readValuesFrom({ ctx, field: valuesFromField, where: (line) => where(valuesFromField, line) }, problems);
 
   const chartField = fields.get('chart');

@@ -377,6 +377,9 @@ export class Manager {
       serviceAccounts: this.serviceAccounts,
       stallAfterFailures: opts.stallAfterFailures,
       onRun: (run) => engine.onRun?.(gvkLabel, run),
+      valuesSources: this.referenced.forKind(key, (crKey) => {
+        controller.enqueue(crKey, { respectBackoff: true });
+      }),
     });
     const createController = opts.createController ?? ((o: CrControllerOptions) => new CrController(o));
     const concurrency = entry.maxConcurrentReconciles ?? opts.defaultConcurrency;
@@ -393,7 +396,9 @@ export class Manager {
       // The entry's finalizer, not Helm's: a status write to a CR being deleted must not let it go.
       finalizers: () => finalizersOf(current.target.source),
       log,
-      ...this.controllerHooks(name, resource, reconciler),
+      ...this.controllerHooks(name, resource, reconciler, (gone_) => {
+        reconciler.forgetReferences(keyOf(gone_));
+      }),
     });
     this.running.set(key, { controller, current, tracker: undefined });
     controller.start();
@@ -434,6 +439,7 @@ export class Manager {
         collectionsPath: s.collectionsPath,
         ansibleArgs: s.extraArgs,
         injectOwnerRef: s.injectOwnerRef,
+        ...(entry.valuesFrom === undefined ? {} : { valuesFrom: entry.valuesFrom }),
       },
       runPeriodMs: entry.reconcilePeriodMs,
       recheckPeriodMs: this.opts.defaultReconcilePeriodMs,
@@ -442,6 +448,7 @@ export class Manager {
       allowCrossNamespace: entry.allowCrossNamespace,
       serviceAccount,
       bookkeeping,
+      ...(entry.valuesFrom === undefined ? {} : { valuesFrom: entry.valuesFrom }),
     };
   }
 

@@ -159,12 +159,12 @@ export async function generateCrds(entries: readonly CrdEntry[]): Promise<CrdRes
           storage: i === 0,
           subresources: { status: {} },
           additionalPrinterColumns: ANSIBLE_PRINTER_COLUMNS.map((c) => ({ ...c })),
-          schema: { openAPIV3Schema: ansibleRootSchema(e.kind, role.what, role.schema) },
+          schema: { openAPIV3Schema: ansibleRootSchema(e.kind, role.what, withReferences({ schema: role.schema, notes: [] }, e.valuesFrom?.specField, role.what).schema) },
         };
       }
       const chart = charts.get(e.chartPath);
       if (chart === undefined) throw new Error(`chart ${e.chartPath} was not loaded`);
-      const { schema, notes: versionNotes } = withReferences(specSchema(chart), e.valuesFrom?.specField, chart);
+      const { schema, notes: versionNotes } = withReferences(specSchema(chart), e.valuesFrom?.specField, `chart ${chart.name}`);
       notes.push(...versionNotes.map((line) => `${prefix}${line}`));
       return {
         name: e.version,
@@ -245,11 +245,11 @@ function specSchema(chart: ChartInfo): { schema: Schema; notes: readonly string[
  * `namespace` is in the schema even where the entry refuses it, so that it is refused with a
  * reason rather than pruned and read in the CR's own namespace.
  */
-function withReferences(spec: { schema: Schema; notes: readonly string[] }, field: string | undefined, chart: ChartInfo): { schema: Schema; notes: readonly string[] } {
+function withReferences(spec: { schema: Schema; notes: readonly string[] }, field: string | undefined, served: string): { schema: Schema; notes: readonly string[] } {
   if (field === undefined) return spec;
   const properties = (spec.schema['properties'] ?? {}) as Record<string, Schema>;
   const notes = [...spec.notes];
-  if (Object.hasOwn(properties, field)) notes.push(`spec.${field}: the chart's values have this key, but valuesFrom.specField takes it: CRs list references there and the chart never sees it`);
+  if (Object.hasOwn(properties, field)) notes.push(`spec.${field}: ${served} has this key among its values, but valuesFrom.specField takes it: CRs list references there and ${served} never sees it`);
   const reference: Schema = {
     type: 'object',
     required: ['kind', 'name'],
@@ -268,7 +268,7 @@ function withReferences(spec: { schema: Schema; notes: readonly string[] }, fiel
       properties: {
         ...properties,
         [field]: {
-          description: `Values from Secrets and ConfigMaps, merged under the rest of the spec in order (chart ${chart.name} never sees this field).`,
+          description: `Values from Secrets and ConfigMaps, merged under the rest of the spec in order (${served} never sees this field).`,
           type: 'array',
           maxItems: MAX_REFERENCES,
           items: reference,

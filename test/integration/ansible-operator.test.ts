@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { stringify } from 'yaml';
-import { installCrd, testKind, type TestKind } from './crd.js';
+import { installCrd, resourceOf, testKind, type TestKind } from './crd.js';
 import { condition, crsOf, eventsFor, type Cr, type Crs } from './crs.js';
 import { REPO_ROOT } from './fixtures.js';
 import { getJson, newNamespace, testCluster, type TestCluster } from './harness.js';
@@ -82,7 +82,7 @@ async function world(t: TestContext, args: readonly string[] = ARGS): Promise<Wo
   const dir = mkdtempSync(join(tmpdir(), 'chartpilot-ansible-op-'));
   writeAnsibleWatches(dir, [
     { kind, extra: { finalizer: { name: FINALIZER, vars: { state: 'absent' } } } },
-    { kind: tenantKind, extra: { serviceAccount: 'tenant' } },
+    { kind: tenantKind, extra: { serviceAccount: 'tenant', valuesFrom: { specField: 'valuesFrom' } } },
   ]);
   await cluster.kubectl(['create', 'serviceaccount', 'tenant', '-n', ns]);
   await cluster.kubectl(['create', 'rolebinding', 'tenant-admin', '-n', ns, '--clusterrole=admin', `--serviceaccount=${ns}:tenant`]);
@@ -234,7 +234,7 @@ describe('an Ansible kind (real ansible-runner, proxy and control plane)', { tim
     );
   });
 
-  it('with a tenant ServiceAccount a run acts as the tenant: it makes its objects but cannot read a Secret elsewhere', async (t) => {
+  it('with a tenant ServiceAccount a run acts as the tenant: it makes its objects, takes vars from a Secret it may read (valuesFrom), and cannot read one elsewhere', async (t) => {
     const w = await world(t);
     const { cluster, ns } = w;
     const other = await newNamespace(t, 'ansible-other');
@@ -248,5 +248,22 @@ describe('an Ansible kind (real ansible-runner, proxy and control plane)', { tim
     assert.match(condition(peek, 'Failure')?.message ?? '', /forbidden|403|Read a Secret/iu);
     const secret = await getJson<{ data: Record<string, string> }>(cluster, ['get', 'secret', 'target', '-n', other, '-o', 'json']);
     assert.equal(secret.data['k'], 'dg==', 'the Secret is untouched');
+
+    // valuesFrom: a Secret of the namespace, read as the tenant, becomes a var of the run; one elsewhere is refused before any run.
+    const text = 'from-a-Secret-4f1c9';
+    await cluster.kubectl(['create', 'secret', 'generic', 'app-message', '-n', ns, `--from-literal=text=${text}`]);
+    await w.tenant.create('fromsecret', { valuesFrom: [{ kind: 'Secret', name: 'app-message', valuesKey: 'text', targetPath: 'message' }] });
+    await w.tenant.until('fromsecret', 'Successful', successful);
+    assert.equal((await getObj(cluster, 'configmap', ns, 'fromsecret-config'))?.data?.['message'], text);
+    await w.tenant.create('elsewhere', { valuesFrom: [{ kind: 'Secret', name: 'target', namespace: other, valuesKey: 'k', targetPath: 'message' }] });
+    const elsewhere = await w.tenant.until('elsewhere', 'ValuesReferenceInvalid', failed('ValuesReferenceInvalid'));
+    assert.match(condition(elsewhere, 'Failure')?.message ?? '', /in another namespace/);
+    assert.equal(runsOf(w.op, 'elsewhere').length, 0, 'no run');
+    // The fixture role copies `message` into the status itself (k8s_status); the operator puts it nowhere.
+    const cr = await getJson<{ spec: unknown; status: Record<string, unknown> }>(cluster, ['get', resourceOf(w.tenantKind), 'fromsecret', '-n', ns, '-o', 'json']);
+    assert.equal(cr.status['roleSaw'], text);
+    const { roleSaw: _byTheRole, ...operatorStatus } = cr.status;
+    assert.equal(JSON.stringify({ spec: cr.spec, operatorStatus }).includes(text), false, 'not in the spec or the status the operator writes');
+    assert.equal(w.op.logs().includes(text), false, 'not in the log (debug level)');
   });
 });

@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../lib/json.js';
+import type { ValuesFromSettings } from '../../core/values-from.js';
 
 /** What the kind's watches entry and the operator's flags contribute (the same for every CR of the kind). */
 export interface KindInputs {
@@ -26,6 +27,8 @@ export interface KindInputs {
   readonly collectionsPath: readonly string[];
   readonly ansibleArgs: readonly string[];
   readonly injectOwnerRef: boolean;
+  /** The entry's valuesFrom (absent without it, so fingerprints from before it stay). */
+  readonly valuesFrom?: ValuesFromSettings | undefined;
 }
 
 export interface FingerprintInput {
@@ -34,6 +37,8 @@ export interface FingerprintInput {
   /** The CR's annotations when the entry has `watchAnnotationsChanges`; undefined otherwise. */
   readonly annotations: Readonly<Record<string, string>> | undefined;
   readonly kind: KindInputs;
+  /** With the entry's valuesFrom: the digest of exactly the referenced keys (core/values-from.ts); undefined otherwise. */
+  readonly referenced?: string | undefined;
 }
 
 /**
@@ -58,6 +63,7 @@ export function runFingerprint(input: FingerprintInput): string {
         spec: input.specDigest,
         ...(input.annotations === undefined ? {} : { annotations: watchedAnnotations(input.annotations) }),
         kind: input.kind,
+        ...(input.referenced === undefined ? {} : { referenced: input.referenced }),
       }),
     )
     .digest('hex')

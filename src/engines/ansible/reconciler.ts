@@ -10,7 +10,9 @@ import type { Logger } from 'pino';
 import { apiVersionOf, type AnsibleRunnable, type AnsibleSource } from '../../config/types.js';
 import type { WallClock } from '../../lib/clock.js';
 import { errorMessage } from '../../lib/errors.js';
-import { canonicalJson } from '../../lib/json.js';
+import { canonicalJson, isPlainObject } from '../../lib/json.js';
+import { deepMerge } from '../../lib/deep-merge.js';
+import type { ValuesReference, ValuesSources } from '../../core/values-from.js';
 import { leave, ReconcileFailure, type Exit, type ReconcileOutcome } from '../../core/outcome.js';
 import type { Engine } from '../../core/engine.js';
 import { missingServiceAccountMessage, serviceAccountMissing as saMissing, tenantOf, type Tenant } from '../../core/tenant.js';
@@ -62,6 +64,8 @@ export interface AnsibleReconcilerDeps {
   readonly clock: WallClock;
   readonly dependents?: DependentsView | undefined;
   readonly serviceAccounts?: ServiceAccountLookup | undefined;
+  /** Reads what a kind's `valuesFrom` references (entries without it never ask). */
+  readonly valuesSources?: ValuesSources | undefined;
   /** Told after every run (metrics). */
   readonly onRun?: (run: { readonly trigger: RunTrigger | 'finalizer'; readonly succeeded: boolean; readonly seconds: number }) => void;
 }
@@ -86,6 +90,12 @@ interface Derived {
   readonly target: AnsibleTarget;
   readonly options: AnsibleCrOptions | undefined;
   readonly problem: string | undefined;
+  /** The condition reason of `problem` when it has its own (a valuesFrom reference's); else InvalidAnnotation. */
+  readonly problemReason?: string | undefined;
+  /** The problem may pass with no watched change (RBAC granted later): look again at the recheck period. */
+  readonly problemRetry?: boolean | undefined;
+  /** What the valuesFrom references gave, read this reconcile: merged around the spec for the run's vars. */
+  readonly referenced?: { readonly below: Readonly<Record<string, unknown>>; readonly above: Readonly<Record<string, unknown>> } | undefined;
   readonly desiredInputs: string;
   readonly record: RunRecord | undefined;
   readonly tenant: Tenant | undefined;
@@ -100,18 +110,28 @@ export class AnsibleReconciler implements Engine {
    * until the next run (a restart must not run converged CRs).
    */
   private readonly baselines = new Map<string, Map<string, string>>();
+  /** Per CR (uid), with valuesFrom: the references its spec (by digest) lists, or what is wrong with them; no values. */
+  private readonly referenceLists = new Map<string, { readonly specDigest: string; readonly split: { readonly ok: true; readonly references: readonly ValuesReference[] } | { readonly ok: false; readonly reason: string; readonly problem: string } }>();
 
   constructor(private readonly deps: AnsibleReconcilerDeps) {}
 
   /** The CR with this uid is gone. */
   forget(uid: string): void {
     this.baselines.delete(uid);
+    this.referenceLists.delete(uid);
+  }
+
+  /** The CR with this queue key left this replica: its references are no longer watched for it. */
+  forgetReferences(key: string): void {
+    this.deps.valuesSources?.forget(key);
   }
 
   async reconcile(cached: CustomResource, log: Logger, signal?: AbortSignal): Promise<ReconcileOutcome> {
-    const d = this.derive(cached);
+    let d = this.derive(cached);
     const uid = cached.metadata.uid ?? '';
     const serviceAccountMissing = await saMissing(this.deps.serviceAccounts, d.tenant);
+    // Read on deletion too: the finalizer's run gets the same vars as every other run.
+    if (d.problem === undefined && !serviceAccountMissing) d = await this.withReferences(cached, d);
     const observed = await this.observeDependents(uid, d);
     const finalizerName = d.target.source.finalizer?.name;
     const next = planAnsible({
@@ -147,9 +167,12 @@ export class AnsibleReconciler implements Engine {
         await this.deps.writer.setFinalizers(cr, (cr.metadata.finalizers ?? []).filter((f) => f !== name));
         return { outcome: {} };
       }
-      case 'irreconcilable':
-        this.deps.events.emit(cr, 'Warning', AnsibleEventReasons.invalid, next.message);
-        return { outcome: {}, status: { cr, change: { kind: 'problem', reason: AnsibleReasons.invalid, message: next.message } } };
+      case 'irreconcilable': {
+        const reason = d.problemReason ?? AnsibleReasons.invalid;
+        this.deps.events.emit(cr, 'Warning', d.problemReason ?? AnsibleEventReasons.invalid, next.message);
+        const retry = d.problemRetry === true && d.target.recheckPeriodMs > 0 ? { requeueAfterMs: d.target.recheckPeriodMs } : {};
+        return { outcome: retry, status: { cr, change: { kind: 'problem', reason, message: next.message } } };
+      }
       case 'no-service-account': {
         const message = d.tenant === undefined ? 'no ServiceAccount configured' : missingServiceAccountMessage(d.tenant, 'ansible');
         this.deps.events.emit(cr, 'Warning', AnsibleEventReasons.serviceAccountNotFound, message);
@@ -175,7 +198,41 @@ export class AnsibleReconciler implements Engine {
     }
   }
 
-  private derive(cr: CustomResource): Derived {
+  /**
+   * A kind with `valuesFrom`: the CR's references (from its spec, read once per spec digest) and
+   * the entry's, read now; what they hold counts in the run fingerprint, so a change of a
+   * referenced key runs the role again and nothing else does.
+   */
+  private async withReferences(cached: CustomResource, d: Derived): Promise<Derived> {
+    const settings = d.target.valuesFrom;
+    const sources = this.deps.valuesSources;
+    if (settings === undefined || sources === undefined) return d;
+    const uid = cached.metadata.uid ?? '';
+    const specDigest = contentDigestOf(cached);
+    let known = this.referenceLists.get(uid);
+    if (known?.specDigest !== specDigest) {
+      const full = cached.spec !== undefined ? cached : await this.deps.writer.read(cached);
+      const split = sources.split(full.spec, settings);
+      known = { specDigest, split: split.ok ? { ok: true, references: split.references } : split };
+      if (uid !== '') this.referenceLists.set(uid, known);
+    }
+    if (!known.split.ok) return { ...d, problem: known.split.problem, problemReason: known.split.reason };
+    const namespace = d.namespace === '' ? 'default' : d.namespace;
+    const read = await sources.read({ key: `${namespace}/${cached.metadata.name}`, namespace, references: known.split.references, settings, tenant: d.tenant });
+    if (!read.ok) return { ...d, problem: read.problem, problemReason: read.reason, problemRetry: read.retry };
+    return { ...this.derive(cached, read.digest), referenced: read };
+  }
+
+  /** The CR as the run sees it: with valuesFrom, its spec without the references field, merged between what they gave. */
+  private withReferencedValues(full: CustomResource, d: Derived): CustomResource {
+    const settings = d.target.valuesFrom;
+    if (d.referenced === undefined || settings === undefined || this.deps.valuesSources === undefined) return full;
+    const split = this.deps.valuesSources.split(full.spec, settings);
+    const spec = split.ok && isPlainObject(split.spec) ? split.spec : {};
+    return { ...full, spec: deepMerge(deepMerge(d.referenced.below, spec), d.referenced.above) };
+  }
+
+  private derive(cr: CustomResource, referenced?: string): Derived {
     const target = this.deps.target();
     const parsed = parseAnsibleOptions(cr.metadata.annotations);
     const namespace = cr.metadata.namespace ?? '';
@@ -184,6 +241,7 @@ export class AnsibleReconciler implements Engine {
       specDigest,
       annotations: target.source.watchAnnotationsChanges ? (cr.metadata.annotations ?? {}) : undefined,
       kind: target.inputs,
+      referenced,
     });
     const tenantNamespace = namespace === '' ? 'default' : namespace;
     return {
@@ -273,6 +331,8 @@ export class AnsibleReconciler implements Engine {
     const deleting = trigger === 'finalizer';
     const uid = cr.metadata.uid ?? '';
     const full = await this.deps.writer.read(cr);
+    // What the role is given: with valuesFrom, the spec merged with what the references hold.
+    const asRun = this.withReferencedValues(full, d);
     const runnable: AnsibleRunnable = deleting ? (target.finalizerRunnable ?? finalizerRunnableOf(target.source) ?? target.source) : target.source;
     const what = runnable.role !== undefined ? `role ${basename(runnable.role)}` : `playbook ${basename(runnable.playbook ?? '')}`;
     const running = runningMessage(deleting ? 'finalizer' : 'run', `${what} for ${cr.metadata.name}`, this.deps.settings.timeoutMs);
@@ -295,7 +355,7 @@ export class AnsibleReconciler implements Engine {
         outcome = await this.deps.runs.run({
           runtime,
           runnable: { ...(runnable.role === undefined ? {} : { role: runnable.role }), ...(runnable.playbook === undefined ? {} : { playbook: runnable.playbook }) },
-          extraVars: this.deps.extraVars(full, target, extra),
+          extraVars: this.deps.extraVars(asRun, target, extra),
           kubeconfig: access.kubeconfig,
           verbosity: d.options?.verbosity ?? s.verbosity,
           extraArgs: s.extraArgs,
@@ -305,7 +365,7 @@ export class AnsibleReconciler implements Engine {
           maxArtifacts: target.source.maxRunnerArtifacts,
           timeoutMs: s.timeoutMs,
           ...(signal === undefined ? {} : { signal }),
-          secrets: this.deps.secrets?.(full, target) ?? secretsOf(full.spec),
+          secrets: this.deps.secrets?.(asRun, target) ?? secretsOf(asRun.spec),
           onEvent: (e) => {
             if (e.event === 'runner_on_failed') log.debug({ event: e.event }, 'task failed');
           },

@@ -1,6 +1,7 @@
 /** What an Ansible watches entry resolves to for its reconciler; replaced whole on hot reload. */
 import type { AnsibleRunnable, AnsibleSource, GroupVersionKind } from '../../config/types.js';
 import type { KindInputs } from './fingerprint.js';
+import type { ValuesFromSettings } from '../../core/values-from.js';
 
 export interface AnsibleTarget {
   /** `Kind.group` of the watched kind. */
@@ -27,6 +28,8 @@ export interface AnsibleTarget {
    * core Secret) the annotation RUN_RECORD_ANNOTATION.
    */
   readonly bookkeeping: 'status' | 'annotation';
+  /** The entry's values from Secrets and ConfigMaps: they become vars as the spec's keys do. */
+  readonly valuesFrom?: ValuesFromSettings | undefined;
 }
 
 /** For kinds without a status subresource: the last run's record, as JSON. */

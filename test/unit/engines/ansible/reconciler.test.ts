@@ -12,6 +12,7 @@ import { ReconcileFailure } from '../../../../src/core/outcome.js';
 import type { CustomResource, ObjectRef } from '../../../../src/core/model.js';
 import { summarizeSpec } from '../../../../src/core/spec-summary.js';
 import { RecordingEvents } from '../../fakes/reconcile-ports.js';
+import { FakeSources } from '../../fakes/values-sources.js';
 
 const log = pino({ level: 'silent' });
 const FINALIZER = 'demo.example.com/finalizer';
@@ -161,7 +162,7 @@ class FakeEngine {
   };
 }
 
-function setup(opts: { target?: AnsibleTarget; spec?: unknown; meta?: Partial<CustomResource['metadata']>; now?: () => number } = {}) {
+function setup(opts: { target?: AnsibleTarget; spec?: unknown; meta?: Partial<CustomResource['metadata']>; now?: () => number; valuesSources?: FakeSources } = {}) {
   const cluster = new FakeCluster(opts.spec ?? { size: 1, password: 'hunter2secret' }, opts.meta);
   const engine = new FakeEngine(cluster);
   const events = new RecordingEvents();
@@ -179,6 +180,7 @@ function setup(opts: { target?: AnsibleTarget; spec?: unknown; meta?: Partial<Cu
       events,
       clock: { now: opts.now ?? (() => now) },
       dependents: cluster.view(),
+      valuesSources: opts.valuesSources,
     });
   return {
     cluster,
@@ -451,5 +453,48 @@ describe('watchedDependents', () => {
     s.cluster.dependents.delete('ConfigMap/web');
     await s.reconciler.reconcile(s.cluster.cached(), log);
     assert.equal(s.engine.requests.length, 1);
+  });
+});
+
+describe('AnsibleReconciler of a kind with valuesFrom', () => {
+  const settings = { specField: 'valuesFrom', allowCrossNamespace: false, references: [{ kind: 'Secret' as const, name: 'platform', valuesKey: 'values.yaml', optional: false }] };
+  const spec = { size: 1, db: { host: 'db' }, valuesFrom: [{ kind: 'Secret', name: 'db', valuesKey: 'password', targetPath: 'db.password' }] };
+  const withSources = () => {
+    const sources = new FakeSources();
+    sources.objects.set('Secret/ns/db', { password: 'hunter2-secret', user: 'app' });
+    sources.objects.set('Secret/operators/platform', { 'values.yaml': 'size: 3\n' });
+    return { sources, s: setup({ spec, target: target({ valuesFrom: settings }), valuesSources: sources }) };
+  };
+
+  it('gives the role the spec merged between the references, without the field, and redacts what they hold', async () => {
+    const { s } = withSources();
+    await s.reconciler.reconcile(s.cluster.cached(), log);
+    assert.equal(s.engine.requests.length, 1);
+    assert.deepEqual(s.engine.requests[0]?.extraVars, { spec: { size: 3, db: { host: 'db', password: 'hunter2-secret' } } });
+    assert.ok(s.engine.requests[0].secrets.includes('hunter2-secret'));
+  });
+
+  it('runs again when a referenced key changes, not for another key', async () => {
+    const { s, sources } = withSources();
+    await s.reconciler.reconcile(s.cluster.cached(), log);
+    sources.objects.set('Secret/ns/db', { password: 'hunter2-secret', user: 'someone-else' });
+    await s.reconciler.reconcile(s.cluster.cached(), log);
+    assert.equal(s.engine.requests.length, 1);
+    sources.objects.set('Secret/ns/db', { password: 'rotated-secret' });
+    await s.reconciler.reconcile(s.cluster.cached(), log);
+    assert.equal(s.engine.requests.length, 2);
+    assert.match(JSON.stringify(s.engine.requests[1]?.extraVars), /rotated-secret/);
+  });
+
+  it('a missing reference is a condition with its own reason, and no run', async () => {
+    const { s, sources } = withSources();
+    sources.objects.delete('Secret/ns/db');
+    await s.reconciler.reconcile(s.cluster.cached(), log);
+    assert.equal(s.engine.requests.length, 0);
+    const problem = s.cluster.condition('Failure');
+    assert.equal(problem?.status, 'True');
+    assert.equal(problem.reason, 'ValuesReferenceNotFound');
+    assert.match(problem.message, /^Secret ns\/db does not exist \(spec\.valuesFrom\[0\]\)/);
+    assert.equal(s.events.events[0]?.reason, 'ValuesReferenceNotFound');
   });
 });

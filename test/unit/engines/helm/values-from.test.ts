@@ -5,41 +5,15 @@ import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 import pino from 'pino';
 import { applyOverrides } from '../../../../src/config/overrides.js';
-import { composeReferenced, planReads, splitSpec, type FetchedObject, type PlannedRead } from '../../../../src/config/values-from.js';
 import { FINALIZER } from '../../../../src/engines/helm/names.js';
 import type { CrStatus, CustomResource } from '../../../../src/core/model.js';
-import type { ReferencesRead, ValuesSources } from '../../../../src/core/values-from.js';
 import { Reconciler, type ReconcileTarget } from '../../../../src/engines/helm/reconciler.js';
 import { summarizeSpec } from '../../../../src/core/spec-summary.js';
 import { HelmWorld } from '../../fakes/helm-world.js';
 import { RecordingEvents, RecordingWriter } from '../../fakes/reconcile-ports.js';
+import { FakeSources } from '../../fakes/values-sources.js';
 
 const log = pino({ level: 'silent' });
-
-/** Objects by `kind/namespace/name`; `forbidden` ones answer as RBAC would. */
-class FakeSources implements ValuesSources {
-  readonly objects = new Map<string, Record<string, string>>();
-  readonly forbidden = new Set<string>();
-  readonly reads: ReferencesRead[] = [];
-  readonly forgotten: string[] = [];
-  split = splitSpec;
-  read(input: ReferencesRead): ReturnType<ValuesSources['read']> {
-    this.reads.push(input);
-    const plan = planReads(input.namespace, 'operators', input.references, input.settings);
-    if (!plan.ok) return Promise.resolve(plan);
-    const fetched: { read: PlannedRead; object: FetchedObject }[] = [];
-    for (const read of plan.reads) {
-      const id = `${read.ref.kind}/${read.namespace}/${read.ref.name}`;
-      if (this.forbidden.has(id)) return Promise.resolve({ ok: false, reason: 'ValuesReferenceForbidden', problem: `may not read ${id}`, retry: true });
-      const data = this.objects.get(id);
-      fetched.push({ read, object: data === undefined ? { found: false } : { found: true, data } });
-    }
-    return Promise.resolve(composeReferenced(fetched));
-  }
-  forget(key: string): void {
-    this.forgotten.push(key);
-  }
-}
 
 describe('Reconciler of a kind with valuesFrom', () => {
   let world: HelmWorld;
