@@ -1,5 +1,6 @@
 import type { DriftDetection } from '../core/model.js';
 import type { ValuesFromSettings } from '../core/values-from.js';
+import type { DependsOnSettings } from '../core/dependencies.js';
 
 /** One validated entry of watches.yaml: a custom resource kind mapped to a chart. */
 export interface WatchEntry {
@@ -52,6 +53,11 @@ export interface WatchEntry {
    * the whole spec is the values, as in operator-sdk.
    */
   readonly valuesFrom?: ValuesFromSettings | undefined;
+  /**
+   * chartpilot addition (Flux HelmRelease's `dependsOn`, across kinds): CRs list in `specField` the
+   * CRs (of kinds this operator serves) they wait for; undefined = none.
+   */
+  readonly dependsOn?: DependsOnSettings | undefined;
   /**
    * Set when the entry maps its kind to an Ansible role or playbook instead of a chart (operator-sdk's
    * ansible-operator keys); `chartPath` is then ''. Everything around the engine (informers, queue,

@@ -14,6 +14,7 @@ import { readRemoteChart, REMOTE_CHART_KEYS, REMOTE_KEY_HINTS, type RemoteChartK
 import { selectorToQuery } from './selector.js';
 import { readDriftDetection } from './drift-entry.js';
 import { readValuesFrom } from './values-from-entry.js';
+import { readDependsOn } from './depends-on.js';
 import { closest } from './suggest.js';
 import { bool, describeNode, fieldsOf, lineOf, scalarText, type Field, type Where, type YamlContext } from './yaml-nodes.js';
 
@@ -34,6 +35,7 @@ export const KNOWN_KEYS = [
   'serviceAccount',
   'driftDetection',
   'valuesFrom',
+  'dependsOn',
   ...REMOTE_CHART_KEYS,
   ...ANSIBLE_ONLY_KEYS,
 ] as const;
@@ -251,6 +253,12 @@ export function readEntry(input: EntryInput): EntryResult {
   const valuesFromField = fields.get('valuesFrom');
   const valuesFrom = valuesFromField === undefined ? undefined : readValuesFrom({ ctx, field: valuesFromField, where: (line) => where(valuesFromField, line) }, problems);
 
+  const dependsOnField = fields.get('dependsOn');
+  const dependsOn = dependsOnField === undefined ? undefined : readDependsOn(ctx, dependsOnField, (line) => where(dependsOnField, line), problems);
+  if (dependsOn !== undefined && valuesFrom?.specField === dependsOn.specField) {
+    problems.push(`${where(dependsOnField)}: dependsOn.specField and valuesFrom.specField are both "${dependsOn.specField}"; give each its own spec field`);
+  }
+
   const chartField = fields.get('chart');
   const result = {
     gvk: version === undefined || kind === undefined ? undefined : { group, version, kind },
@@ -283,6 +291,7 @@ export function readEntry(input: EntryInput): EntryResult {
       serviceAccount,
       ...(driftDetection === undefined ? {} : { driftDetection }),
       ...(valuesFrom === undefined ? {} : { valuesFrom }),
+      ...(dependsOn === undefined ? {} : { dependsOn }),
       ...(remote === undefined ? {} : { remote }),
       ...(ansible === undefined ? {} : { ansible }),
     },

@@ -34,6 +34,7 @@ import { createSpecReader } from './cr-reader.js';
 import { CrController, keyOf, type CrControllerOptions, type ShardHooks } from './cr-controller.js';
 import { ReleaseKeeper } from '../dependents/release-keeper.js';
 import { ReferencedObjects } from './referenced-values.js';
+import { DependencyGraph } from './dependency-graph.js';
 import { ServiceAccountCache } from './service-accounts.js';
 import type { WorkQueueMetrics } from '../lib/work-queue.js';
 import { ChartTracker } from './chart-tracker.js';
@@ -126,6 +127,8 @@ export interface AnsibleEngine {
 interface Running {
   readonly controller: CrController;
   readonly current: Current;
+  /** What the kind is served as (the dependency graph watches it when others depend on its CRs). */
+  readonly resource: ApiResource;
   /** For a chart from a registry: what keeps it resolved (replaced when the entry's reference changes). */
   tracker: ChartTracker | undefined;
 }
@@ -163,6 +166,7 @@ export async function targetFor(entry: WatchEntry, defaultPeriodMs: number, defa
     serviceAccount: entry.serviceAccount ?? defaultServiceAccount,
     ...(entry.driftDetection === undefined ? {} : { driftDetection: entry.driftDetection }),
     ...(entry.valuesFrom === undefined ? {} : { valuesFrom: entry.valuesFrom }),
+    ...(entry.dependsOn === undefined ? {} : { dependsOn: entry.dependsOn }),
   };
 }
 
@@ -186,6 +190,8 @@ export class Manager {
   private readonly serviceAccounts: ServiceAccountCache;
   /** Secrets and ConfigMaps that kinds with valuesFrom read values from: watched once one is referenced. */
   private readonly referenced: ReferencedObjects;
+  /** What CRs depend on (dependsOn), across the served kinds. */
+  private readonly graph: DependencyGraph;
 
   private readonly statusPaceMs: number;
   private readonly stoppedCalls: StoppedCalls;
@@ -255,6 +261,12 @@ export class Manager {
       operatorNamespace: opts.operatorNamespace,
       log: opts.log.child({ controller: 'references' }),
     });
+    this.graph = new DependencyGraph({
+      client: opts.client,
+      namespaces: opts.watchNamespaces,
+      log: opts.log.child({ controller: 'dependencies' }),
+      served: () => [...this.running.values()].map((r) => ({ kind: { group: r.current.entry.group, version: r.current.entry.version, kind: r.current.entry.kind }, resource: r.resource })),
+    });
     this.serviceAccounts = new ServiceAccountCache({
       client: opts.client,
       namespaces: opts.watchNamespaces,
@@ -315,6 +327,10 @@ export class Manager {
       valuesSources: this.referenced.forKind(key, (crKey) => {
         controller.enqueue(crKey, { respectBackoff: true });
       }),
+      // A dependency changed (Ready, gone, a new edge that may close a cycle): its dependents look again.
+      dependencies: this.graph.forKind(ownerKindOf(entry), (crKey) => {
+        controller.enqueue(crKey, { respectBackoff: true });
+      }),
     });
     const createController = opts.createController ?? ((o: CrControllerOptions) => new CrController(o));
     const controller = createController({
@@ -344,7 +360,7 @@ export class Manager {
         if (current.rollout !== undefined) this.applyRollout(running, gone(current.rollout, keyOf(gone_)));
       }),
     });
-    const running: Running = { controller, current, tracker };
+    const running: Running = { controller, current, tracker, resource };
     this.running.set(key, running);
     controller.start();
     log.info({ kind: entry.kind, group: entry.group, version: entry.version, chart: entry.remote?.reference ?? entry.chartPath }, 'controller started');
@@ -400,7 +416,7 @@ export class Manager {
         reconciler.forgetReferences(keyOf(gone_));
       }),
     });
-    this.running.set(key, { controller, current, tracker: undefined });
+    this.running.set(key, { controller, current, tracker: undefined, resource });
     controller.start();
     log.info({ kind: entry.kind, group: entry.group, version: entry.version, role: entry.ansible.role, playbook: entry.ansible.playbook, bookkeeping }, 'controller started');
   }
@@ -679,6 +695,7 @@ export class Manager {
     await this.dependents.stop();
     await this.serviceAccounts.stop();
     await this.referenced.stop();
+    await this.graph.stop();
     await this.snapshots.dispose();
   }
 }

@@ -49,6 +49,7 @@ export function planReason(input: PlanInput, next: Plan): string {
     case 'conflict':
     case 'foreign-records':
     case 'chart-unavailable':
+    case 'waiting':
     case 'stuck':
       return next.message;
     case 'no-service-account':

@@ -25,6 +25,8 @@ export interface PlanInput {
   readonly chartUnavailable?: string | undefined;
   /** The kind runs as a ServiceAccount and the CR's namespace has none of that name. */
   readonly serviceAccountMissing: boolean;
+  /** A CR it depends on (dependsOn) is not Ready: why, naming it; undefined when all are, or none are listed. */
+  readonly waitingFor?: string | undefined;
   readonly desiredFingerprint: string;
   /** `Kind.group` of the watched kind, recorded on releases this operator writes. */
   readonly ownerKind: string;
@@ -112,6 +114,8 @@ export type TerminalAction =
   | { readonly kind: 'foreign-records'; readonly message: string }
   /** The chart cannot be pulled: say so, touch nothing, retry with backoff (the kind re-enqueues when it recovers). */
   | { readonly kind: 'chart-unavailable'; readonly message: string }
+  /** A CR it depends on is not Ready: touch nothing, say which (Ready False, DependencyNotReady); its change re-checks this one. */
+  | { readonly kind: 'waiting'; readonly message: string }
   /** The ServiceAccount every action must run as is missing: say so, touch nothing, retry with backoff. */
   | { readonly kind: 'no-service-account' }
   /**
@@ -222,6 +226,7 @@ function decide(input: PlanInput): Plan {
   if (input.serviceAccountMissing) return { kind: 'no-service-account' };
   if (input.chartUnavailable !== undefined) return { kind: 'chart-unavailable', message: input.chartUnavailable };
   if (!input.hasFinalizer) return { kind: 'add-finalizer' };
+  if (input.waitingFor !== undefined) return { kind: 'waiting', message: input.waitingFor };
 
   if (latest === undefined || latest.status === 'uninstalled') return { kind: 'install' };
 

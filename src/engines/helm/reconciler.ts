@@ -11,7 +11,7 @@ import type { ReconcileOutcome } from '../../core/outcome.js';
 import { deploy } from './actions/deploy.js';
 import { addFinalizer, removeFinalizer } from './actions/finalizer.js';
 import { fail, remediationFailed, removeFailedInstall, rollback } from './actions/remediate.js';
-import { chartUnavailable, current, foreignRecords, irreconcilable, noServiceAccount, paused, stuck } from './actions/report.js';
+import { chartUnavailable, current, foreignRecords, irreconcilable, noServiceAccount, paused, stuck, waiting } from './actions/report.js';
 import { checkObjectsGone, waitObjectsGone } from './actions/uninstall-wait.js';
 import { clearFailedRelease, skipUninstall, uninstallDeleted } from './actions/uninstall.js';
 import { unlock, waitPending } from './actions/unlock.js';
@@ -19,6 +19,7 @@ import { parseCrOptions } from './annotations.js';
 import { fingerprint } from './fingerprint.js';
 import { serviceAccountMissing as saMissing, tenantOf, type Tenant } from '../../core/tenant.js';
 import type { ValuesReference, ValuesSources } from '../../core/values-from.js';
+import type { DependencyRef, DependencyVerdict, Dependencies } from '../../core/dependencies.js';
 import { createHash } from 'node:crypto';
 import type { CustomResource, SpecSummary, StoredRevision } from '../../core/model.js';
 import type { SpecReader } from './ports.js';
@@ -45,6 +46,8 @@ export interface ReconcilerOptions extends ReconcilerDeps {
   readonly specs?: SpecReader | undefined;
   /** Reads what a kind's `valuesFrom` references (entries without it never ask). */
   readonly valuesSources?: ValuesSources | undefined;
+  /** Judges what a kind's CRs depend on (`dependsOn`; entries without it never ask). */
+  readonly dependencies?: Dependencies | undefined;
 }
 
 /** What a spec gave, kept per CR (uid) so a converged CR is checked without reading its spec again. */
@@ -59,6 +62,8 @@ interface DerivedFromSpec {
   readonly reason: string | undefined;
   /** The references the spec lists in the entry's valuesFrom.specField (names only, no values). */
   readonly references: readonly ValuesReference[];
+  /** The CRs the spec lists in the entry's dependsOn.specField. */
+  readonly dependencies: readonly DependencyRef[];
 }
 
 /** What begin derives from a spec it has in full: the values of the spec's part, too. */
@@ -83,9 +88,10 @@ export class Reconciler implements Engine {
     this.derived.delete(uid);
   }
 
-  /** The CR with this queue key left this replica: its references are no longer watched for it. */
+  /** The CR with this queue key left this replica: its references and dependencies are no longer watched for it. */
   forgetReferences(key: string): void {
     this.opts.valuesSources?.forget(key);
+    this.opts.dependencies?.forget(key);
   }
 
   /**
@@ -104,27 +110,35 @@ export class Reconciler implements Engine {
     const known = this.derived.get(uid);
     if (known !== undefined && known.digest === summary.digest && known.target === key) return;
     // Kept without the values themselves: memory stays a fingerprint per CR.
-    const { desiredFingerprint, problem, reason, references } = this.deriveFromSpec(cr.spec, target, uid);
-    this.derived.set(uid, { digest: summary.digest, target: key, desiredFingerprint, problem, reason, references });
+    const { desiredFingerprint, problem, reason, references, dependencies } = this.deriveFromSpec(cr.spec, target, uid);
+    this.derived.set(uid, { digest: summary.digest, target: key, desiredFingerprint, problem, reason, references, dependencies });
   }
 
   private deriveFromSpec(given: unknown, target: ReconcileTarget, uid: string): FromSpec {
     let spec = given;
     let references: readonly ValuesReference[] = [];
+    let dependencies: readonly DependencyRef[] = [];
     const sources = this.opts.valuesSources;
     if (target.valuesFrom !== undefined && sources !== undefined) {
       // The references field is not a value; what it names is read on each reconcile.
       const split = sources.split(spec, target.valuesFrom);
-      if (!split.ok) return { spec: undefined, values: undefined, desiredFingerprint: '', problem: split.problem, reason: split.reason, references };
+      if (!split.ok) return { spec: undefined, values: undefined, desiredFingerprint: '', problem: split.problem, reason: split.reason, references, dependencies };
       spec = split.spec;
       references = split.references;
+    }
+    if (target.dependsOn !== undefined && this.opts.dependencies !== undefined) {
+      // Neither is the dependencies field; what it names is judged on each reconcile.
+      const split = this.opts.dependencies.split(spec, target.dependsOn);
+      if (!split.ok) return { spec: undefined, values: undefined, desiredFingerprint: '', problem: split.problem, reason: split.reason, references, dependencies };
+      spec = split.spec;
+      dependencies = split.dependencies;
     }
     // mergeValues measures the spec (depth, size) before anything walks it.
     const values = mergeValues(spec, target.overrides, this.opts.applyOverrides);
     const desiredFingerprint = values.ok ? this.desiredFingerprint(target, uid, values.values) : '';
     return values.ok
-      ? { spec, values: values.values, desiredFingerprint, problem: undefined, reason: undefined, references }
-      : { spec, values: undefined, desiredFingerprint, problem: values.problem, reason: values.reason, references };
+      ? { spec, values: values.values, desiredFingerprint, problem: undefined, reason: undefined, references, dependencies }
+      : { spec, values: undefined, desiredFingerprint, problem: values.problem, reason: values.reason, references, dependencies };
   }
 
   /** `signal` aborted → the running helm call is stopped and the reconcile rejects with HelmCallInterrupted. */
@@ -157,6 +171,7 @@ export class Reconciler implements Engine {
         problem: ctx.derived.problem,
         chartUnavailable: ctx.target.chartUnavailable?.message,
         serviceAccountMissing,
+        waitingFor: ctx.derived.waitingFor,
         desiredFingerprint: ctx.derived.desiredFingerprint,
         ownerKind: ctx.target.ownerKind,
         revisions,
@@ -216,9 +231,9 @@ export class Reconciler implements Engine {
     if (cr.spec === undefined && summary !== undefined && this.opts.specs !== undefined) {
       const known = this.derived.get(uid);
       const tooLarge = summary.bytes > MAX_VALUES_BYTES ? valuesTooLarge() : undefined;
-      if (tooLarge !== undefined) fromSpec = { spec: undefined, values: undefined, desiredFingerprint: '', problem: tooLarge.message, reason: tooLarge.reason, references: [] };
+      if (tooLarge !== undefined) fromSpec = { spec: undefined, values: undefined, desiredFingerprint: '', problem: tooLarge.message, reason: tooLarge.reason, references: [], dependencies: [] };
       else if (known !== undefined && summary.digest !== '' && known.digest === summary.digest && known.target === targetKey) {
-        fromSpec = { spec: undefined, values: undefined, desiredFingerprint: known.desiredFingerprint, problem: known.problem, reason: known.reason, references: known.references };
+        fromSpec = { spec: undefined, values: undefined, desiredFingerprint: known.desiredFingerprint, problem: known.problem, reason: known.reason, references: known.references, dependencies: known.dependencies };
       } else {
         cr = await this.opts.specs.read(cr);
         summary = undefined;
@@ -228,20 +243,24 @@ export class Reconciler implements Engine {
       summary ??= summarizeSpec(cr.spec);
       fromSpec = this.deriveFromSpec(cr.spec, target, uid);
       if (uid !== '' && this.opts.specs !== undefined) {
-        const { desiredFingerprint, problem, reason, references } = fromSpec;
-        this.derived.set(uid, { digest: summary.digest, target: targetKey, desiredFingerprint, problem, reason, references });
+        const { desiredFingerprint, problem, reason, references, dependencies } = fromSpec;
+        this.derived.set(uid, { digest: summary.digest, target: targetKey, desiredFingerprint, problem, reason, references, dependencies });
       }
     }
     const namespace = cr.metadata.namespace ?? 'default';
     const tenant = tenantOf(target, namespace);
-    const withSources = fromSpec.problem === undefined ? await this.readReferences(cr, target, fromSpec, tenant) : undefined;
+    // Dependencies first: what a dependency makes (a Secret) is often what a reference reads.
+    const dependency = fromSpec.problem === undefined ? await this.judgeDependencies(cr, target, fromSpec) : undefined;
+    const waitingFor = dependency?.kind === 'waiting' ? dependency.message : undefined;
+    const dependencyProblem = dependency?.kind === 'problem' ? dependency : undefined;
+    const withSources = fromSpec.problem === undefined && dependency?.kind !== 'waiting' && dependencyProblem === undefined ? await this.readReferences(cr, target, fromSpec, tenant) : undefined;
     const derivedValues = withSources?.values ?? fromSpec.values;
     const parsed = parseCrOptions(cr.metadata.annotations);
     const crOptions = parsed.ok ? parsed.options : undefined;
     this.warnClampedPeriod(cr, crOptions?.reconcilePeriodClamped, log);
     const otherProblem = releaseNameProblem(cr.metadata.name) ?? (parsed.ok ? undefined : parsed.problems.join('; '));
-    const problem = otherProblem ?? fromSpec.problem ?? withSources?.problem;
-    const problemReason = otherProblem === undefined ? (fromSpec.reason ?? withSources?.reason) : undefined;
+    const problem = otherProblem ?? fromSpec.problem ?? dependencyProblem?.message ?? withSources?.problem;
+    const problemReason = otherProblem === undefined ? (fromSpec.reason ?? dependencyProblem?.reason ?? withSources?.reason) : undefined;
     const period = crOptions?.reconcilePeriodMs ?? target.reconcilePeriodMs;
     const requeue: ReconcileOutcome = period > 0 ? { requeueAfterMs: period } : {};
     return new ActionContext(
@@ -254,6 +273,7 @@ export class Reconciler implements Engine {
         problem,
         problemReason,
         problemRetry: otherProblem === undefined && withSources?.retry === true,
+        waitingFor,
         desiredFingerprint: withSources?.desiredFingerprint ?? fromSpec.desiredFingerprint,
         requeue,
         tenant,
@@ -263,6 +283,15 @@ export class Reconciler implements Engine {
       this.statusWrites,
       signal,
     );
+  }
+
+  /** For a kind with `dependsOn`: whether what the CR depends on is Ready. Not judged for a CR being deleted (deleting is never held back). */
+  private async judgeDependencies(cr: CustomResource, target: ReconcileTarget, fromSpec: FromSpec): Promise<DependencyVerdict | undefined> {
+    const port = this.opts.dependencies;
+    const settings = target.dependsOn;
+    if (port === undefined || settings === undefined || cr.metadata.deletionTimestamp !== undefined) return undefined;
+    const namespace = cr.metadata.namespace ?? 'default';
+    return port.check({ key: `${namespace}/${cr.metadata.name}`, namespace, dependencies: fromSpec.dependencies, settings });
   }
 
   /**
@@ -363,8 +392,8 @@ const derivationKeys = new WeakMap<ReconcileTarget, string>();
 function derivationKey(target: ReconcileTarget): string {
   let key = derivationKeys.get(target);
   if (key === undefined) {
-    const { chartDigest, ownerKind, overrides, allowClusterScoped, allowCrossNamespace, serviceAccount, valuesFrom } = target;
-    key = canonicalJson({ chartDigest, ownerKind, overrides, allowClusterScoped, allowCrossNamespace, serviceAccount: serviceAccount ?? null, valuesFrom: valuesFrom ?? null });
+    const { chartDigest, ownerKind, overrides, allowClusterScoped, allowCrossNamespace, serviceAccount, valuesFrom, dependsOn } = target;
+    key = canonicalJson({ chartDigest, ownerKind, overrides, allowClusterScoped, allowCrossNamespace, serviceAccount: serviceAccount ?? null, valuesFrom: valuesFrom ?? null, dependsOn: dependsOn ?? null });
     derivationKeys.set(target, key);
   }
   return key;
@@ -423,6 +452,8 @@ async function run(ctx: ActionContext, next: Plan, revisions: readonly StoredRev
       return foreignRecords(ctx, next.message);
     case 'chart-unavailable':
       return chartUnavailable(ctx, next.message);
+    case 'waiting':
+      return waiting(ctx, next.message);
     case 'no-service-account':
       return noServiceAccount(ctx);
     case 'skip-uninstall':

@@ -2,6 +2,7 @@
  * The CR's next status as a pure function of its current status and what this reconcile did.
  * Conditions follow operator-sdk's types and reasons so dashboards built for it keep working.
  */
+import { DependencyReasons } from '../../core/dependencies.js';
 import { canonicalJson } from '../../lib/json.js';
 import { removeCondition, setCondition } from '../../core/conditions.js';
 import { driftCondition } from './drift-report.js';
@@ -21,6 +22,8 @@ export type Outcome =
   | { readonly kind: 'acting'; readonly reason: string; readonly message: string }
   /** `reason` defaults to ReconcileError (operator-sdk's). */
   | { readonly kind: 'irreconcilable'; readonly message: string; readonly reason?: string }
+  /** A dependency (dependsOn) is not Ready: nothing done; Ready False says which. */
+  | { readonly kind: 'waiting'; readonly message: string }
   /** The chart cannot be pulled; `reason` says why (RegistryUnreachable, NoMatchingVersion, …). */
   | { readonly kind: 'chart-unavailable'; readonly reason: string; readonly message: string }
   | { readonly kind: 'paused' }
@@ -126,6 +129,11 @@ export function nextStatus(current: CrStatus | undefined, outcome: Outcome, gene
       break;
     case 'chart-unavailable':
       set(ConditionTypes.chartUnavailable, 'True', outcome.reason, outcome.message);
+      break;
+    case 'waiting':
+      // Progressing for kstatus (Reconciling True with this reason): the wait ends by itself.
+      set(ConditionTypes.ready, 'False', DependencyReasons.notReady, outcome.message);
+      conditions = removeCondition(conditions, ConditionTypes.irreconcilable);
       break;
     case 'paused':
       set(

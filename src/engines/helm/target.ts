@@ -2,6 +2,7 @@
 import { canonicalJson } from '../../lib/json.js';
 import type { DriftDetection } from '../../core/model.js';
 import type { ValuesFromSettings } from '../../core/values-from.js';
+import type { DependsOnSettings } from '../../core/dependencies.js';
 
 export interface ReconcileTarget {
   /** `Kind.group` of the watched kind. */
@@ -33,6 +34,8 @@ export interface ReconcileTarget {
   readonly driftDetection?: DriftDetection | undefined;
   /** The entry's values from Secrets and ConfigMaps; undefined = the whole spec is the values. */
   readonly valuesFrom?: ValuesFromSettings | undefined;
+  /** The entry's dependsOn: CRs list what they wait for in its spec field; undefined = none. */
+  readonly dependsOn?: DependsOnSettings | undefined;
   /**
    * The kind's chart changed and the change failed on the first CR it was tried on: this CR is
    * served the last good chart (chartPath, chartDigest above) and its status says why (condition

@@ -129,6 +129,8 @@ export class ActionContext {
       readonly problemReason?: string | undefined;
       /** The problem may pass with no change anyone watches (RBAC granted later): look again at the period. */
       readonly problemRetry?: boolean | undefined;
+      /** A dependency (dependsOn) is not Ready: why; undefined when none holds the CR back. */
+      readonly waitingFor?: string | undefined;
       readonly desiredFingerprint: string;
       /** Requeue after a successful reconcile (the CR's period annotation, else the entry's). */
       readonly requeue: ReconcileOutcome;

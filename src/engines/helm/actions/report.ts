@@ -40,6 +40,11 @@ export async function current(ctx: ActionContext, revisions: readonly StoredRevi
   return end(ctx.derived.requeue, { kind: 'current', release, kept });
 }
 
+/** A CR it depends on is not Ready: nothing done; looked at again when that one changes, and at the period. */
+export function waiting(ctx: ActionContext, message: string): Done {
+  return end(ctx.derived.requeue, { kind: 'waiting', message });
+}
+
 export function paused(): Done {
   return end({}, { kind: 'paused' });
 }

@@ -1,6 +1,7 @@
-// The reconciler of a kind with valuesFrom, over a fake of its ValuesSources port (the pure
-// parsing and merging of config/values-from.ts behind an in-memory set of objects): what the
-// release gets, when it upgrades, and what a missing or unreadable reference does.
+// The reconciler of a kind with valuesFrom and dependsOn, over fakes of its ValuesSources port (the
+// pure parsing and merging of config/values-from.ts behind an in-memory set of objects) and its
+// Dependencies port (a verdict the test sets): what the release gets, when it upgrades, what a
+// missing or unreadable reference does, and what waiting for a dependency does.
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 import pino from 'pino';
@@ -12,14 +13,29 @@ import { summarizeSpec } from '../../../../src/core/spec-summary.js';
 import { HelmWorld } from '../../fakes/helm-world.js';
 import { RecordingEvents, RecordingWriter } from '../../fakes/reconcile-ports.js';
 import { FakeSources } from '../../fakes/values-sources.js';
+import { splitDependencies } from '../../../../src/config/depends-on.js';
+import type { DependencyCheck, DependencyVerdict, Dependencies } from '../../../../src/core/dependencies.js';
+
+/** Dependencies whose verdict the test sets; remembers what it was asked. */
+class FakeDependencies implements Dependencies {
+  verdict: DependencyVerdict = { kind: 'ready' };
+  readonly checks: DependencyCheck[] = [];
+  split = splitDependencies;
+  check(input: DependencyCheck): Promise<DependencyVerdict> {
+    this.checks.push(input);
+    return Promise.resolve(this.verdict);
+  }
+  forget(): void {}
+}
 
 const log = pino({ level: 'silent' });
 
-describe('Reconciler of a kind with valuesFrom', () => {
+describe('Reconciler of a kind with valuesFrom and dependsOn', () => {
   let world: HelmWorld;
   let writer: RecordingWriter;
   let events: RecordingEvents;
   let sources: FakeSources;
+  let dependencies: FakeDependencies;
   let target: ReconcileTarget;
   let reconciler: Reconciler;
   let stored: CustomResource;
@@ -42,6 +58,7 @@ describe('Reconciler of a kind with valuesFrom', () => {
     writer = new RecordingWriter();
     events = new RecordingEvents();
     sources = new FakeSources();
+    dependencies = new FakeDependencies();
     reads = 0;
     sources.objects.set('Secret/ns1/db', { password: 'hunter2-secret', user: 'app' });
     sources.objects.set('Secret/operators/platform', { 'values.yaml': 'global: {region: eu}\nreplicas: 9\n' });
@@ -57,6 +74,7 @@ describe('Reconciler of a kind with valuesFrom', () => {
       allowCrossNamespace: false,
       serviceAccount: undefined,
       valuesFrom: { specField: 'valuesFrom', allowCrossNamespace: false, references: [{ kind: 'Secret', name: 'platform', valuesKey: 'values.yaml', optional: false }] },
+      dependsOn: { specField: 'dependsOn', allowCrossNamespace: false },
     };
     reconciler = new Reconciler({
       helm: world.helm,
@@ -70,6 +88,7 @@ describe('Reconciler of a kind with valuesFrom', () => {
       target: () => target,
       applyOverrides,
       valuesSources: sources,
+      dependencies,
       specs: {
         read: () => {
           reads++;
@@ -159,5 +178,40 @@ describe('Reconciler of a kind with valuesFrom', () => {
     assert.equal(sources.reads.length, 0);
     assert.equal(condition('Irreconcilable')?.reason, 'ValuesReferenceInvalid');
     assert.match(condition('Irreconcilable')?.message ?? '', /^spec\.valuesFrom is "db"; expected a list of references/);
+  });
+
+  it('waits for a dependency that is not Ready: no helm call, no reference read, Ready False saying which; installs once it is', async () => {
+    stored = full({ replicas: 2, dependsOn: [{ kind: 'Database', name: 'db' }], valuesFrom: [{ kind: 'Secret', name: 'db', valuesKey: 'password', targetPath: 'db.password' }] });
+    sources.objects.delete('Secret/ns1/db');
+    dependencies.verdict = { kind: 'waiting', message: 'waiting for Database ns1/db: Database ns1/db does not exist; nothing is installed or upgraded until every dependency is Ready' };
+    const outcome = await reconciler.reconcile(cached(stored), log);
+    assert.deepEqual(world.calls, []);
+    assert.equal(sources.reads.length, 0, 'what a dependency makes is not read before it is Ready');
+    assert.deepEqual(dependencies.checks[0]?.dependencies, [{ kind: 'Database', name: 'db' }]);
+    assert.equal(condition('Ready')?.status, 'False');
+    assert.equal(condition('Ready')?.reason, 'DependencyNotReady');
+    assert.equal(condition('Reconciling')?.reason, 'DependencyNotReady', 'kstatus: in progress, not stalled');
+    assert.equal(condition('Stalled'), undefined);
+    assert.equal(outcome.requeueAfterMs, 60_000);
+    dependencies.verdict = { kind: 'ready' };
+    sources.objects.set('Secret/ns1/db', { password: 'made-by-the-db' });
+    await reconciler.reconcile(cached(stored, writer.last), log);
+    assert.deepEqual(world.calls, ['upgradeInstall ns1/demo']);
+    assert.deepEqual(world.history('ns1', 'demo')[0]?.values, { replicas: 9, db: { password: 'made-by-the-db' }, global: { region: 'us' } }, 'neither field is a value');
+  });
+
+  it('a cycle is a condition of its own, and a deletion is never held back', async () => {
+    stored = full({ dependsOn: [{ kind: 'WebApp', name: 'other' }] });
+    dependencies.verdict = { kind: 'problem', reason: 'DependencyCycle', message: 'dependency cycle: WebApp ns1/demo → WebApp ns1/other → WebApp ns1/demo' };
+    await reconciler.reconcile(cached(stored), log);
+    assert.deepEqual(world.calls, []);
+    assert.equal(condition('Irreconcilable')?.reason, 'DependencyCycle');
+    dependencies.verdict = { kind: 'ready' };
+    await reconciler.reconcile(cached(stored, writer.last), log);
+    dependencies.verdict = { kind: 'waiting', message: 'waiting for WebApp ns1/other' };
+    const checks = dependencies.checks.length;
+    await reconciler.reconcile(cached({ ...stored, metadata: { ...stored.metadata, deletionTimestamp: '2026-12-04T00:00:00Z' } }, writer.last), log);
+    assert.deepEqual(world.calls, ['upgradeInstall ns1/demo', 'uninstall ns1/demo']);
+    assert.equal(dependencies.checks.length, checks, 'not judged when deleting');
   });
 });
