@@ -396,6 +396,9 @@ export class Manager {
       valuesSources: this.referenced.forKind(key, (crKey) => {
         controller.enqueue(crKey, { respectBackoff: true });
       }),
+      dependencies: this.graph.forKind(ownerKindOf(entry), (crKey) => {
+        controller.enqueue(crKey, { respectBackoff: true });
+      }),
     });
     const createController = opts.createController ?? ((o: CrControllerOptions) => new CrController(o));
     const concurrency = entry.maxConcurrentReconciles ?? opts.defaultConcurrency;
@@ -465,6 +468,7 @@ export class Manager {
       serviceAccount,
       bookkeeping,
       ...(entry.valuesFrom === undefined ? {} : { valuesFrom: entry.valuesFrom }),
+      ...(entry.dependsOn === undefined ? {} : { dependsOn: entry.dependsOn }),
     };
   }
 

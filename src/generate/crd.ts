@@ -13,6 +13,8 @@ import { InputError } from './errors.js';
 import { crdNames, kindProblem, type CrdNames } from './kind-names.js';
 import { structuralSpecSchema, type Schema } from './schema.js';
 import type { ValuesFromSettings } from '../core/values-from.js';
+import type { DependsOnSettings } from '../core/dependencies.js';
+import { MAX_DEPENDENCIES } from '../config/depends-on.js';
 import { MAX_REFERENCES } from '../config/values-from.js';
 
 export interface CrdEntry extends GroupVersionKind {
@@ -22,6 +24,8 @@ export interface CrdEntry extends GroupVersionKind {
   readonly ansible?: AnsibleSource | undefined;
   /** The entry's valuesFrom: its specField is a list of references, not a value. */
   readonly valuesFrom?: ValuesFromSettings | undefined;
+  /** The entry's dependsOn: its specField lists the CRs a CR waits for, not a value. */
+  readonly dependsOn?: DependsOnSettings | undefined;
 }
 
 export interface GeneratedCrd {
@@ -159,12 +163,12 @@ export async function generateCrds(entries: readonly CrdEntry[]): Promise<CrdRes
           storage: i === 0,
           subresources: { status: {} },
           additionalPrinterColumns: ANSIBLE_PRINTER_COLUMNS.map((c) => ({ ...c })),
-          schema: { openAPIV3Schema: ansibleRootSchema(e.kind, role.what, withReferences({ schema: role.schema, notes: [] }, e.valuesFrom?.specField, role.what).schema) },
+          schema: { openAPIV3Schema: ansibleRootSchema(e.kind, role.what, withDependencies(withReferences({ schema: role.schema, notes: [] }, e.valuesFrom?.specField, role.what), e.dependsOn?.specField, role.what).schema) },
         };
       }
       const chart = charts.get(e.chartPath);
       if (chart === undefined) throw new Error(`chart ${e.chartPath} was not loaded`);
-      const { schema, notes: versionNotes } = withReferences(specSchema(chart), e.valuesFrom?.specField, `chart ${chart.name}`);
+      const { schema, notes: versionNotes } = withDependencies(withReferences(specSchema(chart), e.valuesFrom?.specField, `chart ${chart.name}`), e.dependsOn?.specField, `chart ${chart.name}`);
       notes.push(...versionNotes.map((line) => `${prefix}${line}`));
       return {
         name: e.version,
@@ -272,6 +276,38 @@ function withReferences(spec: { schema: Schema; notes: readonly string[] }, fiel
           type: 'array',
           maxItems: MAX_REFERENCES,
           items: reference,
+        },
+      },
+    },
+    notes,
+  };
+}
+
+/** The entry's dependsOn.specField: the CRs a CR waits for (kind, name; apiVersion and namespace when needed). */
+function withDependencies(spec: { schema: Schema; notes: readonly string[] }, field: string | undefined, served: string): { schema: Schema; notes: readonly string[] } {
+  if (field === undefined) return spec;
+  const properties = (spec.schema['properties'] ?? {}) as Record<string, Schema>;
+  const notes = [...spec.notes];
+  if (Object.hasOwn(properties, field)) notes.push(`spec.${field}: ${served} has this key among its values, but dependsOn.specField takes it: CRs list what they depend on there and ${served} never sees it`);
+  return {
+    schema: {
+      ...spec.schema,
+      properties: {
+        ...properties,
+        [field]: {
+          description: `The resources this one waits for: it is not installed or upgraded until each is Ready (${served} never sees this field).`,
+          type: 'array',
+          maxItems: MAX_DEPENDENCIES,
+          items: {
+            type: 'object',
+            required: ['kind', 'name'],
+            properties: {
+              apiVersion: { type: 'string', maxLength: 317, description: 'group/version: needed only when two kinds this operator serves share the name.' },
+              kind: { type: 'string', maxLength: 63 },
+              name: { type: 'string', maxLength: 253 },
+              namespace: { type: 'string', maxLength: 63, description: 'Another namespace: refused unless the watches entry sets dependsOn.allowCrossNamespace.' },
+            },
+          },
         },
       },
     },

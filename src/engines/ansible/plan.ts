@@ -35,6 +35,8 @@ export type RunTrigger =
   | 'period';
 
 export interface AnsiblePlanInput {
+  /** A CR it depends on (dependsOn) is not Ready: why; undefined when none holds it back. Not used while deleting. */
+  readonly waitingFor?: string | undefined;
   readonly deleting: boolean;
   /** The entry's finalizer name; undefined = deletion runs nothing. */
   readonly finalizerName: string | undefined;
@@ -62,6 +64,8 @@ export type AnsiblePlan =
   | { readonly kind: 'run-finalizer' }
   | { readonly kind: 'irreconcilable'; readonly message: string }
   | { readonly kind: 'no-service-account' }
+  /** A CR it depends on is not Ready: no run, say which; its change re-checks this one. */
+  | { readonly kind: 'waiting'; readonly message: string }
   | { readonly kind: 'run'; readonly trigger: RunTrigger; readonly why: string; readonly addFinalizer: boolean }
   /** Nothing to run: refresh readiness and inventory; look again after `nextRunInMs` when a run is scheduled. */
   | { readonly kind: 'current'; readonly addFinalizer: boolean; readonly nextRunInMs: number | undefined };
@@ -76,6 +80,7 @@ export function planAnsible(input: AnsiblePlanInput): AnsiblePlan {
   }
   if (input.problem !== undefined) return { kind: 'irreconcilable', message: input.problem };
   if (input.serviceAccountMissing) return { kind: 'no-service-account' };
+  if (input.waitingFor !== undefined) return { kind: 'waiting', message: input.waitingFor };
   const addFinalizer = input.finalizerName !== undefined && !input.hasFinalizer;
   const run = (trigger: RunTrigger, why: string): AnsiblePlan => ({ kind: 'run', trigger, why, addFinalizer });
   const { record } = input;

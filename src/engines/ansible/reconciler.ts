@@ -12,7 +12,8 @@ import type { WallClock } from '../../lib/clock.js';
 import { errorMessage } from '../../lib/errors.js';
 import { canonicalJson, isPlainObject } from '../../lib/json.js';
 import { deepMerge } from '../../lib/deep-merge.js';
-import type { ValuesReference, ValuesSources } from '../../core/values-from.js';
+import type { SplitSpec, ValuesFromSettings, ValuesReference, ValuesSources } from '../../core/values-from.js';
+import type { DependencyRef, Dependencies, DependsOnSettings, SplitDependencies } from '../../core/dependencies.js';
 import { leave, ReconcileFailure, type Exit, type ReconcileOutcome } from '../../core/outcome.js';
 import type { Engine } from '../../core/engine.js';
 import { missingServiceAccountMessage, serviceAccountMissing as saMissing, tenantOf, type Tenant } from '../../core/tenant.js';
@@ -66,6 +67,8 @@ export interface AnsibleReconcilerDeps {
   readonly serviceAccounts?: ServiceAccountLookup | undefined;
   /** Reads what a kind's `valuesFrom` references (entries without it never ask). */
   readonly valuesSources?: ValuesSources | undefined;
+  /** Judges what a kind's CRs depend on (`dependsOn`; entries without it never ask). */
+  readonly dependencies?: Dependencies | undefined;
   /** Told after every run (metrics). */
   readonly onRun?: (run: { readonly trigger: RunTrigger | 'finalizer'; readonly succeeded: boolean; readonly seconds: number }) => void;
 }
@@ -94,6 +97,8 @@ interface Derived {
   readonly problemReason?: string | undefined;
   /** The problem may pass with no watched change (RBAC granted later): look again at the recheck period. */
   readonly problemRetry?: boolean | undefined;
+  /** A dependency is not Ready: why. */
+  readonly waitingFor?: string | undefined;
   /** What the valuesFrom references gave, read this reconcile: merged around the spec for the run's vars. */
   readonly referenced?: { readonly below: Readonly<Record<string, unknown>>; readonly above: Readonly<Record<string, unknown>> } | undefined;
   readonly desiredInputs: string;
@@ -111,7 +116,10 @@ export class AnsibleReconciler implements Engine {
    */
   private readonly baselines = new Map<string, Map<string, string>>();
   /** Per CR (uid), with valuesFrom: the references its spec (by digest) lists, or what is wrong with them; no values. */
-  private readonly referenceLists = new Map<string, { readonly specDigest: string; readonly split: { readonly ok: true; readonly references: readonly ValuesReference[] } | { readonly ok: false; readonly reason: string; readonly problem: string } }>();
+  private readonly referenceLists = new Map<
+    string,
+    { readonly specDigest: string; readonly split: { readonly ok: true; readonly references: readonly ValuesReference[]; readonly dependencies: readonly DependencyRef[] } | { readonly ok: false; readonly reason: string; readonly problem: string } }
+  >();
 
   constructor(private readonly deps: AnsibleReconcilerDeps) {}
 
@@ -121,9 +129,10 @@ export class AnsibleReconciler implements Engine {
     this.referenceLists.delete(uid);
   }
 
-  /** The CR with this queue key left this replica: its references are no longer watched for it. */
+  /** The CR with this queue key left this replica: its references and dependencies are no longer watched for it. */
   forgetReferences(key: string): void {
     this.deps.valuesSources?.forget(key);
+    this.deps.dependencies?.forget(key);
   }
 
   async reconcile(cached: CustomResource, log: Logger, signal?: AbortSignal): Promise<ReconcileOutcome> {
@@ -141,6 +150,7 @@ export class AnsibleReconciler implements Engine {
       skipFinalizer: d.options?.skipFinalizer ?? false,
       problem: d.problem,
       serviceAccountMissing,
+      waitingFor: d.waitingFor,
       desiredInputs: d.desiredInputs,
       record: d.record,
       drift: observed.drift,
@@ -173,6 +183,8 @@ export class AnsibleReconciler implements Engine {
         const retry = d.problemRetry === true && d.target.recheckPeriodMs > 0 ? { requeueAfterMs: d.target.recheckPeriodMs } : {};
         return { outcome: retry, status: { cr, change: { kind: 'problem', reason, message: next.message } } };
       }
+      case 'waiting':
+        return { outcome: d.target.recheckPeriodMs > 0 ? { requeueAfterMs: d.target.recheckPeriodMs } : {}, status: { cr, change: { kind: 'waiting', message: next.message } } };
       case 'no-service-account': {
         const message = d.tenant === undefined ? 'no ServiceAccount configured' : missingServiceAccountMessage(d.tenant, 'ansible');
         this.deps.events.emit(cr, 'Warning', AnsibleEventReasons.serviceAccountNotFound, message);
@@ -206,30 +218,47 @@ export class AnsibleReconciler implements Engine {
   private async withReferences(cached: CustomResource, d: Derived): Promise<Derived> {
     const settings = d.target.valuesFrom;
     const sources = this.deps.valuesSources;
-    if (settings === undefined || sources === undefined) return d;
+    const dependsOn = d.target.dependsOn;
+    const graph = this.deps.dependencies;
+    const judges = dependsOn !== undefined && graph !== undefined;
+    if ((settings === undefined || sources === undefined) && !judges) return d;
     const uid = cached.metadata.uid ?? '';
     const specDigest = contentDigestOf(cached);
     let known = this.referenceLists.get(uid);
     if (known?.specDigest !== specDigest) {
       const full = cached.spec !== undefined ? cached : await this.deps.writer.read(cached);
-      const split = sources.split(full.spec, settings);
-      known = { specDigest, split: split.ok ? { ok: true, references: split.references } : split };
+      known = { specDigest, split: splitComposition(full.spec, settings === undefined ? undefined : sources?.split.bind(sources), settings, judges ? graph.split.bind(graph) : undefined, dependsOn) };
       if (uid !== '') this.referenceLists.set(uid, known);
     }
     if (!known.split.ok) return { ...d, problem: known.split.problem, problemReason: known.split.reason };
     const namespace = d.namespace === '' ? 'default' : d.namespace;
+    // Dependencies first (not while deleting: a deletion is never held back), then the references.
+    if (judges && cached.metadata.deletionTimestamp === undefined) {
+      const verdict = await graph.check({ key: `${namespace}/${cached.metadata.name}`, namespace, dependencies: known.split.dependencies, settings: dependsOn });
+      if (verdict.kind === 'waiting') return { ...d, waitingFor: verdict.message };
+      if (verdict.kind === 'problem') return { ...d, problem: verdict.message, problemReason: verdict.reason };
+    }
+    if (settings === undefined || sources === undefined) return d;
     const read = await sources.read({ key: `${namespace}/${cached.metadata.name}`, namespace, references: known.split.references, settings, tenant: d.tenant });
     if (!read.ok) return { ...d, problem: read.problem, problemReason: read.reason, problemRetry: read.retry };
     return { ...this.derive(cached, read.digest), referenced: read };
   }
 
-  /** The CR as the run sees it: with valuesFrom, its spec without the references field, merged between what they gave. */
+  /** The CR as the run sees it: without the valuesFrom and dependsOn fields, its spec merged between what the references gave. */
   private withReferencedValues(full: CustomResource, d: Derived): CustomResource {
-    const settings = d.target.valuesFrom;
-    if (d.referenced === undefined || settings === undefined || this.deps.valuesSources === undefined) return full;
-    const split = this.deps.valuesSources.split(full.spec, settings);
-    const spec = split.ok && isPlainObject(split.spec) ? split.spec : {};
-    return { ...full, spec: deepMerge(deepMerge(d.referenced.below, spec), d.referenced.above) };
+    const { valuesFrom, dependsOn } = d.target;
+    if (valuesFrom === undefined && dependsOn === undefined) return full;
+    let spec: unknown = full.spec;
+    if (valuesFrom !== undefined && this.deps.valuesSources !== undefined) {
+      const split = this.deps.valuesSources.split(spec, valuesFrom);
+      spec = split.ok ? split.spec : spec;
+    }
+    if (dependsOn !== undefined && this.deps.dependencies !== undefined) {
+      const split = this.deps.dependencies.split(spec, dependsOn);
+      spec = split.ok ? split.spec : spec;
+    }
+    const plain = isPlainObject(spec) ? spec : {};
+    return { ...full, spec: d.referenced === undefined ? plain : deepMerge(deepMerge(d.referenced.below, plain), d.referenced.above) };
   }
 
   private derive(cr: CustomResource, referenced?: string): Derived {
@@ -532,4 +561,29 @@ export function watchedDependents(refs: readonly ObjectRef[], source: Pick<Ansib
     const version = r.apiVersion.slice(slash + 1);
     return !source.blacklist.some((b) => b.kind === r.kind && b.group === group && (b.version === '' || b.version === version));
   });
+}
+
+/** The spec's references and dependencies (names only), or what is wrong with either field. */
+function splitComposition(
+  spec: unknown,
+  splitValues: ((spec: unknown, settings: ValuesFromSettings) => SplitSpec) | undefined,
+  valuesFrom: ValuesFromSettings | undefined,
+  splitDependencies: ((spec: unknown, settings: DependsOnSettings) => SplitDependencies) | undefined,
+  dependsOn: DependsOnSettings | undefined,
+): { readonly ok: true; readonly references: readonly ValuesReference[]; readonly dependencies: readonly DependencyRef[] } | { readonly ok: false; readonly reason: string; readonly problem: string } {
+  let rest = spec;
+  let references: readonly ValuesReference[] = [];
+  if (splitValues !== undefined && valuesFrom !== undefined) {
+    const split = splitValues(rest, valuesFrom);
+    if (!split.ok) return split;
+    rest = split.spec;
+    references = split.references;
+  }
+  let dependencies: readonly DependencyRef[] = [];
+  if (splitDependencies !== undefined && dependsOn !== undefined) {
+    const split = splitDependencies(rest, dependsOn);
+    if (!split.ok) return split;
+    dependencies = split.dependencies;
+  }
+  return { ok: true, references, dependencies };
 }

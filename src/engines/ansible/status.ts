@@ -9,6 +9,7 @@
  * Only the keys chartpilot owns are returned (a patch): a role writes status too (k8s_status),
  * and a write of ours must never undo one of its.
  */
+import { DependencyReasons } from '../../core/dependencies.js';
 import { canonicalJson } from '../../lib/json.js';
 import type { CrStatus, ObjectRef, Readiness } from '../../core/model.js';
 import { setCondition } from '../../core/conditions.js';
@@ -40,7 +41,9 @@ export type StatusChange =
     }
   /** No run: readiness and inventory as they are now. */
   | { readonly kind: 'current'; readonly readiness: Readiness | undefined }
-  | { readonly kind: 'problem'; readonly reason: string; readonly message: string };
+  | { readonly kind: 'problem'; readonly reason: string; readonly message: string }
+  /** A CR it depends on (dependsOn) is not Ready: no run; Ready False says which. */
+  | { readonly kind: 'waiting'; readonly message: string };
 
 export interface StatusContext {
   readonly manageStatus: boolean;
@@ -107,7 +110,12 @@ export function statusPatch(current: CrStatus | undefined, change: StatusChange,
 
 /** Reconciling and Stalled (core/kstatus.ts): Reconciling while a run runs, else as the verdict of the conditions says. */
 function withRunKstatus(conditions: AnsibleCondition[], change: StatusChange, failures: FailureCount | undefined, ctx: StatusContext): AnsibleCondition[] {
-  const verdict = change.kind === 'running' ? running(AnsibleReasons.running, change.message) : kstatusVerdict(ansibleVerdict(conditions), failures, ctx.stallAfter);
+  const verdict =
+    change.kind === 'running'
+      ? running(AnsibleReasons.running, change.message)
+      : change.kind === 'waiting'
+        ? running(DependencyReasons.notReady, change.message)
+        : kstatusVerdict(ansibleVerdict(conditions), failures, ctx.stallAfter);
   return withKstatus(conditions, verdict, ctx.generation, ctx.now);
 }
 
@@ -155,6 +163,9 @@ function nextConditions(current: readonly AnsibleCondition[], change: StatusChan
       break;
     case 'current':
       setReady(change.readiness);
+      break;
+    case 'waiting':
+      set(AnsibleConditions.ready, 'False', DependencyReasons.notReady, change.message);
       break;
     case 'problem': {
       // ansible-operator's markError: Running and Successful False, Failure True.

@@ -2,6 +2,7 @@
 import type { AnsibleRunnable, AnsibleSource, GroupVersionKind } from '../../config/types.js';
 import type { KindInputs } from './fingerprint.js';
 import type { ValuesFromSettings } from '../../core/values-from.js';
+import type { DependsOnSettings } from '../../core/dependencies.js';
 
 export interface AnsibleTarget {
   /** `Kind.group` of the watched kind. */
@@ -30,6 +31,8 @@ export interface AnsibleTarget {
   readonly bookkeeping: 'status' | 'annotation';
   /** The entry's values from Secrets and ConfigMaps: they become vars as the spec's keys do. */
   readonly valuesFrom?: ValuesFromSettings | undefined;
+  /** The entry's dependsOn: CRs list what they wait for in its spec field. */
+  readonly dependsOn?: DependsOnSettings | undefined;
 }
 
 /** For kinds without a status subresource: the last run's record, as JSON. */

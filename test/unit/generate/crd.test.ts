@@ -108,7 +108,7 @@ describe('generateCrds', () => {
     assert.equal(spec['properties'], undefined);
   });
 
-  it("gives valuesFrom.specField a schema of references, beside the chart's own values", async () => {
+  it("gives valuesFrom.specField and dependsOn.specField their schemas, beside the chart's own values", async () => {
     const valuesFrom = { specField: 'valuesFrom', allowCrossNamespace: false, references: [] };
     for (const chartPath of [TINY, WEBAPP]) {
       const [crd] = await crds([{ group: 'x.example.com', version: 'v1', kind: 'Ref', chartPath, valuesFrom }]);
@@ -123,6 +123,12 @@ describe('generateCrds', () => {
       assert.ok(field.items.properties['namespace'], 'kept, so that a refused namespace is told, not pruned');
       if (chartPath === WEBAPP) assert.ok(spec.properties['replicaCount'], "the chart's values stay");
     }
+    const [withDeps] = await crds([{ group: 'x.example.com', version: 'v1', kind: 'Dep', chartPath: WEBAPP, valuesFrom, dependsOn: { specField: 'needs', allowCrossNamespace: false } }]);
+    assert.ok(withDeps);
+    const props = (versions(withDeps)[0]?.schema.openAPIV3Schema.properties['spec'] as { properties: Record<string, { type: string; items: { required: string[] } }> }).properties;
+    assert.equal(props['needs']?.type, 'array');
+    assert.deepEqual(props['needs'].items.required, ['kind', 'name']);
+    assert.ok(props['valuesFrom'], 'both fields');
   });
 
   it('reads values.schema.json from a packaged chart', async () => {

@@ -12,7 +12,7 @@ import { ReconcileFailure } from '../../../../src/core/outcome.js';
 import type { CustomResource, ObjectRef } from '../../../../src/core/model.js';
 import { summarizeSpec } from '../../../../src/core/spec-summary.js';
 import { RecordingEvents } from '../../fakes/reconcile-ports.js';
-import { FakeSources } from '../../fakes/values-sources.js';
+import { FakeDependencies, FakeSources } from '../../fakes/composition-ports.js';
 
 const log = pino({ level: 'silent' });
 const FINALIZER = 'demo.example.com/finalizer';
@@ -162,7 +162,7 @@ class FakeEngine {
   };
 }
 
-function setup(opts: { target?: AnsibleTarget; spec?: unknown; meta?: Partial<CustomResource['metadata']>; now?: () => number; valuesSources?: FakeSources } = {}) {
+function setup(opts: { target?: AnsibleTarget; spec?: unknown; meta?: Partial<CustomResource['metadata']>; now?: () => number; valuesSources?: FakeSources; dependencies?: FakeDependencies } = {}) {
   const cluster = new FakeCluster(opts.spec ?? { size: 1, password: 'hunter2secret' }, opts.meta);
   const engine = new FakeEngine(cluster);
   const events = new RecordingEvents();
@@ -181,6 +181,7 @@ function setup(opts: { target?: AnsibleTarget; spec?: unknown; meta?: Partial<Cu
       clock: { now: opts.now ?? (() => now) },
       dependents: cluster.view(),
       valuesSources: opts.valuesSources,
+      dependencies: opts.dependencies,
     });
   return {
     cluster,
@@ -496,5 +497,20 @@ describe('AnsibleReconciler of a kind with valuesFrom', () => {
     assert.equal(problem.reason, 'ValuesReferenceNotFound');
     assert.match(problem.message, /^Secret ns\/db does not exist \(spec\.valuesFrom\[0\]\)/);
     assert.equal(s.events.events[0]?.reason, 'ValuesReferenceNotFound');
+  });
+
+  it('waits for a dependency that is not Ready: no run, Ready False naming it; runs once it is, without the field in its vars', async () => {
+    const dependencies = new FakeDependencies();
+    dependencies.verdict = { kind: 'waiting', message: 'waiting for Database ns/db: Database ns/db does not exist' };
+    const s = setup({ spec: { size: 1, needs: [{ kind: 'Database', name: 'db' }] }, target: target({ dependsOn: { specField: 'needs', allowCrossNamespace: false } }), dependencies });
+    const out = await s.reconciler.reconcile(s.cluster.cached(), log);
+    assert.equal(s.engine.requests.length, 0);
+    assert.equal(s.cluster.condition('Ready')?.reason, 'DependencyNotReady');
+    assert.equal(s.cluster.condition('Reconciling')?.reason, 'DependencyNotReady');
+    assert.equal(out.requeueAfterMs, 60_000);
+    dependencies.verdict = { kind: 'ready' };
+    await s.reconciler.reconcile(s.cluster.cached(), log);
+    assert.equal(s.engine.requests.length, 1);
+    assert.deepEqual(s.engine.requests[0]?.extraVars, { spec: { size: 1 } });
   });
 });

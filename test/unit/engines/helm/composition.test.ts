@@ -12,21 +12,8 @@ import { Reconciler, type ReconcileTarget } from '../../../../src/engines/helm/r
 import { summarizeSpec } from '../../../../src/core/spec-summary.js';
 import { HelmWorld } from '../../fakes/helm-world.js';
 import { RecordingEvents, RecordingWriter } from '../../fakes/reconcile-ports.js';
-import { FakeSources } from '../../fakes/values-sources.js';
-import { splitDependencies } from '../../../../src/config/depends-on.js';
-import type { DependencyCheck, DependencyVerdict, Dependencies } from '../../../../src/core/dependencies.js';
+import { FakeDependencies, FakeSources } from '../../fakes/composition-ports.js';
 
-/** Dependencies whose verdict the test sets; remembers what it was asked. */
-class FakeDependencies implements Dependencies {
-  verdict: DependencyVerdict = { kind: 'ready' };
-  readonly checks: DependencyCheck[] = [];
-  split = splitDependencies;
-  check(input: DependencyCheck): Promise<DependencyVerdict> {
-    this.checks.push(input);
-    return Promise.resolve(this.verdict);
-  }
-  forget(): void {}
-}
 
 const log = pino({ level: 'silent' });
 

@@ -1,10 +1,13 @@
 /**
- * A fake of the ValuesSources port (core/values-from.ts): the real pure parsing and merging of
- * config/values-from.ts behind an in-memory set of objects, so an engine's reconciler is tested
- * without a cluster. Entry references are read in namespace `operators`.
+ * Fakes of the composition ports, so an engine's reconciler is tested without a cluster: ValuesSources
+ * (core/values-from.ts) is the real pure parsing and merging of config/values-from.ts behind an
+ * in-memory set of objects (entry references are read in namespace `operators`); Dependencies
+ * (core/dependencies.ts) answers the verdict a test sets.
  */
 import { composeReferenced, planReads, splitSpec, type FetchedObject, type PlannedRead } from '../../../src/config/values-from.js';
 import type { ReferencesRead, ValuesSources } from '../../../src/core/values-from.js';
+import { splitDependencies } from '../../../src/config/depends-on.js';
+import type { DependencyCheck, DependencyVerdict, Dependencies } from '../../../src/core/dependencies.js';
 
 /** Objects by `kind/namespace/name`; `forbidden` ones answer as RBAC would. */
 export class FakeSources implements ValuesSources {
@@ -29,4 +32,16 @@ export class FakeSources implements ValuesSources {
   forget(key: string): void {
     this.forgotten.push(key);
   }
+}
+
+/** Dependencies whose verdict the test sets; remembers what it was asked. */
+export class FakeDependencies implements Dependencies {
+  verdict: DependencyVerdict = { kind: 'ready' };
+  readonly checks: DependencyCheck[] = [];
+  split = splitDependencies;
+  check(input: DependencyCheck): Promise<DependencyVerdict> {
+    this.checks.push(input);
+    return Promise.resolve(this.verdict);
+  }
+  forget(): void {}
 }
