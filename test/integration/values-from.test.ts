@@ -18,17 +18,31 @@ import { waitFor } from './wait.js';
 const CHART = fixtureChart('referenced');
 
 describe('valuesFrom', () => {
-  it('takes a password from a Secret and platform settings from a ConfigMap, watched, and never shows the password', { timeout: 6 * 60_000 }, async (t) => {
+  it('takes a password from a Secret and platform settings from a ConfigMap, watched, and never shows the password; a kind without valuesFrom keeps such keys as values', { timeout: 6 * 60_000 }, async (t) => {
     const platform = `platform-${String(process.pid)}-${String(Date.now() % 100_000)}`;
-    const { cluster, ns, kind, op, cr } = await operatorScenario(t, {
-      kind: 'ValuesFrom',
-      chart: CHART,
-      extra: {
-        valuesFrom: {
-          specField: 'valuesFrom',
-          references: [{ kind: 'ConfigMap', name: platform, valuesKey: 'values.yaml' }],
+    const {
+      cluster,
+      ns,
+      kind,
+      op,
+      cr,
+      crs: [, plain],
+    } = await operatorScenario(t, {
+      namespace: 'values-from',
+      watches: [
+        {
+          kind: 'ValuesFrom',
+          chart: CHART,
+          extra: {
+            valuesFrom: {
+              specField: 'valuesFrom',
+              references: [{ kind: 'ConfigMap', name: platform, valuesKey: 'values.yaml' }],
+            },
+          },
         },
-      },
+        // The same chart for a kind that does not opt in: keys named like the new fields are values.
+        { kind: 'PlainValues', chart: CHART },
+      ],
     });
     const kubectl = (args: string[], input?: string) => cluster.kubectl(args, input === undefined ? {} : { input });
     await kubectl(['create', 'configmap', platform, '-n', OPERATOR_NAMESPACE, '--from-literal=values.yaml=platform: {region: eu-west}\ngreeting: from-the-platform\n']);
@@ -61,7 +75,7 @@ describe('valuesFrom', () => {
     };
     assert.deepEqual(await rendered('secret/app-credentials'), { host: 'db.example', password: first });
     // The platform's reference wins over the spec; the spec over the chart's defaults.
-    assert.deepEqual(await rendered('configmap/app-settings'), { greeting: 'from-the-platform', region: 'eu-west' });
+    assert.deepEqual(await rendered('configmap/app-settings'), { greeting: 'from-the-platform', region: 'eu-west', valuesFromValue: 'null', dependsOnValue: 'null' });
     const helmValues = JSON.parse((await cluster.helm(['get', 'values', 'app', '-n', ns, '-o', 'json'])).stdout) as Record<string, unknown>;
     assert.equal(helmValues['valuesFrom'], undefined, 'the references field is not a value');
 
@@ -88,6 +102,15 @@ describe('valuesFrom', () => {
     await cr.apply('sneaky', { valuesFrom: [{ kind: 'Secret', name: 'db-credentials', namespace: OPERATOR_NAMESPACE }] });
     const refused = await cr.until('sneaky', 'ValuesReferenceInvalid', (x) => condition(x, 'Irreconcilable')?.reason === 'ValuesReferenceInvalid');
     assert.match(condition(refused, 'Irreconcilable')?.message ?? '', /in another namespace; this kind's watches entry does not allow references across namespaces/);
+
+    // An operator-sdk CR whose values happen to have these names: passed to the chart as values, nothing read.
+    const literal = [{ kind: 'Secret', name: 'db-credentials', valuesKey: 'password' }];
+    await plain.apply('literal', { valuesFrom: literal, dependsOn: ['a', 'b'] });
+    await plain.deployed('literal');
+    const seen = await rendered('configmap/literal-settings');
+    assert.deepEqual(JSON.parse(seen['valuesFromValue'] ?? ''), literal);
+    assert.deepEqual(JSON.parse(seen['dependsOnValue'] ?? ''), ['a', 'b']);
+    assert.equal((await rendered('secret/literal-credentials'))['password'], '', 'no reference was read');
 
     // The password appears nowhere but in the chart's own Secret (and Helm's record).
     const everything = [
