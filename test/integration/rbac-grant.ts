@@ -43,9 +43,11 @@ export async function grantGeneratedRbac(
   edit: (docs: Record<string, unknown>[]) => void = () => undefined,
   tenants: { readonly defaultServiceAccount?: string; readonly tenantNamespaces?: readonly string[] } = {},
   chart: string = SAMPLE_CHART,
+  /** More keys of the kind's watches entry (valuesFrom, dependsOn, …). */
+  entry?: Record<string, unknown>,
 ): Promise<Grant> {
   const dir = mkdtempSync(join(tmpdir(), 'chartpilot-rbac-'));
-  const watchesFile = writeWatches(dir, [{ kind, chart }]);
+  const watchesFile = writeWatches(dir, [{ kind, chart, ...(entry === undefined ? {} : { extra: entry }) }]);
   const name = `rbac-${randomBytes(4).toString('hex')}`;
   const resolver = await clusterResolver(false, cluster.kubeconfig, (line) => { t.diagnostic(line); });
   const out = await renderRbac(

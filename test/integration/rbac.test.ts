@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { metricsYaml } from '../../src/generate/metrics.js';
 import { condition, crsOf, helmList } from './crs.js';
-import { SAMPLE_CHART } from './fixtures.js';
+import { fixtureChart, SAMPLE_CHART } from './fixtures.js';
 import { newNamespace, type TestCluster } from './harness.js';
 import type { RunningOperator } from './operator.js';
 import { grantGeneratedRbac, type Grant } from './rbac-grant.js';
@@ -100,6 +100,37 @@ describe('generated RBAC', () => {
     assert.equal(await operatorCan(cluster, operatorNs, 'impersonate', 'serviceaccounts/tenant', ns), 'yes');
     assert.equal(await operatorCan(cluster, operatorNs, 'impersonate', 'serviceaccounts/default', ns), 'no', 'exactly the named ServiceAccount');
     await lifecycle(s, await startAs(s, grant, { args: ['--default-service-account', 'tenant'] }));
+  });
+
+  it('valuesFrom and dependsOn work with the generated Roles alone: references read and watched, the platform one in the operator namespace', async (t) => {
+    const entry = {
+      valuesFrom: { specField: 'valuesFrom', references: [{ kind: 'ConfigMap', name: 'platform-defaults' }] },
+      dependsOn: { specField: 'dependsOn' },
+    };
+    // The entry as the operator runs it (startAs writes the scenario's watches.yaml) and as RBAC is generated for it.
+    const s = await setUp(t, { kind: 'RbacCompose', chart: fixtureChart('referenced'), extra: entry });
+    const { cluster, ns } = s;
+    const operatorNs = await newNamespace(t, 'rbac-op');
+    const grant = await grantGeneratedRbac(t, cluster, s.kind, operatorNs, [ns], undefined, {}, fixtureChart('referenced'), entry);
+    assert.doesNotMatch(grant.yaml, /kind: ClusterRole\n/);
+    assert.equal(await operatorCan(cluster, operatorNs, 'get', 'configmaps/platform-defaults', operatorNs), 'yes');
+    assert.equal(await operatorCan(cluster, operatorNs, 'get', 'configmaps/other', operatorNs), 'no', 'exactly the named objects in the operator namespace');
+    await cluster.kubectl(['create', 'configmap', 'platform-defaults', '-n', operatorNs, '--from-literal=values.yaml=platform: {region: rbac-land}\n']);
+    await cluster.kubectl(['create', 'secret', 'generic', 'shop-db', '-n', ns, '--from-literal=password=rbac-Pa55word']);
+    const op = await startAs(s, grant);
+    const cr = crsOf(cluster, s.kind, ns, op);
+    await cr.apply('shop', { dependsOn: [{ kind: s.kind.kind, name: 'db' }], valuesFrom: [{ kind: 'Secret', name: 'shop-db', valuesKey: 'password', targetPath: 'db.password' }] });
+    await cr.until('shop', 'DependencyNotReady', (x) => condition(x, 'Ready')?.reason === 'DependencyNotReady');
+    await cr.apply('db', {});
+    await cr.deployed('shop');
+    const secret = await cluster.kubectl(['get', 'secret', 'shop-credentials', '-n', ns, '-o', 'jsonpath={.data.password}']);
+    assert.equal(Buffer.from(secret.stdout, 'base64').toString('utf8'), 'rbac-Pa55word');
+    const settings = await cluster.kubectl(['get', 'configmap', 'shop-settings', '-n', ns, '-o', 'jsonpath={.data.region}']);
+    assert.equal(settings.stdout, 'rbac-land');
+    // The watch of the referenced Secret works with these rights: a rotation upgrades.
+    await cluster.kubectl(['patch', 'secret', 'shop-db', '-n', ns, '--type=merge', '-p', JSON.stringify({ stringData: { password: 'rotated-Pa55word' } })]);
+    await cr.until('shop', 'revision 2', (c) => c.status?.deployedRelease?.revision === 2, 30_000);
+    assert.doesNotMatch(op.logs(), /forbidden|cannot list/i);
   });
 
   it('without patch on the status subresource the operator exits 3 at start, naming the permission', async (t) => {
