@@ -38,10 +38,15 @@ export interface BenchOptions {
   helmWorkers: number | undefined;
   /** Operators run inside a memory cgroup with this limit (MiB), as a pod's limit runs them; undefined: no limit. */
   memoryLimitMiB: number | undefined;
+  /**
+   * chartpilot only: its entry has valuesFrom, and CR i takes one value from Secret bench-ref-(i mod K)
+   * (the 'reference-change' scenario changes bench-ref-0); undefined: specs as usual.
+   */
+  valuesFromSecrets: number | undefined;
 }
 
 /** Every scenario --scenarios may name; `restart` is opt-in. */
-export const KNOWN_SCENARIOS = ['create', 'upgrade', 'idle', 'delete', 'restart'] as const;
+export const KNOWN_SCENARIOS = ['create', 'upgrade', 'idle', 'delete', 'restart', 'reference-change'] as const;
 export type BenchScenario = (typeof KNOWN_SCENARIOS)[number];
 const DEFAULT_SCENARIOS: readonly BenchScenario[] = ['create', 'upgrade', 'idle', 'delete'];
 
@@ -90,6 +95,10 @@ fresh local control plane: create N releases, upgrade all N, idle, delete all N.
   --memory-limit-mib M        run each operator (with its helm processes) in a memory cgroup limited to
                               M MiB, as a pod's memory limit does (128: operator-sdk's scaffolded
                               limit); the results add the cgroup's peak, working set and OOM kills
+  --values-from-secrets K     chartpilot only: its entry has valuesFrom and CR i takes one value from
+                              Secret bench-ref-(i mod K), made before the create wave (compare a run
+                              without the flag); scenario reference-change (opt-in) then rotates
+                              bench-ref-0 and measures until exactly the CRs that reference it upgraded
   --keep                      keep the scratch dir (logs of every process) after the run
   --render FILE               print the markdown of an earlier results-*.json, run nothing
   --medians A.json,B.json,…   print the medians over earlier runs of one command (run them with the
@@ -142,6 +151,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
         'helm-mode': { type: 'string' },
         'helm-workers': { type: 'string' },
         'memory-limit-mib': { type: 'string' },
+        'values-from-secrets': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -170,6 +180,11 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
   if (values['memory-limit-mib'] !== undefined && values.replicas !== undefined && values.replicas !== '1') {
     throw new UsageError('--memory-limit-mib runs one operator process per contender: it cannot be combined with --replicas');
   }
+  const valuesFromSecrets = values['values-from-secrets'] === undefined ? undefined : positiveInt('values-from-secrets', values['values-from-secrets'], 1);
+  if (valuesFromSecrets !== undefined && contenders.some((c) => c !== 'chartpilot')) {
+    throw new UsageError('--values-from-secrets is chartpilot\'s valuesFrom: run it with --contenders chartpilot (compare with a run without the flag)');
+  }
+  if (scenarios.includes('reference-change') && valuesFromSecrets === undefined) throw new UsageError('the reference-change scenario needs --values-from-secrets K');
   const helmMode = values['helm-mode'];
   if (helmMode !== undefined && helmMode !== 'warm' && helmMode !== 'engine' && helmMode !== 'cli') throw new UsageError(`--helm-mode must be warm, engine or cli, got ${JSON.stringify(helmMode)}`);
   return {
@@ -194,5 +209,6 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
     helmMode,
     helmWorkers: values['helm-workers'] === undefined ? undefined : positiveInt('helm-workers', values['helm-workers'], 1),
     memoryLimitMiB: values['memory-limit-mib'] === undefined ? undefined : positiveInt('memory-limit-mib', values['memory-limit-mib'], 0, 16),
+    valuesFromSecrets,
   };
 }

@@ -23,7 +23,7 @@ export interface Condition {
 
 export interface CrView {
   metadata: { name: string; generation?: number; deletionTimestamp?: string; labels?: Record<string, string> };
-  status?: { conditions?: Condition[] };
+  status?: { conditions?: Condition[]; deployedRelease?: { revision?: number } };
 }
 
 /** Helm's release record, from the labels of its storage Secret (`sh.helm.release.v1.<name>.v<N>`). */

@@ -10,6 +10,7 @@
  *   chartpilot    node bin/chartpilot.js run (one helm process per Helm action)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, cpSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -55,6 +56,8 @@ export interface Env {
   helmWorkers?: number | undefined;
   /** Operators run inside a memory cgroup with this limit (MiB); undefined: none. */
   memoryLimitMiB?: number | undefined;
+  /** chartpilot: valuesFrom, CR i reading Secret bench-ref-(i mod K); undefined: none. */
+  valuesFromSecrets?: number | undefined;
   /** chartpilot pulls its chart from a registry: the watches entry's chart keys, and what the operator needs to reach it. */
   remoteChart?: {
     readonly entry: Record<string, unknown>;
@@ -95,6 +98,10 @@ export interface Contender {
   chartRequests?(): number;
   /** Kicks off a phase: for the floor it runs helm to completion, for operators it writes the CRs. */
   act(phase: Phase, names: readonly string[], spec: Record<string, unknown>): Promise<void>;
+  /** chartpilot with --values-from-secrets: rotates bench-ref-0; the CRs (of `names`) that reference it. */
+  changeReference?(names: readonly string[]): Promise<string[]>;
+  /** chartpilot with --values-from-secrets: each CR's deployed revision, from its status. */
+  revisions?(): Promise<Map<string, number | undefined>>;
   progress(phase: Phase, names: readonly string[]): Promise<Progress>;
   /** Why the contender cannot go on (operator exited), or undefined. */
   failure(): string | undefined;
@@ -361,7 +368,14 @@ function operator(env: Env, spec: OperatorSpec): Contender {
   cpSync(env.chart, chart, { recursive: true });
   const watchesFile = join(env.dir, 'watches.yaml');
   const remote = spec.name === 'chartpilot' ? env.remoteChart : undefined;
-  writeFileSync(watchesFile, toYaml([{ group: spec.kind.group, version: spec.kind.version, kind: spec.kind.kind, ...(remote?.entry ?? { chart }) }]));
+  const refs = spec.name === 'chartpilot' ? env.valuesFromSecrets : undefined;
+  writeFileSync(
+    watchesFile,
+    toYaml([{ group: spec.kind.group, version: spec.kind.version, kind: spec.kind.kind, ...(remote?.entry ?? { chart }), ...(refs === undefined ? {} : { valuesFrom: { specField: 'valuesFrom' } }) }]),
+  );
+  /** CR `name`'s spec: with --values-from-secrets, one value from its Secret besides the phase's values. */
+  const specOf = (name: string, crSpec: Record<string, unknown>): Record<string, unknown> =>
+    refs === undefined ? crSpec : { ...crSpec, valuesFrom: [{ kind: 'Secret', name: referenceSecretOf(name, refs), valuesKey: 'token', targetPath: 'benchRef' }] };
   const logFile = join(env.dir, `${spec.name}.log`);
   let child: ChildProcess | undefined;
   let exited: string | undefined;
@@ -435,11 +449,21 @@ function operator(env: Env, spec: OperatorSpec): Contender {
     helmProcesses: () => (spec.countsHelm ? wrapper.count() : 0),
     ...(remote === undefined ? {} : { chartRequests: remote.requests }),
     async act(phase, names, crSpec) {
-      if (phase === 'create') await pool(names, 20, (n) => createCr(env.kube, spec.kind, env.namespace, n, crSpec));
-      else if (phase === 'upgrade') await pool(names, 20, (n) => patchCrSpec(env.kube, spec.kind, env.namespace, n, crSpec));
+      if (phase === 'create' && refs !== undefined) {
+        await pool(Array.from({ length: refs }, (_, i) => i), 20, (i) => createReferenceSecret(env.kube, env.namespace, `bench-ref-${String(i)}`));
+      }
+      if (phase === 'create') await pool(names, 20, (n) => createCr(env.kube, spec.kind, env.namespace, n, specOf(n, crSpec)));
+      else if (phase === 'upgrade') await pool(names, 20, (n) => patchCrSpec(env.kube, spec.kind, env.namespace, n, specOf(n, crSpec)));
       else await deleteAllCrs(env.kube, spec.kind, env.namespace);
     },
     progress: (phase, names) => measureProgress(env, spec.kind, phase, names, crLook),
+    ...(refs === undefined ? {} : {
+      async changeReference(names: readonly string[]) {
+        await rotateReferenceSecret(env.kube, env.namespace, 'bench-ref-0');
+        return names.filter((n) => referenceSecretOf(n, refs) === 'bench-ref-0');
+      },
+      revisions: async () => new Map((await listCrs(env.kube, spec.kind, env.namespace)).map((cr) => [cr.metadata.name, cr.status?.deployedRelease?.revision])),
+    }),
     failure: () => (exited === undefined ? undefined : `${spec.name} ${exited}`),
     async stop() {
       if (child === undefined || exited !== undefined) return;
@@ -639,4 +663,18 @@ function liveDescendantsCpu(root: number): number {
     if (s !== undefined) sum += s.self + s.children;
   }
   return sum;
+}
+
+/** Which Secret CR `name` (web-0042) takes its value from, of `k`. */
+export function referenceSecretOf(name: string, k: number): string {
+  const index = Number(/(\d+)$/.exec(name)?.[1] ?? '0');
+  return `bench-ref-${String(index % k)}`;
+}
+
+async function createReferenceSecret(kube: BenchKube, ns: string, name: string): Promise<void> {
+  await kube.json('POST', `/api/v1/namespaces/${ns}/secrets`, { body: { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: ns }, stringData: { token: randomBytes(12).toString('hex'), other: 'x' } } });
+}
+
+async function rotateReferenceSecret(kube: BenchKube, ns: string, name: string): Promise<void> {
+  await kube.json('PATCH', `/api/v1/namespaces/${ns}/secrets/${name}`, { body: { stringData: { token: randomBytes(12).toString('hex') } }, contentType: 'application/merge-patch+json' });
 }

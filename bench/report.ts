@@ -141,6 +141,10 @@ export function toMarkdown(results: BenchResults): string {
   }
 
   lines.push(...restartSection(ok, p.n));
+  for (const c of ok) {
+    const r = c.scenarios.find((x) => x.scenario === 'reference-change');
+    if (r !== undefined) lines.push('## reference-change', '', `${c.name}: ${r.converged ? 'exactly the referencing CRs upgraded' : '**not exactly the referencing CRs upgraded**'}; ${r.detail ?? ''}; operator CPU ${fmt(r.cpuOperatorSeconds)} s, ${fmt(r.apiRequests, 0)} API requests.`, '');
+  }
   for (const c of ok.filter((x) => x.replicas !== undefined)) {
     const reps = c.replicas ?? [];
     lines.push(`## ${c.name}: ${String(reps.length)} replicas sharing the CRs (run --shards)`, '');

@@ -246,6 +246,7 @@ async function main(argv: string[]): Promise<number> {
         helmMode: opts.helmMode,
         helmWorkers: opts.helmWorkers,
         memoryLimitMiB: opts.memoryLimitMiB,
+        valuesFromSecrets: opts.valuesFromSecrets,
         ...(remoteChart === undefined ? {} : { remoteChart }),
       };
       say(`=== ${name}: N=${opts.n}, concurrency ${opts.concurrency}, chart ${chartInfo.name} ${chartInfo.version}`);

@@ -18,7 +18,7 @@ import { progressRate } from './progress.js';
 import { replicaDeltas, type NamedShare, type ReplicaMark, type ReplicaPhase } from './replica-figures.js';
 import { errorMessage } from '../src/lib/errors.js';
 
-export type ScenarioName = Phase | 'idle' | 'restart';
+export type ScenarioName = Phase | 'idle' | 'restart' | 'reference-change';
 
 export interface ScenarioResult extends RssPeaks, PhaseMeasures {
   scenario: ScenarioName;
@@ -168,6 +168,12 @@ export async function runScenarios(c: Contender, opts: ScenarioOptions): Promise
         if (!result.result.converged) break;
         continue;
       }
+      if (phase === 'reference-change') {
+        const result = await runReferenceChange(c, names, opts, rss);
+        scenarios.push(result);
+        log(`${c.name}: reference-change: ${result.detail ?? ''}`);
+        continue;
+      }
       if (phase === 'idle') {
         // Let the rollout's tail (pods replaced, late status writes) pass before measuring quiet.
         await sleep(opts.settleSeconds * 1000, undefined, { signal: opts.signal }).catch(() => undefined);
@@ -218,6 +224,47 @@ export async function runScenarios(c: Contender, opts: ScenarioOptions): Promise
     overall = maxPeaks(before, rss.stop());
   }
   return { scenarios, overall };
+}
+
+/** After the last expected upgrade: how long other CRs have to show an upgrade they should not make. */
+const REFERENCE_QUIET_MS = 15_000;
+
+/**
+ * With --values-from-secrets: rotate Secret bench-ref-0 and measure until every CR that
+ * references it has a new revision; then stay quiet a while and count every CR whose revision
+ * changed. Converged only when exactly the referencing CRs upgraded, once each.
+ */
+async function runReferenceChange(c: Contender, names: readonly string[], opts: ScenarioOptions, rss: RssSampler): Promise<ScenarioResult> {
+  const empty = { scenario: 'reference-change' as const, done: 0, wallSeconds: 0, cpuSeconds: 0, cpuOperatorSeconds: 0, helmProcesses: 0, apiRequests: 0, apiWrites: 0, machineBusySeconds: 0, loadAverage: loadavg()[0] ?? 0 };
+  if (c.changeReference === undefined || c.revisions === undefined) return { ...empty, ...rss.takePhase(), converged: false, detail: `${c.name} reads no values from Secrets (--values-from-secrets)` };
+  const before = await c.revisions();
+  rss.takePhase();
+  const a = await mark(c, opts.kube);
+  const expected = await c.changeReference(names);
+  const deadline = Date.now() + opts.phaseTimeoutMs;
+  let upgraded = 0;
+  while (Date.now() < deadline && !opts.signal.aborted) {
+    const now = await c.revisions();
+    upgraded = expected.filter((n) => (now.get(n) ?? 0) > (before.get(n) ?? 0)).length;
+    if (upgraded === expected.length) break;
+    await sleep(250);
+  }
+  const b = await mark(c, opts.kube);
+  await sleep(REFERENCE_QUIET_MS, undefined, { signal: opts.signal }).catch(() => undefined);
+  const after = await c.revisions();
+  const changed = names.filter((n) => after.get(n) !== before.get(n));
+  const wanted = new Set(expected);
+  const others = changed.filter((n) => !wanted.has(n)).length;
+  const twice = expected.filter((n) => (after.get(n) ?? 0) - (before.get(n) ?? 0) > 1).length;
+  const f = between(a, b);
+  return {
+    ...empty,
+    ...f,
+    ...rss.takePhase(),
+    converged: upgraded === expected.length && others === 0 && twice === 0,
+    done: upgraded,
+    detail: `${String(expected.length)} of ${String(names.length)} CRs reference bench-ref-0: ${String(upgraded)} upgraded in ${f.wallSeconds.toFixed(1)} s with ${String(f.helmProcesses)} helm processes; ${String(others)} other CRs and ${String(twice)} twice upgraded (within ${String(REFERENCE_QUIET_MS / 1000)} s after)`,
+  };
 }
 
 /** Scrapes per probe: enough for a median and a worst case, few enough to stay out of the way. */

@@ -59,7 +59,7 @@ describe('bench arguments: --scenarios', () => {
 
   it('refuses an unknown scenario, one named twice, or a list that does not start with create', () => {
     assert.throws(() => parseBenchArgs(['--scenarios', 'create,failover']), (err: unknown) =>
-      err instanceof UsageError && err.message === 'unknown scenario "failover" (known: create, upgrade, idle, delete, restart)');
+      err instanceof UsageError && err.message === 'unknown scenario "failover" (known: create, upgrade, idle, delete, restart, reference-change)');
     for (const bad of ['restart', 'upgrade,create', 'create,restart,restart', '']) {
       assert.throws(() => parseBenchArgs(['--scenarios', bad]), (err: unknown) =>
         err instanceof UsageError && err.message.startsWith('--scenarios must start with create'), bad);
@@ -78,5 +78,14 @@ describe('bench arguments: --replicas', () => {
     assert.equal(options([]).helmWorkers, undefined);
     assert.equal(options(['--helm-workers', '4']).helmWorkers, 4);
     assert.throws(() => parseBenchArgs(['--helm-workers', '0']), (err: unknown) => err instanceof UsageError && err.message === '--helm-workers must be an integer ≥ 1, got "0"');
+  });
+});
+
+describe('bench arguments: --values-from-secrets', () => {
+  it('is chartpilot only, and the reference-change scenario needs it', () => {
+    assert.equal(parseBenchArgs(['--contenders', 'chartpilot', '--values-from-secrets', '10'])?.valuesFromSecrets, 10);
+    assert.throws(() => parseBenchArgs(['--values-from-secrets', '10']), /--values-from-secrets is chartpilot's valuesFrom/);
+    assert.throws(() => parseBenchArgs(['--contenders', 'chartpilot', '--scenarios', 'create,reference-change']), /reference-change scenario needs --values-from-secrets/);
+    assert.equal(parseBenchArgs(['--contenders', 'chartpilot', '--values-from-secrets', '4', '--scenarios', 'create,reference-change'])?.scenarios.at(-1), 'reference-change');
   });
 });
