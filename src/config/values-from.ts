@@ -124,19 +124,38 @@ export function planReads(namespace: string, operatorNamespace: string, crRefere
   return { ok: true, reads };
 }
 
-/** What a read found: no such object, or its data (text per key). */
-export type FetchedObject = { readonly found: false } | { readonly found: true; readonly data: Readonly<Record<string, string>> };
+/** What a read found: no such object, its data (text per key), or (unchanged since it was last read) each key's SHA-256 only. */
+export type FetchedObject =
+  | { readonly found: false }
+  | { readonly found: true; readonly data: Readonly<Record<string, string>> }
+  | { readonly found: true; readonly hashes: Readonly<Record<string, string>> };
 
-/** Values from what the planned reads found, in order, or the first reference that holds the CR back. */
+/** SHA-256 of each key's text: what the digest counts of an object. */
+export function keyHashes(data: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(data)) Object.defineProperty(out, k, { value: sha256(v), enumerable: true, writable: true, configurable: true });
+  return out;
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/**
+ * Values from what the planned reads found, in order, or the first reference that holds the CR
+ * back. An object known by its key hashes only gives the digest, not values (`partial`).
+ */
 export function composeReferenced(fetched: readonly { readonly read: PlannedRead; readonly object: FetchedObject }[]): ReferencedValues {
   let below: PlainMap = {};
   let above: PlainMap = {};
+  let partial = false;
   const digested: unknown[] = [];
   for (const { read, object } of fetched) {
     const { ref } = read;
     const what = `${ref.kind} ${read.namespace}/${ref.name}`;
-    const text = object.found && Object.hasOwn(object.data, ref.valuesKey) ? object.data[ref.valuesKey] : undefined;
-    if (text === undefined) {
+    const key = ref.valuesKey;
+    const present = object.found && ('data' in object ? Object.hasOwn(object.data, key) : Object.hasOwn(object.hashes, key));
+    if (!present) {
       if (ref.optional) {
         digested.push([read.label, null]);
         continue;
@@ -149,7 +168,13 @@ export function composeReferenced(fetched: readonly { readonly read: PlannedRead
         problem: `${missing} (${read.label}): ${object.found ? 'add the key' : `create it`}, or mark the reference optional: true. Nothing is installed or upgraded until then; the deployed release is left as it is`,
       };
     }
-    digested.push([read.label, ref.kind, read.namespace, ref.name, ref.valuesKey, text]);
+    if (!('data' in object)) {
+      digested.push([read.label, ref.kind, read.namespace, ref.name, key, object.hashes[key]]);
+      partial = true;
+      continue;
+    }
+    const text = object.data[key] ?? '';
+    digested.push([read.label, ref.kind, read.namespace, ref.name, key, sha256(text)]);
     let layer: PlainMap;
     if (ref.targetPath !== undefined) {
       const path = parseSetPath(ref.targetPath);
@@ -164,8 +189,8 @@ export function composeReferenced(fetched: readonly { readonly read: PlannedRead
     if (read.side === 'below') below = deepMerge(below, layer);
     else above = deepMerge(above, layer);
   }
-  const digest = createHash('sha256').update(canonicalJson(digested)).digest('hex');
-  return { ok: true, below, above, digest };
+  const digest = sha256(canonicalJson(digested));
+  return partial ? { ok: true, below: {}, above: {}, digest, partial } : { ok: true, below, above, digest };
 }
 
 /** Drops YAML 1.1's timestamp and binary tags: helm's reader (sigs.k8s.io/yaml into JSON) leaves both as strings. */

@@ -14,7 +14,7 @@ import type { KubeClient } from '../kube/rest.js';
 import type { ApiResource, KubeObject } from '../kube/types.js';
 import type { ReferencedValues, ReferencesRead, SplitSpec, ValuesFromSettings, ValuesSourceKind, ValuesSources } from '../core/values-from.js';
 import { ValuesFromReasons } from '../core/values-from.js';
-import { composeReferenced, planReads, splitSpec, type FetchedObject, type PlannedRead } from '../config/values-from.js';
+import { composeReferenced, keyHashes, planReads, splitSpec, type FetchedObject, type PlannedRead } from '../config/values-from.js';
 import { isPlainObject } from '../lib/json.js';
 
 export interface ReferencedObjectsOptions {
@@ -44,6 +44,8 @@ export class ReferencedObjects {
   /** Owner key → the objects it references, and whom to tell. */
   private readonly references = new Map<string, { readonly ids: ReadonlySet<string>; readonly tell: () => void }>();
   private readonly informers = new Map<string, Informer<KubeObject>>();
+  /** Each referenced object as last read: its resourceVersion and each key's SHA-256 (never its data). */
+  private readonly lastRead = new Map<string, { readonly resourceVersion: string; readonly hashes: Readonly<Record<string, string>> }>();
   private stopped = false;
 
   constructor(private readonly opts: ReferencedObjectsOptions) {}
@@ -78,6 +80,14 @@ export class ReferencedObjects {
     if (!plan.ok) return plan;
     const fetched: { read: PlannedRead; object: FetchedObject }[] = [];
     for (const read of plan.reads) {
+      const id = objectId(read.ref.kind, read.namespace, read.ref.name);
+      if (input.values === false) {
+        const unchanged = this.unchanged(id, read.ref.kind, read.namespace, read.ref.name);
+        if (unchanged !== undefined) {
+          fetched.push({ read, object: { found: true, hashes: unchanged } });
+          continue;
+        }
+      }
       const impersonate = read.asTenant ? input.tenant?.user : undefined;
       let live: KubeObject | undefined;
       try {
@@ -96,9 +106,26 @@ export class ReferencedObjects {
           problem: `${who} may not read ${read.ref.kind} ${read.namespace}/${read.ref.name} (${read.label}): ${fix}. Nothing is installed or upgraded until then; the deployed release is left as it is`,
         };
       }
-      fetched.push({ read, object: live === undefined ? { found: false } : { found: true, data: dataOf(read.ref.kind, live) } });
+      if (live === undefined) {
+        this.lastRead.delete(id);
+        fetched.push({ read, object: { found: false } });
+        continue;
+      }
+      const data = dataOf(read.ref.kind, live);
+      const rv = live.metadata.resourceVersion;
+      if (rv !== undefined && this.referrers.has(id)) this.lastRead.set(id, { resourceVersion: rv, hashes: keyHashes(data) });
+      fetched.push({ read, object: { found: true, data } });
     }
     return composeReferenced(fetched);
+  }
+
+  /** The key hashes of `id` as last read, when its watch (listed, live) shows the same resourceVersion now. */
+  private unchanged(id: string, kind: ValuesSourceKind, namespace: string, name: string): Readonly<Record<string, string>> | undefined {
+    const last = this.lastRead.get(id);
+    if (last === undefined) return undefined;
+    const informer = this.informers.get(`${kind}/${this.opts.namespaces.length === 0 ? ALL : namespace}`);
+    if (informer === undefined || !informer.hasSynced()) return undefined;
+    return informer.get(namespace, name)?.metadata.resourceVersion === last.resourceVersion ? last.hashes : undefined;
   }
 
   private track(owner: string, ids: ReadonlySet<string>, tell: () => void): void {
@@ -107,7 +134,10 @@ export class ReferencedObjects {
       if (ids.has(id)) continue;
       const set = this.referrers.get(id);
       set?.delete(owner);
-      if (set?.size === 0) this.referrers.delete(id);
+      if (set?.size === 0) {
+        this.referrers.delete(id);
+        this.lastRead.delete(id);
+      }
     }
     if (ids.size === 0) {
       this.references.delete(owner);

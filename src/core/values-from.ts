@@ -57,6 +57,8 @@ export type ReferencedValues =
       readonly above: PlainMap;
       /** Digest of exactly the referenced keys' contents (memory only: it never leaves the process). */
       readonly digest: string;
+      /** Only the digest: objects unchanged since they were last read were not read again, so below and above are empty. */
+      readonly partial?: true | undefined;
     }
   /** `retry`: the cause may pass without any watched change (RBAC granted later): look again at the period. */
   | { readonly ok: false; readonly reason: string; readonly problem: string; readonly retry: boolean };
@@ -69,6 +71,11 @@ export interface ReferencesRead {
   readonly settings: ValuesFromSettings;
   /** The CR's references are read as its tenant; the entry's as the operator. */
   readonly tenant: Tenant | undefined;
+  /**
+   * false: only the digest is needed (is the release current?), so an object the watch shows
+   * unchanged since it was last read is not read again; its values are read when they are needed.
+   */
+  readonly values?: boolean | undefined;
 }
 
 /** The edge to referenced objects (controller/referenced-values.ts). */

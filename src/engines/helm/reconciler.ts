@@ -310,10 +310,14 @@ export class Reconciler implements Engine {
     if (sources === undefined || settings === undefined || cr.metadata.deletionTimestamp !== undefined) return undefined;
     if (await saMissing(this.opts.serviceAccounts, tenant)) return undefined;
     const namespace = cr.metadata.namespace ?? 'default';
-    const read = await sources.read({ key: `${namespace}/${cr.metadata.name}`, namespace, references: fromSpec.references, settings, tenant });
+    // Without the spec's values at hand only the digest counts (is the release current?): an
+    // object the watch shows unchanged is not read again. With them, helm may need the values.
+    const wantValues = fromSpec.values !== undefined;
+    const read = await sources.read({ key: `${namespace}/${cr.metadata.name}`, namespace, references: fromSpec.references, settings, tenant, values: wantValues });
     if (!read.ok) return { desiredFingerprint: '', values: undefined, problem: read.problem, reason: read.reason, retry: read.retry };
     const desiredFingerprint = withReferenced(fromSpec.desiredFingerprint, read.digest);
-    if (fromSpec.values === undefined) return { desiredFingerprint, values: undefined };
+    if (!wantValues) return { desiredFingerprint, values: undefined };
+    if (read.partial === true) throw new TypeError('values were asked for, and only a digest came back');
     const merged = mergeValues(fromSpec.spec, target.overrides, this.opts.applyOverrides, read);
     // The spec alone merged, so only what the references add can fail here (too large together).
     if (!merged.ok) return { desiredFingerprint: '', values: undefined, problem: merged.problem, reason: merged.reason ?? Reasons.reconcileError, retry: false };

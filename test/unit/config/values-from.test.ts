@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { entry, HEAD, parse, problems } from './entry-fixture.js';
-import { composeReferenced, parseValuesText, planReads, splitSpec, type FetchedObject } from '../../../src/config/values-from.js';
+import { composeReferenced, keyHashes, parseValuesText, planReads, splitSpec, type FetchedObject } from '../../../src/config/values-from.js';
 import type { ValuesFromSettings } from '../../../src/core/values-from.js';
 
 
@@ -153,6 +153,24 @@ describe('reading references', () => {
     };
     assert.equal(digest({ password: 'a', other: '1' }), digest({ password: 'a', other: '2' }));
     assert.notEqual(digest({ password: 'a' }), digest({ password: 'b' }));
+  });
+
+  it('an object known by its key hashes gives the same digest as its data, and no values', () => {
+    const plan = planReads('team-a', 'operators', [{ kind: 'Secret', name: 'db', valuesKey: 'password', targetPath: 'db.password', optional: false }], CR_ONLY);
+    assert.ok(plan.ok);
+    const [read] = plan.reads;
+    assert.ok(read);
+    const data = { password: 'hunter2-secret', other: 'x' };
+    const full = composeReferenced([{ read, object: { found: true, data } }]);
+    const hashed = composeReferenced([{ read, object: { found: true, hashes: keyHashes(data) } }]);
+    assert.ok(full.ok && hashed.ok);
+    assert.equal(hashed.digest, full.digest);
+    assert.equal(hashed.partial, true);
+    assert.deepEqual(hashed.below, {});
+    assert.equal(full.partial, undefined);
+    assert.doesNotMatch(JSON.stringify(keyHashes(data)), /hunter2/);
+    const missingKey = composeReferenced([{ read, object: { found: true, hashes: keyHashes({ other: 'x' }) } }]);
+    assert.ok(!missingKey.ok);
   });
 
   it('a missing required object or key holds the CR back, naming it; an optional one is skipped', () => {
