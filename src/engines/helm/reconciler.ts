@@ -232,7 +232,7 @@ export class Reconciler implements Engine {
       const known = this.derived.get(uid);
       const tooLarge = summary.bytes > MAX_VALUES_BYTES ? valuesTooLarge() : undefined;
       if (tooLarge !== undefined) fromSpec = { spec: undefined, values: undefined, desiredFingerprint: '', problem: tooLarge.message, reason: tooLarge.reason, references: [], dependencies: [] };
-      else if (known !== undefined && summary.digest !== '' && known.digest === summary.digest && known.target === targetKey) {
+      else if (known !== undefined && summary.digest !== '' && known.digest === summary.digest && known.target === targetKey && !(target.valuesFrom !== undefined && likelyDeploys(cr))) {
         fromSpec = { spec: undefined, values: undefined, desiredFingerprint: known.desiredFingerprint, problem: known.problem, reason: known.reason, references: known.references, dependencies: known.dependencies };
       } else {
         cr = await this.opts.specs.read(cr);
@@ -382,6 +382,17 @@ export class Reconciler implements Engine {
 }
 
 const NO_STOPPED_CALLS: ReconcilerDeps['stoppedCalls'] & object = { has: () => false };
+
+/**
+ * Whether this reconcile will most likely install or upgrade: no release in the status yet, or a
+ * spec its status has not caught up with. For a kind with `valuesFrom` the spec is then read at
+ * once, so the references are read once, with their values, rather than first for the digest
+ * alone (at a wave of 1000 installs, 1000 GETs fewer on an API server that is the bottleneck).
+ */
+function likelyDeploys(cr: CustomResource): boolean {
+  const status = cr.status;
+  return status?.deployedRelease === undefined || (cr.metadata.generation !== undefined && status.observedGeneration !== cr.metadata.generation);
+}
 
 /**
  * A kind with `valuesFrom`: the spec part's fingerprint completed by the digest of exactly the

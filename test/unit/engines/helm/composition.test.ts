@@ -90,6 +90,8 @@ describe('Reconciler of a kind with valuesFrom and dependsOn', () => {
     assert.deepEqual(world.calls, ['upgradeInstall ns1/demo']);
     assert.deepEqual(world.history('ns1', 'demo')[0]?.values, { replicas: 9, db: { host: 'db', password: 'hunter2-secret' }, global: { region: 'us' } });
     assert.equal(sources.reads[0]?.key, 'ns1/demo');
+    assert.equal(sources.reads.length, 1, 'a new CR reads its spec and references once, with values');
+    assert.equal(sources.reads[0].values, true);
     assert.equal(condition('Irreconcilable'), undefined);
   });
 
@@ -99,6 +101,7 @@ describe('Reconciler of a kind with valuesFrom and dependsOn', () => {
     for (let i = 0; i < 3; i++) await reconciler.reconcile(cached(stored, writer.last), log);
     assert.equal(reads, 1, 'the spec is known by its digest');
     assert.equal(sources.reads.length, 4, 'the references are read on every reconcile');
+    assert.deepEqual(sources.reads.slice(1).map((r) => r.values), [false, false, false], 'for the digest alone');
     assert.deepEqual(world.calls, ['upgradeInstall ns1/demo']);
   });
 
