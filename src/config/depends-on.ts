@@ -3,6 +3,7 @@
  * whether one is Ready; and cycles in what CRs depend on. Pure: the watches are
  * controller/dependency-graph.ts.
  */
+import { describeValue } from '../lib/describe-value.js';
 import { isMap, isScalar } from 'yaml';
 import { getOwn, isPlainMap, type PlainMap } from '../lib/json.js';
 import { DependencyReasons, type DependencyRef, type DependsOnSettings, type SplitDependencies } from '../core/dependencies.js';
@@ -17,14 +18,6 @@ const API_VERSION = /^(?:[a-z0-9.-]{1,253}\/)?[a-z0-9-]{1,63}$|^[a-z0-9.-]{1,253
 const SPEC_FIELD = /^[A-Za-z_][A-Za-z0-9_-]{0,62}$/u;
 const EXAMPLE = '{kind: Database, name: db}';
 
-function describe(v: unknown): string {
-  if (Array.isArray(v)) return 'a list';
-  if (v === null) return 'null';
-  if (v === undefined) return 'missing';
-  if (typeof v === 'object') return 'a map';
-  if (typeof v === 'string') return `"${v.length > 60 ? `${v.slice(0, 60)}…` : v}"`;
-  return `a ${typeof v}`;
-}
 
 /** The spec without the entry's dependsOn field, and the dependencies listed there. */
 export function splitDependencies(spec: unknown, settings: DependsOnSettings): SplitDependencies {
@@ -35,22 +28,22 @@ export function splitDependencies(spec: unknown, settings: DependsOnSettings): S
   for (const [k, v] of Object.entries(spec)) if (k !== field) Object.defineProperty(rest, k, { value: v, enumerable: true, writable: true, configurable: true });
   if (raw === undefined || raw === null) return { ok: true, spec: rest, dependencies: [] };
   const invalid = (problem: string): SplitDependencies => ({ ok: false, reason: DependencyReasons.invalid, problem: `${problem}. Nothing is installed or upgraded until it is fixed; the deployed release is left as it is` });
-  if (!Array.isArray(raw)) return invalid(`spec.${field} is ${describe(raw)}; expected a list of the resources this one depends on, such as [${EXAMPLE}]`);
+  if (!Array.isArray(raw)) return invalid(`spec.${field} is ${describeValue(raw)}; expected a list of the resources this one depends on, such as [${EXAMPLE}]`);
   if (raw.length > MAX_DEPENDENCIES) return invalid(`spec.${field} lists ${String(raw.length)} dependencies; at most ${String(MAX_DEPENDENCIES)} are judged`);
   const dependencies: DependencyRef[] = [];
   for (const [i, item] of (raw as unknown[]).entries()) {
     const at = `spec.${field}[${String(i)}]`;
-    if (!isPlainMap(item)) return invalid(`${at} is ${describe(item)}; expected a map such as ${EXAMPLE}`);
+    if (!isPlainMap(item)) return invalid(`${at} is ${describeValue(item)}; expected a map such as ${EXAMPLE}`);
     const stray = Object.keys(item).find((k) => !REF_KEYS.includes(k));
     if (stray !== undefined) return invalid(`${at} has the unknown key "${stray.slice(0, 60)}"; a dependency has ${REF_KEYS.join(', ')}`);
     const kind = getOwn(item, 'kind');
-    if (typeof kind !== 'string' || !KIND.test(kind)) return invalid(`${at}.kind is ${describe(kind)}; expected the Kind of a resource this operator serves, e.g. Database`);
+    if (typeof kind !== 'string' || !KIND.test(kind)) return invalid(`${at}.kind is ${describeValue(kind)}; expected the Kind of a resource this operator serves, e.g. Database`);
     const name = getOwn(item, 'name');
-    if (typeof name !== 'string' || !isDnsSubdomain(name)) return invalid(`${at}.name is ${describe(name)}; expected the name of a ${kind}`);
+    if (typeof name !== 'string' || !isDnsSubdomain(name)) return invalid(`${at}.name is ${describeValue(name)}; expected the name of a ${kind}`);
     const namespace = getOwn(item, 'namespace');
-    if (namespace !== undefined && (typeof namespace !== 'string' || !isDnsLabel(namespace))) return invalid(`${at}.namespace is ${describe(namespace)}; expected a namespace name, or leave it out for this resource's own`);
+    if (namespace !== undefined && (typeof namespace !== 'string' || !isDnsLabel(namespace))) return invalid(`${at}.namespace is ${describeValue(namespace)}; expected a namespace name, or leave it out for this resource's own`);
     const apiVersion = getOwn(item, 'apiVersion');
-    if (apiVersion !== undefined && (typeof apiVersion !== 'string' || !API_VERSION.test(apiVersion))) return invalid(`${at}.apiVersion is ${describe(apiVersion)}; expected group/version, e.g. demo.example.com/v1alpha1`);
+    if (apiVersion !== undefined && (typeof apiVersion !== 'string' || !API_VERSION.test(apiVersion))) return invalid(`${at}.apiVersion is ${describeValue(apiVersion)}; expected group/version, e.g. demo.example.com/v1alpha1`);
     dependencies.push({ kind, name, ...(typeof namespace === 'string' ? { namespace } : {}), ...(typeof apiVersion === 'string' ? { apiVersion } : {}) });
   }
   return { ok: true, spec: rest, dependencies };

@@ -4,6 +4,7 @@
  * objects is controller/referenced-values.ts. No message here carries a referenced value: only
  * kinds, names, keys and positions.
  */
+import { describeValue } from '../lib/describe-value.js';
 import { createHash } from 'node:crypto';
 import { parseDocument } from 'yaml';
 import { canonicalJson, getOwn, isPlainMap, type PlainMap } from '../lib/json.js';
@@ -25,14 +26,6 @@ const DATA_KEY = /^[-._a-zA-Z0-9]{1,253}$/u;
 
 export type ParsedReference = { readonly ok: true; readonly ref: ValuesReference } | { readonly ok: false; readonly problem: string };
 
-function describe(v: unknown): string {
-  if (Array.isArray(v)) return 'a list';
-  if (v === null) return 'null';
-  if (v === undefined) return 'missing';
-  if (typeof v === 'object') return 'a map';
-  if (typeof v === 'string') return `"${v.length > 60 ? `${v.slice(0, 60)}…` : v}"`;
-  return `a ${typeof v}`;
-}
 
 /**
  * One reference, as data (a CR's JSON, or a watches entry's YAML as JS); `at` names it in
@@ -40,7 +33,7 @@ function describe(v: unknown): string {
  */
 export function parseReference(raw: unknown, at: string, namespaced: boolean): ParsedReference {
   const bad = (problem: string): ParsedReference => ({ ok: false, problem });
-  if (!isPlainMap(raw)) return bad(`${at} is ${describe(raw)}; expected a map such as ${REFERENCE_EXAMPLE}`);
+  if (!isPlainMap(raw)) return bad(`${at} is ${describeValue(raw)}; expected a map such as ${REFERENCE_EXAMPLE}`);
   const allowed = namespaced ? REFERENCE_KEYS : REFERENCE_KEYS.filter((k) => k !== 'namespace');
   const stray = Object.keys(raw).find((k) => !allowed.includes(k));
   if (stray !== undefined) {
@@ -48,21 +41,21 @@ export function parseReference(raw: unknown, at: string, namespaced: boolean): P
   }
   const kindRaw = getOwn(raw, 'kind');
   const kind = typeof kindRaw === 'string' && Object.hasOwn(KINDS, kindRaw) ? KINDS[kindRaw] : undefined;
-  if (kind === undefined) return bad(`${at}.kind is ${describe(kindRaw)}; expected Secret or ConfigMap`);
+  if (kind === undefined) return bad(`${at}.kind is ${describeValue(kindRaw)}; expected Secret or ConfigMap`);
   const name = getOwn(raw, 'name');
-  if (typeof name !== 'string' || !isDnsSubdomain(name)) return bad(`${at}.name is ${describe(name)}; expected the name of a ${kind} (a lower-case DNS name)`);
+  if (typeof name !== 'string' || !isDnsSubdomain(name)) return bad(`${at}.name is ${describeValue(name)}; expected the name of a ${kind} (a lower-case DNS name)`);
   const namespace = getOwn(raw, 'namespace');
-  if (namespace !== undefined && (typeof namespace !== 'string' || !isDnsLabel(namespace))) return bad(`${at}.namespace is ${describe(namespace)}; expected a namespace name, or leave it out for the resource's own`);
+  if (namespace !== undefined && (typeof namespace !== 'string' || !isDnsLabel(namespace))) return bad(`${at}.namespace is ${describeValue(namespace)}; expected a namespace name, or leave it out for the resource's own`);
   const valuesKey = getOwn(raw, 'valuesKey') ?? DEFAULT_VALUES_KEY;
-  if (typeof valuesKey !== 'string' || !DATA_KEY.test(valuesKey)) return bad(`${at}.valuesKey is ${describe(valuesKey)}; expected a data key of the ${kind} (letters, digits, '-', '_' and '.'), default ${DEFAULT_VALUES_KEY}`);
+  if (typeof valuesKey !== 'string' || !DATA_KEY.test(valuesKey)) return bad(`${at}.valuesKey is ${describeValue(valuesKey)}; expected a data key of the ${kind} (letters, digits, '-', '_' and '.'), default ${DEFAULT_VALUES_KEY}`);
   const targetPath = getOwn(raw, 'targetPath');
   if (targetPath !== undefined) {
-    if (typeof targetPath !== 'string') return bad(`${at}.targetPath is ${describe(targetPath)}; expected a values path such as db.password`);
+    if (typeof targetPath !== 'string') return bad(`${at}.targetPath is ${describeValue(targetPath)}; expected a values path such as db.password`);
     const path = parseSetPath(targetPath);
     if (!path.ok) return bad(`${at}.targetPath ${path.reason}`);
   }
   const optional = getOwn(raw, 'optional') ?? false;
-  if (typeof optional !== 'boolean') return bad(`${at}.optional is ${describe(optional)}; expected true or false`);
+  if (typeof optional !== 'boolean') return bad(`${at}.optional is ${describeValue(optional)}; expected true or false`);
   return { ok: true, ref: { kind, name, ...(typeof namespace === 'string' ? { namespace } : {}), valuesKey, ...(targetPath === undefined ? {} : { targetPath }), optional } };
 }
 
@@ -76,7 +69,7 @@ export function splitSpec(spec: unknown, settings: ValuesFromSettings): SplitSpe
   for (const [k, v] of Object.entries(spec)) if (k !== field) Object.defineProperty(rest, k, { value: v, enumerable: true, writable: true, configurable: true });
   if (raw === undefined || raw === null) return { ok: true, spec: rest, references: [] };
   const invalid = (problem: string): SplitSpec => ({ ok: false, reason: ValuesFromReasons.invalid, problem: `${problem}. Nothing is installed or upgraded until it is fixed; the deployed release is left as it is` });
-  if (!Array.isArray(raw)) return invalid(`spec.${field} is ${describe(raw)}; expected a list of references such as [${REFERENCE_EXAMPLE}]`);
+  if (!Array.isArray(raw)) return invalid(`spec.${field} is ${describeValue(raw)}; expected a list of references such as [${REFERENCE_EXAMPLE}]`);
   if (raw.length > MAX_REFERENCES) return invalid(`spec.${field} lists ${String(raw.length)} references; at most ${String(MAX_REFERENCES)} are read`);
   const references: ValuesReference[] = [];
   for (const [i, item] of (raw as unknown[]).entries()) {

@@ -243,76 +243,68 @@ function specSchema(chart: ChartInfo): { schema: Schema; notes: readonly string[
   };
 }
 
+/** Spec schema and the notes on it, as a version's schema is built up. */
+interface SpecSchema {
+  readonly schema: Schema;
+  readonly notes: readonly string[];
+}
+
+/**
+ * `spec` with the entry's own field `field` (a watches key's specField, `key`) beside the chart's
+ * values: CRs list something there, and `served` never sees it. A values key of that name is
+ * taken over, with a note.
+ */
+function withOwnField(spec: SpecSchema, field: string | undefined, key: string, served: string, schema: Schema): SpecSchema {
+  if (field === undefined) return spec;
+  const properties = (spec.schema['properties'] ?? {}) as Record<string, Schema>;
+  const notes = [...spec.notes];
+  if (Object.hasOwn(properties, field)) notes.push(`spec.${field}: ${served} has this key among its values, but ${key}.specField takes it, so ${served} never sees it`);
+  return { schema: { ...spec.schema, properties: { ...properties, [field]: schema } }, notes };
+}
+
 /**
  * The entry's valuesFrom.specField: a list of references, checked by the API server as far as a
  * schema can (the operator checks the rest, such as a reference into another namespace).
  * `namespace` is in the schema even where the entry refuses it, so that it is refused with a
  * reason rather than pruned and read in the CR's own namespace.
  */
-function withReferences(spec: { schema: Schema; notes: readonly string[] }, field: string | undefined, served: string): { schema: Schema; notes: readonly string[] } {
-  if (field === undefined) return spec;
-  const properties = (spec.schema['properties'] ?? {}) as Record<string, Schema>;
-  const notes = [...spec.notes];
-  if (Object.hasOwn(properties, field)) notes.push(`spec.${field}: ${served} has this key among its values, but valuesFrom.specField takes it: CRs list references there and ${served} never sees it`);
-  const reference: Schema = {
-    type: 'object',
-    required: ['kind', 'name'],
-    properties: {
-      kind: { type: 'string', enum: ['Secret', 'ConfigMap'] },
-      name: { type: 'string', maxLength: 253, description: 'The Secret or ConfigMap, in the resource\'s namespace.' },
-      namespace: { type: 'string', maxLength: 63, description: 'Another namespace: refused unless the watches entry sets valuesFrom.allowCrossNamespace.' },
-      valuesKey: { type: 'string', maxLength: 253, description: 'The data key; default values.yaml.' },
-      targetPath: { type: 'string', maxLength: 1024, description: 'Where the key\'s text goes, as one string (a Helm --set path such as db.password); without it the key holds YAML values merged at the root.' },
-      optional: { type: 'boolean', description: 'A missing object or key is skipped instead of holding the release back.' },
-    },
-  };
-  return {
-    schema: {
-      ...spec.schema,
+function withReferences(spec: SpecSchema, field: string | undefined, served: string): SpecSchema {
+  return withOwnField(spec, field, 'valuesFrom', served, {
+    description: `Values from Secrets and ConfigMaps, merged under the rest of the spec in order (${served} never sees this field).`,
+    type: 'array',
+    maxItems: MAX_REFERENCES,
+    items: {
+      type: 'object',
+      required: ['kind', 'name'],
       properties: {
-        ...properties,
-        [field]: {
-          description: `Values from Secrets and ConfigMaps, merged under the rest of the spec in order (${served} never sees this field).`,
-          type: 'array',
-          maxItems: MAX_REFERENCES,
-          items: reference,
-        },
+        kind: { type: 'string', enum: ['Secret', 'ConfigMap'] },
+        name: { type: 'string', maxLength: 253, description: 'The Secret or ConfigMap, in the resource\'s namespace.' },
+        namespace: { type: 'string', maxLength: 63, description: 'Another namespace: refused unless the watches entry sets valuesFrom.allowCrossNamespace.' },
+        valuesKey: { type: 'string', maxLength: 253, description: 'The data key; default values.yaml.' },
+        targetPath: { type: 'string', maxLength: 1024, description: 'Where the key\'s text goes, as one string (a Helm --set path such as db.password); without it the key holds YAML values merged at the root.' },
+        optional: { type: 'boolean', description: 'A missing object or key is skipped instead of holding the release back.' },
       },
     },
-    notes,
-  };
+  });
 }
 
 /** The entry's dependsOn.specField: the CRs a CR waits for (kind, name; apiVersion and namespace when needed). */
-function withDependencies(spec: { schema: Schema; notes: readonly string[] }, field: string | undefined, served: string): { schema: Schema; notes: readonly string[] } {
-  if (field === undefined) return spec;
-  const properties = (spec.schema['properties'] ?? {}) as Record<string, Schema>;
-  const notes = [...spec.notes];
-  if (Object.hasOwn(properties, field)) notes.push(`spec.${field}: ${served} has this key among its values, but dependsOn.specField takes it: CRs list what they depend on there and ${served} never sees it`);
-  return {
-    schema: {
-      ...spec.schema,
+function withDependencies(spec: SpecSchema, field: string | undefined, served: string): SpecSchema {
+  return withOwnField(spec, field, 'dependsOn', served, {
+    description: `The resources this one waits for: it is not installed or upgraded until each is Ready (${served} never sees this field).`,
+    type: 'array',
+    maxItems: MAX_DEPENDENCIES,
+    items: {
+      type: 'object',
+      required: ['kind', 'name'],
       properties: {
-        ...properties,
-        [field]: {
-          description: `The resources this one waits for: it is not installed or upgraded until each is Ready (${served} never sees this field).`,
-          type: 'array',
-          maxItems: MAX_DEPENDENCIES,
-          items: {
-            type: 'object',
-            required: ['kind', 'name'],
-            properties: {
-              apiVersion: { type: 'string', maxLength: 317, description: 'group/version: needed only when two kinds this operator serves share the name.' },
-              kind: { type: 'string', maxLength: 63 },
-              name: { type: 'string', maxLength: 253 },
-              namespace: { type: 'string', maxLength: 63, description: 'Another namespace: refused unless the watches entry sets dependsOn.allowCrossNamespace.' },
-            },
-          },
-        },
+        apiVersion: { type: 'string', maxLength: 317, description: 'group/version: needed only when two kinds this operator serves share the name.' },
+        kind: { type: 'string', maxLength: 63 },
+        name: { type: 'string', maxLength: 253 },
+        namespace: { type: 'string', maxLength: 63, description: 'Another namespace: refused unless the watches entry sets dependsOn.allowCrossNamespace.' },
       },
     },
-    notes,
-  };
+  });
 }
 
 function rootSchema(kind: string, chart: ChartInfo, spec: Schema): Schema {
