@@ -109,6 +109,17 @@ export function planReads(namespace: string, operatorNamespace: string, crRefere
           `(valuesFrom.allowCrossNamespace): reference a ${ref.kind} in namespace ${namespace}. Nothing is installed or upgraded until then; the deployed release is left as it is`,
       };
     }
+    // Whatever the entry allows: the operator's own Secrets (its seal key first) are never a CR's to read.
+    if (at !== namespace && at === operatorNamespace) {
+      return {
+        ok: false,
+        reason: ValuesFromReasons.invalid,
+        retry: false,
+        problem:
+          `${label} names ${ref.kind} ${at}/${ref.name}, in the operator's own namespace, which no custom resource may read from (it holds the operator's keys): ` +
+          `have the platform team add it to the watches entry's valuesFrom.references, or copy what you need into namespace ${namespace}. Nothing is installed or upgraded until then; the deployed release is left as it is`,
+      };
+    }
     reads.push({ ref, namespace: at, asTenant: true, side: 'below', label });
   }
   for (const [i, ref] of settings.references.entries()) {

@@ -108,6 +108,14 @@ describe('reading references', () => {
     assert.deepEqual(allowed.reads.map((r) => [r.namespace, r.asTenant, r.side]), [['kube-system', true, 'below']]);
   });
 
+  it("refuses a CR's reference into the operator's namespace even where the entry allows other namespaces", () => {
+    const refs = [{ kind: 'Secret' as const, name: 'chartpilot-seal-key', namespace: 'operators', valuesKey: 'key', targetPath: 'k', optional: false }];
+    const refused = planReads('team-a', 'operators', refs, { ...CR_ONLY, allowCrossNamespace: true });
+    assert.ok(!refused.ok);
+    assert.match(refused.problem, /in the operator's own namespace, which no custom resource may read from/);
+    assert.ok(planReads('operators', 'operators', refs, CR_ONLY).ok, "a CR in the operator's namespace reads its own namespace");
+  });
+
   it("reads the CR's references as its tenant, under the spec, and the entry's as the operator, over it", () => {
     const plan = planReads('team-a', 'operators', [{ kind: 'ConfigMap', name: 'app', valuesKey: 'values.yaml', optional: false }], {
       ...CR_ONLY,
