@@ -30,8 +30,9 @@
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
-import { join } from 'node:path';
-import { build, type BuildOptions, type Metafile } from 'esbuild';
+import { readFile } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import { build, type BuildOptions, type Metafile, type Plugin } from 'esbuild';
 import { BUNDLE_DIR } from '../src/lib/package-root.js';
 import { asciiSource } from './ascii-source.js';
 
@@ -64,6 +65,37 @@ export const PATH_USERS: Readonly<Record<string, string>> = {
 /** CommonJS dependencies `require` node's built-ins: give the ESM bundle a `require` for them. */
 const BANNER = "import { createRequire as __chartpilotCreateRequire } from 'node:module';\nconst require = __chartpilotCreateRequire(import.meta.url);";
 
+/**
+ * Non-ASCII characters esbuild leaves as they are: inside regular expression literals. Each is
+ * written as its \\u escape, which matches the same character, so the chunk stays ASCII
+ * (scripts/ascii-source.ts says why that matters). A text no longer found fails the build.
+ */
+export const REGEX_ESCAPES: Readonly<Record<string, readonly (readonly [string, string])[]>> = {
+  'node_modules/@marcbachmann/cel-js/lib/functions.js': [['(ns|us|\u00b5s|ms|s|m|h)/', '(ns|us|\\u00b5s|ms|s|m|h)/']],
+};
+
+/** The plugin that applies REGEX_ESCAPES. */
+function regexEscapes(root: string): Plugin {
+  return {
+    name: 'regex-escapes',
+    setup(b) {
+      // Only the listed files reach the callback (esbuild's filter is Go's regexp: no u flag).
+      const names = Object.keys(REGEX_ESCAPES).map((f) => f.replace(/^node_modules\//u, '').replace(/[.*+?^${}()|[\]\\]/gu, '\\$&').replaceAll('/', '[\\\\/]'));
+      b.onLoad({ filter: new RegExp(`[\\\\/]node_modules[\\\\/](?:${names.join('|')})$`) }, async (args) => {
+        const rel = relative(root, args.path).split(sep).join('/');
+        const escapes = REGEX_ESCAPES[rel];
+        if (escapes === undefined) return undefined;
+        let contents = await readFile(args.path, 'utf8');
+        for (const [from, to] of escapes) {
+          if (!contents.includes(from)) throw new Error(`${rel} no longer has ${JSON.stringify(from)}: update REGEX_ESCAPES in scripts/bundler.ts`);
+          contents = contents.replaceAll(from, to);
+        }
+        return { contents, loader: 'js' };
+      });
+    },
+  };
+}
+
 /** esbuild's options for one entry (`name` → dist/bundle/<name>.js); `splitting` puts dynamic imports in chunk files. */
 export function bundleOptions(root: string, name: string, entry: string, splitting: boolean): BuildOptions & { metafile: true } {
   return {
@@ -83,6 +115,7 @@ export function bundleOptions(root: string, name: string, entry: string, splitti
     legalComments: 'eof',
     metafile: true,
     logLevel: 'warning',
+    plugins: [regexEscapes(root)],
   };
 }
 

@@ -1,6 +1,7 @@
 import type { DriftDetection } from '../core/model.js';
 import type { ValuesFromSettings } from '../core/values-from.js';
 import type { DependsOnSettings } from '../core/dependencies.js';
+import type { StatusExpressions } from '../core/outputs.js';
 
 /** One validated entry of watches.yaml: a custom resource kind mapped to a chart. */
 export interface WatchEntry {
@@ -58,6 +59,11 @@ export interface WatchEntry {
    * CRs (of kinds this operator serves) they wait for; undefined = none.
    */
   readonly dependsOn?: DependsOnSettings | undefined;
+  /**
+   * chartpilot addition (kro's status from resources): `outputs` written to `status.outputs` and a
+   * `readyWhen` narrowing Ready, CEL over the release's objects and the CR; undefined = none.
+   */
+  readonly status?: StatusExpressions | undefined;
   /**
    * Set when the entry maps its kind to an Ansible role or playbook instead of a chart (operator-sdk's
    * ansible-operator keys); `chartPath` is then ''. Everything around the engine (informers, queue,

@@ -15,6 +15,7 @@ import { selectorToQuery } from './selector.js';
 import { readDriftDetection } from './drift-entry.js';
 import { readValuesFrom } from './values-from-entry.js';
 import { readDependsOn } from './depends-on.js';
+import { readStatusExpressions } from './status-expressions.js';
 import { closest } from './suggest.js';
 import { bool, describeNode, fieldsOf, lineOf, scalarText, type Field, type Where, type YamlContext } from './yaml-nodes.js';
 
@@ -36,6 +37,8 @@ export const KNOWN_KEYS = [
   'driftDetection',
   'valuesFrom',
   'dependsOn',
+  'outputs',
+  'readyWhen',
   ...REMOTE_CHART_KEYS,
   ...ANSIBLE_ONLY_KEYS,
 ] as const;
@@ -204,13 +207,13 @@ export function readEntry(input: EntryInput): EntryResult {
     );
   }
   const engine = sources.length === 1 && sources[0] !== 'chart' ? 'ansible' : 'helm';
-  const foreignKeys: readonly Key[] = engine === 'ansible' ? ['overrideValues', 'dryRunOption', 'driftDetection', ...REMOTE_CHART_KEYS] : ANSIBLE_ONLY_KEYS.filter((k) => k !== 'role' && k !== 'playbook');
+  const foreignKeys: readonly Key[] = engine === 'ansible' ? ['overrideValues', 'dryRunOption', 'driftDetection', 'outputs', 'readyWhen', ...REMOTE_CHART_KEYS] : ANSIBLE_ONLY_KEYS.filter((k) => k !== 'role' && k !== 'playbook');
   for (const k of foreignKeys) {
     const f = fields.get(k);
     if (f === undefined) continue;
     problems.push(
       engine === 'ansible'
-        ? `${where(f)}: ${k} is a chart key; this entry runs an Ansible ${sources[0] ?? 'role'} — remove it`
+        ? `${where(f)}: ${k} is a chart key; this entry runs an Ansible ${sources[0] ?? 'role'} — remove it${k === 'outputs' || k === 'readyWhen' ? ' (a role writes its own status with operator_sdk.util.k8s_status)' : ''}`
         : `${where(f)}: "${f.key}" is an Ansible operator key; this entry maps its kind to a chart — remove it, or replace chart with role or playbook`,
     );
   }
@@ -259,6 +262,12 @@ export function readEntry(input: EntryInput): EntryResult {
     problems.push(`${where(dependsOnField)}: dependsOn.specField and valuesFrom.specField are both "${dependsOn.specField}"; give each its own spec field`);
   }
 
+  const outputsField = engine === 'helm' ? fields.get('outputs') : undefined;
+  const readyWhenField = engine === 'helm' ? fields.get('readyWhen') : undefined;
+  const status = readStatusExpressions(ctx, { outputs: outputsField, readyWhen: readyWhenField }, (line) => where(outputsField ?? readyWhenField, line), problems);
+  // Readiness is judged from the live objects, which only watched dependents give.
+  if (status?.readyWhen !== undefined && !watchDependentResources) problems.push(`${where(readyWhenField)}: readyWhen needs watchDependentResources: true (Ready is judged from the release's live objects); remove readyWhen or watch the dependents`);
+
   const chartField = fields.get('chart');
   const result = {
     gvk: version === undefined || kind === undefined ? undefined : { group, version, kind },
@@ -292,6 +301,7 @@ export function readEntry(input: EntryInput): EntryResult {
       ...(driftDetection === undefined ? {} : { driftDetection }),
       ...(valuesFrom === undefined ? {} : { valuesFrom }),
       ...(dependsOn === undefined ? {} : { dependsOn }),
+      ...(status === undefined ? {} : { status }),
       ...(remote === undefined ? {} : { remote }),
       ...(ansible === undefined ? {} : { ansible }),
     },

@@ -39,7 +39,8 @@ const PACKAGES: Record<(typeof LAYERS)[number], readonly string[]> = {
   // The core decides; hashing is its only computation beyond the language. No I/O, no clock of its own.
   core: ['node:crypto'],
   'engines/helm': ['node:crypto'],
-  config: ['node:crypto', 'node:fs', 'node:os', 'node:path', 'node:util', 'node:zlib', 'semver', 'yaml'],
+  // CEL: outputs and readyWhen are parsed and type-checked at start (status-expressions.ts).
+  config: ['node:crypto', 'node:fs', 'node:os', 'node:path', 'node:util', 'node:zlib', 'semver', 'yaml', '@marcbachmann/cel-js'],
   kube: ['@kubernetes/client-node', 'node:fs', 'node:http', 'node:net', 'node:os', 'node:path', 'undici', 'yaml'],
   registry: ['node:crypto', 'node:fs', 'node:os', 'node:path', 'node:tls', 'undici', 'yaml'],
   helm: ['execa', 'node:buffer', 'node:child_process', 'node:crypto', 'node:fs', 'node:http', 'node:os', 'node:path', 'node:readline', 'node:stream', 'node:util', 'node:zlib', 'yaml'],
