@@ -22,6 +22,7 @@ import { ScopeMap } from '../dependents/scopes.js';
 import type { DependentSelection, SwapDelays } from '../dependents/selection.js';
 import { DependentWatcher, type DependentCacheStats } from '../dependents/watcher.js';
 import { chartDigest } from '../config/chart-digest.js';
+import { statusProgram } from '../config/status-expressions.js';
 import { ChartSnapshots, type ChartSnapshot } from '../config/chart-snapshots.js';
 import { Reasons } from '../engines/helm/names.js';
 import { chartSummary } from '../engines/helm/chart-summary.js';
@@ -167,6 +168,7 @@ export async function targetFor(entry: WatchEntry, defaultPeriodMs: number, defa
     ...(entry.driftDetection === undefined ? {} : { driftDetection: entry.driftDetection }),
     ...(entry.valuesFrom === undefined ? {} : { valuesFrom: entry.valuesFrom }),
     ...(entry.dependsOn === undefined ? {} : { dependsOn: entry.dependsOn }),
+    ...(entry.status === undefined ? {} : { status: statusProgram(entry.status) }),
   };
 }
 

@@ -3,6 +3,7 @@
  * release and its stored revisions, and what is known about the release's objects. The edges
  * (helm/, kube/, dependents/) produce and consume these shapes; the core imports nothing else.
  */
+import type { StatusVerdict } from './outputs.js';
 
 export interface Condition {
   readonly type: string;
@@ -161,6 +162,8 @@ export interface KeepResult {
    * chart; undefined when drift was not judged.
    */
   readonly contests?: readonly Contest[] | undefined;
+  /** The entry's outputs and readyWhen as evaluated on this pass; undefined when it has none or they were not evaluated. */
+  readonly status?: StatusVerdict | undefined;
 }
 
 /**

@@ -26,6 +26,7 @@ import type { KeepInput, KindScopes, RecordVersion, ReleaseKeeperPort } from '..
 import type { Confinement } from '../core/confinement.js';
 import { isAllowedTarget, type ObjectScope } from '../core/confinement.js';
 import { errorMessage } from '../lib/errors.js';
+import { withReadyWhen, type StatusVerdict } from '../core/outputs.js';
 import { formatPointer, isWithin, parsePointer } from '../lib/json-pointer.js';
 
 export interface ReleaseKeeperOptions {
@@ -146,10 +147,12 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
   async keep(input: KeepInput): Promise<KeepResult> {
     const all = await this.desiredObjects(input);
     const inventory: ObjectRef[] = inventoryOf(all);
-    if (!input.watch) return { inventory, repaired: [], readiness: undefined };
-    // Drift and readiness look only at objects the entry allows, whatever the record lists.
+    if (!input.watch && input.status === undefined) return { inventory, repaired: [], readiness: undefined };
+    // Drift, readiness and outputs look only at objects the entry allows, whatever the record lists.
     const objects: DesiredObject[] = [];
     for (const o of all) if (isAllowedTarget(input.confinement, o, await this.scopeOf(o))) objects.push(o);
+    // No caches: outputs are computed from the objects as rendered.
+    if (!input.watch) return { inventory, repaired: [], readiness: undefined, ...statusOf(input, objects, () => undefined) };
 
     const { watcher } = this.opts;
     const kinds = new Map(objects.map((o) => [`${o.apiVersion}/${o.kind}`, o]));
@@ -194,8 +197,11 @@ export class ReleaseKeeper implements ReleaseKeeperPort {
       }
     }
     const watched = objects.filter((o) => watcher.isWatching(o.apiVersion, o.kind));
-    const readiness: Readiness = readinessOf(watched.map((o) => ({ ...o, live: watcher.get(o.apiVersion, o.kind, o.namespace, o.name) })));
-    return { inventory, repaired, readiness, ...(input.repair ? { unrepaired, contests } : {}) };
+    const live = (o: DesiredObject): KubeObject | undefined => (watcher.isWatching(o.apiVersion, o.kind) ? watcher.get(o.apiVersion, o.kind, o.namespace, o.name) : undefined);
+    const judged: Readiness = readinessOf(watched.map((o) => ({ ...o, live: live(o) })));
+    const status = statusOf(input, objects, live);
+    const readiness: Readiness | undefined = withReadyWhen(judged, status.status);
+    return { inventory, repaired, readiness, ...status, ...(input.repair ? { unrepaired, contests } : {}) };
   }
 
   /** Sets `live`'s owner-bucket label right (bucket-label.ts); a failure is logged, the pass goes on. */
@@ -385,4 +391,12 @@ function sameRecord(cached: ParsedRecord, input: KeepInput): boolean {
 
 function errorText(err: unknown): string {
   return errorMessage(err);
+}
+
+/** The entry's outputs and readyWhen over the release's allowed objects, live where `live` has them. */
+function statusOf(input: KeepInput, objects: readonly DesiredObject[], live: (o: DesiredObject) => KubeObject | undefined): { status?: StatusVerdict } {
+  if (input.status === undefined) return {};
+  const { program, self } = input.status;
+  const listed = objects.map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.name, namespace: o.namespace, rendered: o.object, live: live(o) }));
+  return { status: program.evaluate({ self, objects: listed }) };
 }

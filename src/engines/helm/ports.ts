@@ -4,6 +4,7 @@
  * (ReleaseActions, ReleaseStore), dependents/ (ReleaseKeeperPort).
  */
 import type { Confinement } from '../../core/confinement.js';
+import type { SelfView, StatusProgram } from '../../core/outputs.js';
 import type { CustomResource, DriftDetection, KeepResult, ObjectRef, Release, StoredRevision } from '../../core/model.js';
 
 export interface ReleaseRequestBase {
@@ -203,6 +204,8 @@ export interface KeepInput {
   readonly confinement: Confinement;
   /** The entry's drift mode and ignore rules; undefined = repair every drifted field. */
   readonly driftDetection?: DriftDetection | undefined;
+  /** The entry's outputs and readyWhen, and the CR they are computed for; undefined = none. */
+  readonly status?: { readonly program: StatusProgram; readonly self: SelfView } | undefined;
 }
 
 export interface KindScopes {

@@ -11,6 +11,7 @@ import { ConditionTypes, Reasons } from './names.js';
 import { CHARTPILOT_STATUS_KEY, summaryOf, withSummary } from '../../core/summary.js';
 import { chartVerdict } from './chart-summary.js';
 import type { Condition, CrStatus, DeployedRelease, KeepResult, Release } from '../../core/model.js';
+import { OUTPUTS_CONDITION, outputsCondition, READY_WHEN, type OutputValue } from '../../core/outputs.js';
 
 export type Outcome =
   | { readonly kind: 'deployed'; readonly action: 'install' | 'upgrade'; readonly release: Release; readonly kept: KeepResult | undefined }
@@ -88,6 +89,8 @@ export function nextStatus(current: CrStatus | undefined, outcome: Outcome, gene
     return { ...current, conditions, [CHARTPILOT_STATUS_KEY]: { ...own, summary: summaryOf(chartVerdict(conditions)) } };
   }
   let release = current?.deployedRelease;
+  // undefined: as they were; null: gone with the release.
+  let outputs: Readonly<Record<string, OutputValue>> | null | undefined;
   let failures: FailureCount | undefined = readFailures(own);
 
   set(ConditionTypes.initialized, 'True', 'Initialized', 'chartpilot has seen this resource');
@@ -151,6 +154,8 @@ export function nextStatus(current: CrStatus | undefined, outcome: Outcome, gene
       conditions = removeCondition(conditions, ConditionTypes.releaseFailed);
       release = undefined;
       failures = undefined;
+      outputs = null;
+      conditions = removeCondition(conditions, OUTPUTS_CONDITION);
       break;
   }
 
@@ -161,6 +166,15 @@ export function nextStatus(current: CrStatus | undefined, outcome: Outcome, gene
       set(ConditionTypes.ready, 'Unknown', 'ReadinessNotTracked', 'readiness is not tracked: dependent resources are not watched (watchDependentResources: false) or not yet cached');
     } else {
       set(ConditionTypes.ready, readiness.ready ? 'True' : 'False', readiness.reason, readiness.message);
+    }
+    const computed = outcome.kept.status;
+    // Outputs are replaced as a whole on each pass they are evaluated; otherwise the last ones stay.
+    if (computed !== undefined) {
+      outputs = Object.keys(computed.outputs).length > 0 ? computed.outputs : null;
+      if (computed.unresolved.some((u) => u.name !== READY_WHEN) || Object.keys(computed.outputs).length > 0) {
+        const c = outputsCondition(computed);
+        set(OUTPUTS_CONDITION, c.status, c.reason, c.message);
+      }
     }
     const drifted = driftCondition(outcome.kept);
     if (drifted === 'remove') conditions = removeCondition(conditions, ConditionTypes.drifted);
@@ -173,8 +187,11 @@ export function nextStatus(current: CrStatus | undefined, outcome: Outcome, gene
   const verdict = chartVerdict(conditions);
   conditions = withKstatus(conditions, kstatusVerdict(verdict, failures, options.stallAfter ?? DEFAULT_STALL_AFTER_FAILURES), gen, now);
   const { [FAILURES_KEY]: _failures, ...ownRest } = own;
+  const { outputs: before, ...others } = withoutOwn(current);
+  const keptOutputs = outputs === undefined ? before : (outputs ?? undefined);
   return {
-    ...withoutOwn(current),
+    ...others,
+    ...(keptOutputs === undefined ? {} : { outputs: keptOutputs }),
     ...(gen === undefined ? {} : { observedGeneration: gen }),
     conditions,
     ...(release === undefined ? {} : { deployedRelease: release }),

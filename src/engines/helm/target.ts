@@ -3,6 +3,7 @@ import { canonicalJson } from '../../lib/json.js';
 import type { DriftDetection } from '../../core/model.js';
 import type { ValuesFromSettings } from '../../core/values-from.js';
 import type { DependsOnSettings } from '../../core/dependencies.js';
+import type { StatusProgram } from '../../core/outputs.js';
 
 export interface ReconcileTarget {
   /** `Kind.group` of the watched kind. */
@@ -36,6 +37,8 @@ export interface ReconcileTarget {
   readonly valuesFrom?: ValuesFromSettings | undefined;
   /** The entry's dependsOn: CRs list what they wait for in its spec field; undefined = none. */
   readonly dependsOn?: DependsOnSettings | undefined;
+  /** The entry's outputs and readyWhen, compiled (sameTarget compares their declarations); undefined = none. */
+  readonly status?: StatusProgram | undefined;
   /**
    * The kind's chart changed and the change failed on the first CR it was tried on: this CR is
    * served the last good chart (chartPath, chartDigest above) and its status says why (condition

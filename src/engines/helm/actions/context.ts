@@ -12,6 +12,7 @@ import { canonicalJson } from '../fingerprint.js';
 import type { Tenant } from '../../../core/tenant.js';
 import type { CustomResource, KeepResult, StoredRevision } from '../../../core/model.js';
 import { findCondition } from '../../../core/conditions.js';
+import { selfView } from '../../../core/outputs.js';
 import { contestMessage, warnText } from '../drift-report.js';
 import { runningMessage } from '../../../core/kstatus.js';
 import { ConditionTypes, Reasons } from '../names.js';
@@ -282,6 +283,7 @@ export class ActionContext {
       ownerUid: this.cr.metadata.uid ?? '',
       confinement: this.confinement,
       ...(this.target.driftDetection === undefined ? {} : { driftDetection: this.target.driftDetection }),
+      ...(this.target.status === undefined ? {} : { status: { program: this.target.status, self: selfView(this.cr) } }),
     });
     for (const r of kept.repaired) {
       const what = r.action === 'created' ? 'was missing; recreated it' : `had drifted (${r.fields.slice(0, 5).join(', ')}); set it back`;

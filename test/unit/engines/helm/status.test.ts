@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Release } from '../../../../src/core/model.js';
+import type { CrStatus, KeepResult, Release } from '../../../../src/core/model.js';
 import { nextStatus } from '../../../../src/engines/helm/status.js';
 
 const release: Release = { name: 'web', namespace: 'ns', revision: 1, status: 'deployed', chartName: 'webapp', chartVersion: '1.0.0', appVersion: '1', notes: '', manifest: '', description: '' };
@@ -35,5 +35,40 @@ describe('status: deployedRelease.deployedAt', () => {
     assert.equal(upgraded.conditions?.find((c) => c.type === 'Deployed')?.lastTransitionTime, NOW);
     const repaired = nextStatus(upgraded, { kind: 'current', release: { ...release, revision: 2 }, kept: undefined }, 2, '2026-01-01T05:00:00Z');
     assert.equal(repaired.deployedRelease?.deployedAt, LATER);
+  });
+});
+
+describe('status: outputs', () => {
+  const inventory = [{ apiVersion: 'v1', kind: 'Service', namespace: 'ns', name: 'web' }];
+  const kept = (status: KeepResult['status']): KeepResult => ({ inventory, repaired: [], readiness: undefined, ...(status === undefined ? {} : { status }) });
+  const condition = (s: CrStatus): unknown => {
+    const c = s.conditions?.find((x) => x.type === 'OutputsResolved');
+    return c === undefined ? undefined : [c.status, c.reason, c.message];
+  };
+
+  it('writes them whole on each pass they are computed, with a condition saying what did not resolve', () => {
+    const first = nextStatus(undefined, { kind: 'deployed', action: 'install', release, kept: kept({ outputs: { url: 'http://web:80', port: 80 }, unresolved: [] }) }, 1, NOW);
+    assert.deepEqual(first.outputs, { url: 'http://web:80', port: 80 });
+    assert.deepEqual(condition(first), ['True', 'OutputsResolved', '2 outputs resolved']);
+
+    const partial = nextStatus(first, { kind: 'current', release: undefined, kept: kept({ outputs: { port: 80 }, unresolved: [{ name: 'url', problem: 'a field or item it reads is not there (yet)' }] }) }, 1, NOW);
+    assert.deepEqual(partial.outputs, { port: 80 }, 'an output that no longer resolves is not left stale');
+    assert.deepEqual(condition(partial), ['False', 'OutputNotResolved', 'url: a field or item it reads is not there (yet)']);
+  });
+
+  it('keeps the last ones when a pass computes none, and removes them with the release', () => {
+    const first = nextStatus(undefined, { kind: 'deployed', action: 'install', release, kept: kept({ outputs: { url: 'u' }, unresolved: [] }) }, 1, NOW);
+    const notComputed = nextStatus(first, { kind: 'current', release: undefined, kept: undefined }, 1, NOW);
+    assert.deepEqual(notComputed.outputs, { url: 'u' });
+    assert.deepEqual(condition(notComputed), ['True', 'OutputsResolved', '1 output resolved']);
+    const gone = nextStatus(notComputed, { kind: 'uninstalled' }, 1, NOW);
+    assert.equal(gone.outputs, undefined);
+    assert.equal(condition(gone), undefined);
+  });
+
+  it('sets no OutputsResolved condition for an entry with only readyWhen', () => {
+    const s = nextStatus(undefined, { kind: 'deployed', action: 'install', release, kept: kept({ outputs: {}, unresolved: [{ name: 'readyWhen', problem: 'p' }], readyWhen: { met: false, message: 'm' } }) }, 1, NOW);
+    assert.equal(condition(s), undefined);
+    assert.equal(s.outputs, undefined);
   });
 });
