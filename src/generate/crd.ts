@@ -16,6 +16,7 @@ import type { ValuesFromSettings } from '../core/values-from.js';
 import type { DependsOnSettings } from '../core/dependencies.js';
 import { MAX_DEPENDENCIES } from '../config/depends-on.js';
 import { MAX_REFERENCES } from '../config/values-from.js';
+import type { OutputDeclaration, StatusExpressions } from '../core/outputs.js';
 
 export interface CrdEntry extends GroupVersionKind {
   /** Absolute path of the chart directory or .tgz ('' for an Ansible entry). */
@@ -26,6 +27,8 @@ export interface CrdEntry extends GroupVersionKind {
   readonly valuesFrom?: ValuesFromSettings | undefined;
   /** The entry's dependsOn: its specField lists the CRs a CR waits for, not a value. */
   readonly dependsOn?: DependsOnSettings | undefined;
+  /** The entry's outputs: typed properties of status.outputs, and columns for those that ask. */
+  readonly status?: StatusExpressions | undefined;
 }
 
 export interface GeneratedCrd {
@@ -175,8 +178,8 @@ export async function generateCrds(entries: readonly CrdEntry[]): Promise<CrdRes
         served: true,
         storage: i === 0,
         subresources: { status: {} },
-        additionalPrinterColumns: PRINTER_COLUMNS.map((c) => ({ ...c })),
-        schema: { openAPIV3Schema: rootSchema(e.kind, chart, schema) },
+        additionalPrinterColumns: withOutputColumns(PRINTER_COLUMNS.map((c) => ({ ...c })), e.status?.outputs ?? []),
+        schema: { openAPIV3Schema: rootSchema(e.kind, chart, schema, e.status?.outputs ?? []) },
       };
     });
     const name = `${n.plural}.${first.group}`;
@@ -307,7 +310,27 @@ function withDependencies(spec: SpecSchema, field: string | undefined, served: s
   });
 }
 
-function rootSchema(kind: string, chart: ChartInfo, spec: Schema): Schema {
+/** Output columns go after what is deployed and before Age, the way kubectl users read a row. */
+function withOutputColumns(columns: Record<string, unknown>[], outputs: readonly OutputDeclaration[]): Record<string, unknown>[] {
+  const taken = new Set(columns.map((c) => String(c['name']).toLowerCase()));
+  const columnName = (name: string): string => {
+    const capitalized = name.charAt(0).toUpperCase() + name.slice(1);
+    // The API server refuses two columns of one name; an output named like ours says so.
+    return taken.has(name.toLowerCase()) ? `Output${capitalized}` : capitalized;
+  };
+  const shown = outputs.filter((o) => o.column).map((o) => ({ name: columnName(o.name), type: o.type, jsonPath: `.status.outputs.${o.name}`, description: `output ${o.name}: ${o.expression}`.slice(0, 200) }));
+  const age = columns.findIndex((c) => c['name'] === 'Age');
+  return [...columns.slice(0, age), ...shown, ...columns.slice(age)];
+}
+
+/** status.outputs, typed as the entry declares its outputs. */
+function outputsSchema(outputs: readonly OutputDeclaration[]): Schema {
+  const properties: Record<string, Schema> = {};
+  for (const o of outputs) properties[o.name] = { type: o.type, description: `CEL: ${o.expression}`.slice(0, 1000) };
+  return { type: 'object', description: 'Computed by chartpilot from the release\'s objects (the watches entry\'s outputs); an output that cannot be resolved yet is absent (condition OutputsResolved says why).', properties };
+}
+
+function rootSchema(kind: string, chart: ChartInfo, spec: Schema, outputs: readonly OutputDeclaration[]): Schema {
   return {
     description: `${kind} is a release of the Helm chart ${chart.name}, installed and kept up to date by chartpilot.`,
     type: 'object',
@@ -320,6 +343,7 @@ function rootSchema(kind: string, chart: ChartInfo, spec: Schema): Schema {
         description: 'Written by chartpilot: conditions (Ready, Deployed, ...), the deployed release, and under chartpilot.summary the state kubectl get prints.',
         type: 'object',
         'x-kubernetes-preserve-unknown-fields': true,
+        ...(outputs.length === 0 ? {} : { properties: { outputs: outputsSchema(outputs) } }),
       },
     },
   };

@@ -131,6 +131,31 @@ describe('generateCrds', () => {
     assert.ok(props['valuesFrom'], 'both fields');
   });
 
+  it('types status.outputs as the entry declares them, and shows the outputs that ask as columns', async () => {
+    const outputs = [
+      { name: 'url', expression: '"http://" + objects.Service["web"].metadata.name', type: 'string', column: true },
+      { name: 'replicas', expression: 'objects.Deployment["web"].spec.replicas', type: 'integer', column: false },
+      { name: 'ready', expression: 'true', type: 'boolean', column: true },
+    ] as const;
+    const [crd] = await crds([{ group: 'demo.chartpilot.io', version: 'v1alpha1', kind: 'WebApp', chartPath: WEBAPP, status: { outputs } }]);
+    assert.ok(crd);
+    const [v] = versions(crd);
+    assert.ok(v);
+    assert.deepEqual(
+      v.additionalPrinterColumns.map((c) => [c.name, c.type, c.jsonPath]).slice(3, 7),
+      [
+        ['Chart', 'string', '.status.deployedRelease.chart'],
+        ['Url', 'string', '.status.outputs.url'],
+        ['OutputReady', 'boolean', '.status.outputs.ready'],
+        ['Age', 'date', '.metadata.creationTimestamp'],
+      ],
+      'after the release, before Age; a name of ours is not taken twice',
+    );
+    const status = v.schema.openAPIV3Schema.properties['status'] as { 'x-kubernetes-preserve-unknown-fields': boolean; properties: { outputs: { properties: Record<string, { type: string }> } } };
+    assert.equal(status['x-kubernetes-preserve-unknown-fields'], true);
+    assert.deepEqual(Object.fromEntries(Object.entries(status.properties.outputs.properties).map(([k, p]) => [k, p.type])), { url: 'string', replicas: 'integer', ready: 'boolean' });
+  });
+
   it('reads values.schema.json from a packaged chart', async () => {
     const dir = await tempTree('crd-tgz', {});
     const archive = join(dir, 'packed-0.1.0.tgz');
