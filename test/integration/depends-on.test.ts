@@ -4,13 +4,27 @@
  * naming its database CR, until that CR exists and is Ready; then it installs, taking the
  * password the database chart generated into a Secret (valuesFrom). A cycle between two CRs is
  * reported on both within seconds; deleting the database is allowed and shown on the app, whose
- * release stays.
+ * release stays. The app's status shows its outputs (CEL over its objects, the clusterIP live),
+ * typed in the CRD `generate crd` writes and printed by kubectl as a column.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { execa } from 'execa';
+import { established, resourceOf } from './crd.js';
 import { condition, type Cr } from './crs.js';
-import { fixtureChart } from './fixtures.js';
+import { BIN, fixtureChart } from './fixtures.js';
+import { kubectlTable, rowOf } from './kubectl-table.js';
 import { operatorScenario } from './scenario.js';
+
+/** The app's outputs: its URL, the clusterIP the API server gave its Service (live only), a Secret's name. */
+const WEB = 'objects.Service[self.metadata.name + "-web"]';
+const OUTPUTS = {
+  url: { expression: `"http://" + ${WEB}.metadata.name + "." + self.metadata.namespace + ":" + string(${WEB}.spec.ports[0].port)`, type: 'string', column: true },
+  clusterIP: { expression: `${WEB}.spec.clusterIP`, type: 'string' },
+  credentials: { expression: 'objects.Secret[self.metadata.name + "-credentials"].metadata.name', type: 'string' },
+};
 
 const ready = (cr: Cr): boolean => condition(cr, 'Ready')?.status === 'True';
 
@@ -19,13 +33,14 @@ describe('dependsOn', () => {
     const {
       cluster,
       ns,
-      kinds: [dbKind],
+      op,
+      kinds: [dbKind, appKind],
       crs: [db, app],
     } = await operatorScenario(t, {
       namespace: 'depends-on',
       watches: [
         { kind: 'Database', chart: fixtureChart('database') },
-        { kind: 'App', chart: fixtureChart('referenced'), extra: { dependsOn: { specField: 'dependsOn' }, valuesFrom: { specField: 'valuesFrom' } } },
+        { kind: 'App', chart: fixtureChart('referenced'), extra: { dependsOn: { specField: 'dependsOn' }, valuesFrom: { specField: 'valuesFrom' }, outputs: OUTPUTS, readyWhen: `${WEB}.spec.?clusterIP.orValue("") != ""` } },
       ],
     });
     const appSpec = (dependsOn: unknown) => ({
@@ -52,6 +67,21 @@ describe('dependsOn', () => {
     const generated = (await secret('db-password'))['password'] ?? '';
     assert.equal(generated.length, 24);
     assert.equal((await secret('app-credentials'))['password'], generated, 'the app got the password the database made');
+
+    // Its outputs, computed from its objects: the clusterIP as the API server allocated it.
+    const svc = JSON.parse((await cluster.kubectl(['get', 'service', 'app-web', '-n', ns, '-o', 'json'])).stdout) as { spec: { clusterIP: string } };
+    const withOutputs = await app.until('app', 'outputs', (x) => condition(x, 'OutputsResolved')?.status === 'True');
+    assert.deepEqual((withOutputs.status as { outputs?: unknown }).outputs, { url: `http://app-web.${ns}:8080`, clusterIP: svc.spec.clusterIP, credentials: 'app-credentials' });
+    assert.equal(condition(withOutputs, 'OutputsResolved')?.message, '3 outputs resolved');
+    assert.ok(!JSON.stringify(withOutputs.status).includes(generated), 'the password is in no output or condition');
+    // The CRD as `generate crd` writes it for this entry: the API server takes it, kubectl prints the column.
+    const crds = await execa(process.execPath, [BIN, 'generate', 'crd', '--watches-file', join(op.dir, 'watches.yaml')], { env: cluster.env, extendEnv: false, stdin: 'ignore' });
+    writeFileSync(join(op.dir, 'crds.yaml'), crds.stdout);
+    await cluster.kubectl(['apply', '--server-side', '--force-conflicts', '-f', join(op.dir, 'crds.yaml')]);
+    await established(cluster, resourceOf(appKind));
+    const table = await kubectlTable(cluster, resourceOf(appKind), ns);
+    t.diagnostic(table.text);
+    assert.equal(rowOf(table, 'app')['URL'], `http://app-web.${ns}:8080`, table.text);
 
     // A cycle: reported on both CRs at once, nothing installed for either.
     const started = Date.now();
