@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { statusProgram } from '../../../src/config/status-expressions.js';
 import { outputsCondition, withReadyWhen, type ReleaseObject, type StatusInput, type StatusVerdict } from '../../../src/core/outputs.js';
 import { entry, parse, problems } from './entry-fixture.js';
+import { REPO_ROOT } from '../generate/helpers.js';
 
 const SELF = { apiVersion: 'demo.example.com/v1alpha1', kind: 'Web', metadata: { name: 'shop', namespace: 'team-a', labels: { tier: 'front' } } };
 
@@ -183,5 +186,21 @@ describe('readyWhen without watched dependents', () => {
     assert.equal(more.length, 0);
     assert.match(line ?? '', /line 6: readyWhen needs watchDependentResources: true \(Ready is judged from the release's live objects\)/);
     assert.deepEqual((await entry(`  watchDependentResources: false\n  outputs: {name: 'self.metadata.name + "-web"'}\n`)).status?.outputs.map((o) => o.name), ['name']);
+  });
+});
+
+describe('docs/guides/outputs.md', () => {
+  const page = readFileSync(join(REPO_ROOT, 'docs/guides/outputs.md'), 'utf8');
+  const blocks = (lang: string): string[] => [...page.matchAll(new RegExp(`\`\`\`${lang}\\n([\\s\\S]*?)\`\`\``, 'gu'))].map((m) => m[1] ?? '');
+
+  it('its watches entry loads as shown, and its start-up error is what the operator says', async () => {
+    const [watches] = blocks('yaml');
+    assert.ok(watches !== undefined);
+    const loaded = await parse(watches);
+    assert.ok(loaded.ok, loaded.ok ? '' : loaded.problems.join('\n'));
+    assert.deepEqual(loaded.entries[0]?.status?.outputs.map((o) => [o.name, o.type, o.column]), [['url', 'string', false], ['clusterIP', 'string', true], ['replicas', 'integer', false]]);
+    const untyped = await parse(watches.replace(", type: integer}", '}'));
+    assert.ok(!untyped.ok);
+    assert.deepEqual(untyped.problems, [blocks('text')[1]?.trim()]);
   });
 });
