@@ -27,6 +27,8 @@ import { bool, describeNode, fieldsOf, scalarText, type Field, type YamlContext 
 
 /** Enough for any status a user reads; each is evaluated on every pass. */
 export const MAX_OUTPUTS = 32;
+/** A URL, a host, a name: enough; the CR's status is written on every change. */
+export const MAX_OUTPUT_CHARS = 4_096;
 /** Kubernetes' own per-expression cost limit for CRD validation rules. */
 export const COST_LIMIT = 1_000_000;
 /** Comprehensions (all, exists, map, filter, …) inside comprehensions, at most. */
@@ -361,7 +363,8 @@ function runtimeProblem(err: unknown): string {
 function asOutput(value: unknown, type: OutputType): OutputValue | { problem: string } {
   switch (type) {
     case 'string':
-      return typeof value === 'string' ? value : { problem: `gave ${celKind(value)}, not a string` };
+      if (typeof value !== 'string') return { problem: `gave ${celKind(value)}, not a string` };
+      return value.length <= MAX_OUTPUT_CHARS ? value : { problem: `gave a string of ${String(value.length)} characters; an output holds at most ${String(MAX_OUTPUT_CHARS)}` };
     case 'boolean':
       return typeof value === 'boolean' ? value : { problem: `gave ${celKind(value)}, not true or false` };
     case 'integer': {

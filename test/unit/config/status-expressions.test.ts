@@ -123,6 +123,9 @@ describe('evaluating outputs', () => {
     const text = JSON.stringify(v.unresolved);
     for (const value of ['front', '10.96.0.12', 'shop-web']) assert.ok(!text.includes(value), `${value} is not in ${text}`);
     assert.equal(v.unresolved[2]?.problem, 'gave a string, not an integer');
+    const big = object('ConfigMap', 'big', { data: { blob: 'x'.repeat(5000) } });
+    const long = await verdict(`  outputs:\n    all: {expression: 'objects.ConfigMap["big"].data.blob + "!"', type: string}\n`, { self: SELF, objects: [big] });
+    assert.deepEqual(long, { outputs: {}, unresolved: [{ name: 'all', problem: 'gave a string of 5001 characters; an output holds at most 4096' }] });
     assert.deepEqual(outputsCondition(v), {
       status: 'False',
       reason: 'OutputNotResolved',
