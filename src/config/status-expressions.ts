@@ -185,7 +185,10 @@ function celProblem(err: unknown, expression: string): string {
   const e = err as { message?: unknown; range?: { start?: number } } | undefined;
   const first = typeof e?.message === 'string' ? (e.message.split('\n')[0] ?? '') : String(err);
   const at = e?.range?.start;
-  return `does not compile: ${first}${typeof at === 'number' && !expression.includes('\n') ? ` (at column ${String(at + 1)})` : ''}`;
+  // cel-js takes has() only over a chain of field selections (a deviation from cel-spec).
+  const hint = first.startsWith('has() invalid argument') ? '; after an index write x.?field.hasValue() or "field" in x' : '';
+  const column = typeof at === 'number' && !expression.includes('\n') ? ` (at column ${String(at + 1)})` : '';
+  return `does not compile: ${first}${column}${hint}`;
 }
 
 /**

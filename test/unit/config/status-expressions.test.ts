@@ -51,6 +51,7 @@ describe('watches.yaml outputs and readyWhen', () => {
     field: 'objects.Service["shop-web"].spec.clusterIP'
     typo: {expr: '"x"'}
     who: nobody.name
+    present: {expression: 'has(objects.Service["shop-web"].spec)', type: boolean}
   readyWhen: '"yes"'
 `);
     const expected = [
@@ -62,7 +63,8 @@ describe('watches.yaml outputs and readyWhen', () => {
       /line 11: outputs\.typo has the unknown key "expr"; known keys are expression, type, column$/,
       /line 11: outputs\.typo has no expression/,
       /line 12: outputs\.who: the expression does not compile: Unknown variable: nobody/,
-      /line 13: readyWhen is of type string; it must be true or false \(bool\)$/,
+      /line 13: outputs\.present: the expression does not compile: has\(\) invalid argument \(at column 5\); after an index write x\.\?field\.hasValue\(\) or "field" in x$/,
+      /line 14: readyWhen is of type string; it must be true or false \(bool\)$/,
     ];
     assert.equal(found.length, expected.length, found.join('\n'));
     expected.forEach((re, i) => {
