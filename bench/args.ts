@@ -43,6 +43,8 @@ export interface BenchOptions {
    * (the 'reference-change' scenario changes bench-ref-0); undefined: specs as usual.
    */
   valuesFromSecrets: number | undefined;
+  /** chartpilot only (chart configmap): its entry declares outputs read from the release's ConfigMap. */
+  outputs: boolean;
 }
 
 /** Every scenario --scenarios may name; `restart` is opt-in. */
@@ -99,6 +101,9 @@ fresh local control plane: create N releases, upgrade all N, idle, delete all N.
                               Secret bench-ref-(i mod K), made before the create wave (compare a run
                               without the flag); scenario reference-change (opt-in) then rotates
                               bench-ref-0 and measures until exactly the CRs that reference it upgraded
+  --outputs                   chartpilot only, chart configmap: its entry declares two outputs (CEL)
+                              over the release's ConfigMap, evaluated on every look at a release
+                              (compare a run without the flag); the run says how many CRs show them
   --keep                      keep the scratch dir (logs of every process) after the run
   --render FILE               print the markdown of an earlier results-*.json, run nothing
   --medians A.json,B.json,…   print the medians over earlier runs of one command (run them with the
@@ -152,6 +157,7 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
         'helm-workers': { type: 'string' },
         'memory-limit-mib': { type: 'string' },
         'values-from-secrets': { type: 'string' },
+        outputs: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -184,6 +190,9 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
   if (valuesFromSecrets !== undefined && contenders.some((c) => c !== 'chartpilot')) {
     throw new UsageError('--values-from-secrets is chartpilot\'s valuesFrom: run it with --contenders chartpilot (compare with a run without the flag)');
   }
+  if (values.outputs === true && (contenders.some((c) => c !== 'chartpilot') || chart !== 'configmap')) {
+    throw new UsageError('--outputs is chartpilot\'s outputs over the configmap chart: run it with --contenders chartpilot --chart configmap');
+  }
   if (scenarios.includes('reference-change') && valuesFromSecrets === undefined) throw new UsageError('the reference-change scenario needs --values-from-secrets K');
   const helmMode = values['helm-mode'];
   if (helmMode !== undefined && helmMode !== 'warm' && helmMode !== 'engine' && helmMode !== 'cli') throw new UsageError(`--helm-mode must be warm, engine or cli, got ${JSON.stringify(helmMode)}`);
@@ -210,5 +219,6 @@ export function parseBenchArgs(argv: string[]): BenchOptions | undefined {
     helmWorkers: values['helm-workers'] === undefined ? undefined : positiveInt('helm-workers', values['helm-workers'], 1),
     memoryLimitMiB: values['memory-limit-mib'] === undefined ? undefined : positiveInt('memory-limit-mib', values['memory-limit-mib'], 0, 16),
     valuesFromSecrets,
+    outputs: values.outputs === true,
   };
 }

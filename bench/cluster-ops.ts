@@ -23,7 +23,7 @@ export interface Condition {
 
 export interface CrView {
   metadata: { name: string; generation?: number; deletionTimestamp?: string; labels?: Record<string, string> };
-  status?: { conditions?: Condition[]; deployedRelease?: { revision?: number } };
+  status?: { conditions?: Condition[]; deployedRelease?: { revision?: number }; outputs?: Record<string, unknown> };
 }
 
 /** Helm's release record, from the labels of its storage Secret (`sh.helm.release.v1.<name>.v<N>`). */

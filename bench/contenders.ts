@@ -58,6 +58,8 @@ export interface Env {
   memoryLimitMiB?: number | undefined;
   /** chartpilot: valuesFrom, CR i reading Secret bench-ref-(i mod K); undefined: none. */
   valuesFromSecrets?: number | undefined;
+  /** chartpilot: its entry declares BENCH_OUTPUTS. */
+  outputs?: boolean | undefined;
   /** chartpilot pulls its chart from a registry: the watches entry's chart keys, and what the operator needs to reach it. */
   remoteChart?: {
     readonly entry: Record<string, unknown>;
@@ -102,6 +104,8 @@ export interface Contender {
   changeReference?(names: readonly string[]): Promise<string[]>;
   /** chartpilot with --values-from-secrets: each CR's deployed revision, from its status. */
   revisions?(): Promise<Map<string, number | undefined>>;
+  /** chartpilot with --outputs: how many of the CRs show every output of BENCH_OUTPUTS in their status. */
+  outputsShown?(): Promise<{ shown: number; of: number }>;
   progress(phase: Phase, names: readonly string[]): Promise<Progress>;
   /** Why the contender cannot go on (operator exited), or undefined. */
   failure(): string | undefined;
@@ -360,6 +364,12 @@ interface OperatorSpec {
   servesMetrics?: boolean;
 }
 
+/** --outputs: what the chart configmap's release gives, read from its ConfigMap (rendered and live). */
+export const BENCH_OUTPUTS = {
+  config: { expression: 'objects.ConfigMap[self.metadata.name + "-config"].metadata.name', type: 'string' },
+  message: { expression: 'objects.ConfigMap[self.metadata.name + "-config"].data.message', type: 'string' },
+} as const;
+
 function operator(env: Env, spec: OperatorSpec): Contender {
   mkdirSync(env.dir, { recursive: true });
   const wrapper = helmWrapper(env.dir, benchHelm(env.binDir));
@@ -369,9 +379,17 @@ function operator(env: Env, spec: OperatorSpec): Contender {
   const watchesFile = join(env.dir, 'watches.yaml');
   const remote = spec.name === 'chartpilot' ? env.remoteChart : undefined;
   const refs = spec.name === 'chartpilot' ? env.valuesFromSecrets : undefined;
+  const outputs = spec.name === 'chartpilot' && env.outputs === true;
   writeFileSync(
     watchesFile,
-    toYaml([{ group: spec.kind.group, version: spec.kind.version, kind: spec.kind.kind, ...(remote?.entry ?? { chart }), ...(refs === undefined ? {} : { valuesFrom: { specField: 'valuesFrom' } }) }]),
+    toYaml([{
+      group: spec.kind.group,
+      version: spec.kind.version,
+      kind: spec.kind.kind,
+      ...(remote?.entry ?? { chart }),
+      ...(refs === undefined ? {} : { valuesFrom: { specField: 'valuesFrom' } }),
+      ...(outputs ? { outputs: BENCH_OUTPUTS } : {}),
+    }]),
   );
   /** CR `name`'s spec: with --values-from-secrets, one value from its Secret besides the phase's values. */
   const specOf = (name: string, crSpec: Record<string, unknown>): Record<string, unknown> =>
@@ -464,6 +482,13 @@ function operator(env: Env, spec: OperatorSpec): Contender {
       },
       revisions: async () => new Map((await listCrs(env.kube, spec.kind, env.namespace)).map((cr) => [cr.metadata.name, cr.status?.deployedRelease?.revision])),
     }),
+    ...(outputs ? {
+      async outputsShown() {
+        const crs = await listCrs(env.kube, spec.kind, env.namespace);
+        const shown = crs.filter((cr) => Object.keys(BENCH_OUTPUTS).every((k) => typeof cr.status?.outputs?.[k] === 'string')).length;
+        return { shown, of: crs.length };
+      },
+    } : {}),
     failure: () => (exited === undefined ? undefined : `${spec.name} ${exited}`),
     async stop() {
       if (child === undefined || exited !== undefined) return;

@@ -92,6 +92,8 @@ async function runContender(c: Contender, opts: BenchOptions, env: Env, kind: Ki
     });
     result.scenarios = scenarios;
     result.overall = overall;
+    const outputs = await c.outputsShown?.();
+    if (outputs !== undefined) say(`${c.name}: outputs: ${String(outputs.shown)} of ${String(outputs.of)} CRs show every output in their status`);
     // Before stop: a replica's VmHWM is gone once it exits.
     const replicas = c.replicaFigures?.();
     if (replicas !== undefined) result.replicas = replicas;
@@ -247,6 +249,7 @@ async function main(argv: string[]): Promise<number> {
         helmWorkers: opts.helmWorkers,
         memoryLimitMiB: opts.memoryLimitMiB,
         valuesFromSecrets: opts.valuesFromSecrets,
+        outputs: opts.outputs,
         ...(remoteChart === undefined ? {} : { remoteChart }),
       };
       say(`=== ${name}: N=${opts.n}, concurrency ${opts.concurrency}, chart ${chartInfo.name} ${chartInfo.version}`);

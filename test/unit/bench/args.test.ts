@@ -2,6 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseBenchArgs, UsageError, type BenchOptions } from '../../../bench/args.js';
 import { BENCH_CHARTS } from '../../../bench/charts.js';
+import { BENCH_OUTPUTS } from '../../../bench/contenders.js';
+import { parseWatches } from '../../../src/config/watches.js';
+import { stringify } from 'yaml';
 
 function options(argv: string[]): BenchOptions {
   const o = parseBenchArgs(argv);
@@ -87,5 +90,17 @@ describe('bench arguments: --values-from-secrets', () => {
     assert.throws(() => parseBenchArgs(['--values-from-secrets', '10']), /--values-from-secrets is chartpilot's valuesFrom/);
     assert.throws(() => parseBenchArgs(['--contenders', 'chartpilot', '--scenarios', 'create,reference-change']), /reference-change scenario needs --values-from-secrets/);
     assert.equal(parseBenchArgs(['--contenders', 'chartpilot', '--values-from-secrets', '4', '--scenarios', 'create,reference-change'])?.scenarios.at(-1), 'reference-change');
+  });
+});
+
+describe('bench arguments: --outputs', () => {
+  it('is chartpilot only, over the configmap chart, and its outputs load as the operator loads them', async () => {
+    assert.equal(options(['--contenders', 'chartpilot', '--chart', 'configmap', '--outputs']).outputs, true);
+    assert.equal(options(['--contenders', 'chartpilot', '--chart', 'configmap']).outputs, false);
+    assert.throws(() => parseBenchArgs(['--chart', 'configmap', '--outputs']), /--outputs is chartpilot's outputs over the configmap chart/);
+    assert.throws(() => parseBenchArgs(['--contenders', 'chartpilot', '--outputs']), /--outputs is chartpilot's outputs over the configmap chart/);
+    const loaded = await parseWatches(stringify([{ group: 'bench.example.com', version: 'v1', kind: 'Bench', chart: 'chart', outputs: BENCH_OUTPUTS }]), '/bench', {}, () => Promise.resolve(undefined));
+    assert.ok(loaded.ok, loaded.ok ? '' : loaded.problems.join('\n'));
+    assert.deepEqual(loaded.entries[0]?.status?.outputs.map((o) => o.name), Object.keys(BENCH_OUTPUTS));
   });
 });
